@@ -1,0 +1,187 @@
+// akg-gen: the command line of the generator.
+//
+//   akg-gen generate PATTERN... -o DIR       kernels → DIR/kernels/<name>.cpp + DIR/akg_catalog.{cpp,h}
+//   akg-gen show PATTERN --dump-after=PASS   the IR / schedule tree / AST / C++ after a pass
+//   akg-gen passes                           the pipeline's passes in order
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "driver/catalog_files.h"
+#include "driver/pipeline.h"
+
+namespace fs = std::filesystem;
+using namespace akg;
+
+namespace {
+
+std::string relative_to(const std::string &path, const std::string &root) {
+    if (root.empty()) return fs::path(path).filename().string();
+    std::error_code ec;
+    fs::path rel = fs::relative(fs::absolute(path), fs::absolute(root), ec);
+    return ec || rel.empty() ? fs::path(path).filename().string() : rel.generic_string();
+}
+
+PipelineOptions make_options(const std::string &pattern, const std::string &source_root, const std::string &suffix,
+                             bool fuse, const CompositeKernel &kernel, bool use_stem) {
+    PipelineOptions o;
+    o.schedule.fuse = fuse;
+    o.emit.kernel_name = use_stem ? fs::path(pattern).stem().string() : kernel.name;
+    o.emit.symbol = sanitize_identifier(o.emit.kernel_name) + suffix;
+    o.emit.pattern_file = relative_to(pattern, source_root);
+    o.emit.generator_version = kGeneratorVersion;
+    return o;
+}
+
+int generate(const std::vector<std::string> &patterns, const std::string &out_dir, const std::string &source_root,
+             const std::string &suffix, const std::string &table, bool typed, bool fuse, bool check_only, bool quiet) {
+    std::vector<CatalogEntry> entries;
+    std::vector<std::pair<std::string, std::string>> files; // path, content
+    auto start = std::chrono::steady_clock::now();
+    size_t i = 0;
+    for (const auto &pattern : patterns) {
+        ++i;
+        auto t0 = std::chrono::steady_clock::now();
+        CompositeKernel kernel = load_composite(pattern);
+        PipelineOptions o = make_options(pattern, source_root, suffix, fuse, kernel, true);
+        // Messages name the file as given relative to the project.
+        kernel.source = o.emit.pattern_file;
+        std::string source = run_pipeline(kernel, o);
+        files.push_back({out_dir + "/kernels/" + o.emit.kernel_name + ".cpp", source});
+        entries.push_back({o.emit.kernel_name, o.emit.symbol, std::move(kernel)});
+        double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        if (!quiet) std::cerr << "[" << i << "/" << patterns.size() << "] " << o.emit.kernel_name << " (" << static_cast<int>(ms) << " ms)\n";
+    }
+    files.push_back({out_dir + "/akg_catalog.cpp", emit_catalog_cpp(entries, table, typed)});
+    if (typed) files.push_back({out_dir + "/akg_catalog.h", emit_catalog_header(entries)});
+    // Only once every kernel generated without error is anything written.
+    int changed = 0, stale = 0;
+    for (const auto &[path, content] : files) {
+        if (check_only) {
+            std::ifstream in(path, std::ios::binary);
+            std::ostringstream old;
+            if (in) old << in.rdbuf();
+            if (!in || old.str() != content) {
+                std::cerr << "stale: " << path << "\n";
+                ++stale;
+            }
+            continue;
+        }
+        changed += write_if_changed(path, content);
+    }
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (check_only) {
+        if (stale) {
+            std::cerr << stale << " generated file(s) are stale; regenerate with: meson compile -C build regenerate\n";
+            return 1;
+        }
+        if (!quiet) std::cerr << "generated files are up to date (" << files.size() << " files)\n";
+        return 0;
+    }
+    if (!quiet) std::cerr << "generated " << entries.size() << " kernel(s) into " << out_dir << ": " << changed << " file(s) changed, "
+                          << files.size() - changed << " unchanged, " << s << " s\n";
+    return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    CLI::App app{"akg-gen: composite JSON → Halide IR → isl schedule → C++ kernels"};
+    app.require_subcommand(1);
+
+    std::vector<std::string> patterns;
+    std::string out_dir, source_root, suffix, table = "akg_catalog";
+    bool no_typed = false, unfused = false, check = false, quiet = false;
+    auto *gen = app.add_subcommand("generate", "generate kernels and the dispatch table from composite JSON files");
+    gen->add_option("patterns", patterns, "composite JSON files")->required()->check(CLI::ExistingFile);
+    gen->add_option("-o,--out-dir", out_dir, "output folder (kernels/, akg_catalog.cpp, akg/akg_catalog.h)")->required();
+    gen->add_option("--source-root", source_root, "project root: pattern paths in banners are relative to it");
+    gen->add_option("--symbol-suffix", suffix, "suffix of every generated C symbol (to link several sets)");
+    gen->add_option("--table-name", table, "the table is <name>_kernels[] / <name>_kernel_count")->capture_default_str();
+    gen->add_flag("--no-typed-entry-points", no_typed, "do not emit akg_<kernel>() entry points and their header");
+    gen->add_flag("--unfused", unfused, "one loop nest per op (the fusion ablation)");
+    gen->add_flag("--check", check, "write nothing; exit 1 if any output file differs (staleness check)");
+    gen->add_flag("-q,--quiet", quiet, "no progress output");
+
+    std::string show_pattern, dump_after = "schedule";
+    bool show_unfused = false;
+    auto *show = app.add_subcommand("show", "print a kernel's IR, schedule tree, AST or C++ after a pass");
+    show->add_option("pattern", show_pattern, "composite JSON file")->required()->check(CLI::ExistingFile);
+    show->add_option("--dump-after", dump_after, "pass name, or 'all' (see 'akg-gen passes')")->capture_default_str();
+    show->add_flag("--unfused", show_unfused, "schedule without fusion");
+
+    auto *passes = app.add_subcommand("passes", "list the pipeline's passes in order");
+
+    std::string kernel_pattern, kernel_out;
+    auto *one = app.add_subcommand("kernel", "generate one kernel's C++ file (used by the build, one target per pattern)");
+    one->add_option("pattern", kernel_pattern, "composite JSON file")->required()->check(CLI::ExistingFile);
+    one->add_option("-o,--output", kernel_out, "the .cpp file to write")->required();
+    one->add_option("--source-root", source_root, "project root: pattern paths in banners are relative to it");
+    one->add_option("--symbol-suffix", suffix, "suffix of every generated C symbol");
+    one->add_flag("--unfused", unfused, "one loop nest per op (the fusion ablation)");
+
+    std::vector<std::string> table_patterns;
+    auto *cat = app.add_subcommand("catalog", "generate the dispatch table (akg_catalog.cpp, akg/akg_catalog.h) of a set of kernels");
+    cat->add_option("patterns", table_patterns, "composite JSON files")->required()->check(CLI::ExistingFile);
+    cat->add_option("-o,--out-dir", out_dir, "output folder")->required();
+    cat->add_option("--symbol-suffix", suffix, "suffix of every generated C symbol");
+    cat->add_option("--table-name", table, "the table is <name>_kernels[] / <name>_kernel_count")->capture_default_str();
+    cat->add_flag("--no-typed-entry-points", no_typed, "do not emit akg_<kernel>() entry points and their header");
+
+    CLI11_PARSE(app, argc, argv);
+    try {
+        if (*gen) return generate(patterns, out_dir, source_root, suffix, table, !no_typed, !unfused, check, quiet);
+        if (*one) {
+            CompositeKernel kernel = load_composite(kernel_pattern);
+            PipelineOptions o = make_options(kernel_pattern, source_root, suffix, !unfused, kernel, true);
+            kernel.source = o.emit.pattern_file;
+            // A build output: its time stamp must move even when its content does not, or
+            // ninja would run this step again on every build.
+            if (!write_if_changed(kernel_out, run_pipeline(kernel, o)))
+                fs::last_write_time(kernel_out, fs::file_time_type::clock::now());
+            return 0;
+        }
+        if (*cat) {
+            std::vector<CatalogEntry> entries;
+            for (const auto &p : table_patterns) {
+                CompositeKernel kernel = load_composite(p);
+                validate_composite(kernel);
+                std::string name = fs::path(p).stem().string();
+                entries.push_back({name, sanitize_identifier(name) + suffix, std::move(kernel)});
+            }
+            for (const auto &[path, content] : std::vector<std::pair<std::string, std::string>>{
+                     {out_dir + "/akg_catalog.cpp", emit_catalog_cpp(entries, table, !no_typed)},
+                     {out_dir + "/akg_catalog.h", no_typed ? "" : emit_catalog_header(entries)}})
+                if (!write_if_changed(path, content)) fs::last_write_time(path, fs::file_time_type::clock::now());
+            return 0;
+        }
+        if (*passes) {
+            for (const auto &p : pipeline_pass_names()) std::cout << p << "\n";
+            return 0;
+        }
+        if (*show) {
+            const auto &names = pipeline_pass_names();
+            if (dump_after != "all" && std::find(names.begin(), names.end(), dump_after) == names.end()) {
+                std::cerr << "akg-gen: unknown pass '" << dump_after << "'; the passes are:";
+                for (const auto &p : names) std::cerr << " " << p;
+                std::cerr << "\n";
+                return 2;
+            }
+            CompositeKernel kernel = load_composite(show_pattern);
+            PipelineOptions o = make_options(show_pattern, "", "", !show_unfused, kernel, true);
+            o.dump_after = dump_after;
+            o.dump = &std::cout;
+            run_pipeline(kernel, o);
+            return 0;
+        }
+    } catch (const UserError &e) {
+        std::cerr << "akg-gen: error: " << e.what() << "\n";
+        return 1;
+    } catch (const std::exception &e) {
+        std::cerr << "akg-gen: internal error: " << e.what() << "\n";
+        return 3;
+    }
+    return 0;
+}

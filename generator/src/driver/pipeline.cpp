@@ -1,0 +1,163 @@
+// The table of contents of the generator: every pass in order. Each step announces itself,
+// transforms, and dumps its result when asked (--dump-after=<pass>).
+#include "driver/pipeline.h"
+
+#include <functional>
+#include <sstream>
+
+#include <isl/ctx.h>
+#include <isl/options.h>
+#include <isl/printer.h>
+
+#include "lower/lower_to_halide.h"
+#include "passes/materialize.h"
+#include "passes/simplify_stages.h"
+#include "poly/schedule_transforms.h"
+
+namespace akg {
+
+const char *const kGeneratorVersion = "0.1.0";
+
+const std::vector<std::string> &pipeline_pass_names() {
+    static const std::vector<std::string> names = {"validate", "lower", "materialize", "simplify", "poly-model",
+                                                   "dependences", "schedule", "parallelize", "vectorize",
+                                                   "promote", "ast", "emit"};
+    return names;
+}
+
+namespace {
+
+std::string dump_graph(const TensorGraph &g) {
+    std::ostringstream os;
+    for (const auto &s : g.stages) {
+        if (s.kind == StageKind::Input) {
+            os << "input  " << s.tensor << shape_string(s.shape) << " " << dtype_name(s.dtype) << "\n";
+            continue;
+        }
+        os << (s.materialized ? "[" + s.buffer + "] " : "(inline) ") << s.tensor << shape_string(s.shape);
+        if (s.kind == StageKind::Reduce) {
+            const char *k[] = {"sum", "max", "min", "prod"};
+            os << " = " << k[static_cast<int>(s.reduce_kind)] << " over r" << shape_string(s.reduce_extents) << " of ";
+        } else os << " = ";
+        os << s.value << "\n";
+    }
+    return os.str();
+}
+
+template <typename T> std::string str(const T &obj) {
+    std::ostringstream os;
+    os << obj;
+    return os.str();
+}
+
+std::string isl_text(isl_printer *p) {
+    char *s = isl_printer_get_str(p);
+    std::string text = s ? s : "";
+    free(s);
+    isl_printer_free(p);
+    return text;
+}
+
+std::string dump_schedule(const PolyModel &m) {
+    isl_printer *p = isl_printer_to_str(m.ctx.get());
+    p = isl_printer_set_yaml_style(p, ISL_YAML_STYLE_BLOCK);
+    p = isl_printer_print_schedule(p, m.schedule.get());
+    return isl_text(p) + "\n";
+}
+
+std::string dump_model(const PolyModel &m) {
+    std::ostringstream os;
+    os << "domain: " << str(m.domain) << "\nreads: " << str(m.reads) << "\nwrites: " << str(m.writes) << "\n";
+    for (const auto &st : m.statements)
+        os << st.name << ": " << (st.role == StatementRole::Assign ? "assign " : st.role == StatementRole::ReduceInit ? "init " : "update ")
+           << st.stage->buffer << "\n";
+    return os.str();
+}
+
+std::string dump_promotion(const PolyModel &m) {
+    std::ostringstream os;
+    for (const auto &b : m.buffers) {
+        if (b.kind != BufferKind::Scratch) continue;
+        os << b.name << shape_string(b.shape) << ": ";
+        if (b.promoted) {
+            os << "local " << shape_string(b.local_shape) << " at offset (";
+            for (size_t d = 0; d < b.local_offset_c.size(); ++d) os << (d ? ", " : "") << b.local_offset_c[d];
+            os << ")\n";
+        } else os << "kernel-wide scratch\n";
+    }
+    return os.str();
+}
+
+class ContextGuard {
+public:
+    ContextGuard() : ctx_(isl_ctx_alloc()) {
+        // No setter exists for this option in isl 0.25 (STACK-NOTES): parametric shifts merge
+        // column loops in ways that defeat fusion of row kernels.
+        const char *argv[] = {"akg-gen", "--no-schedule-parametric"};
+        isl_ctx_parse_options(ctx_, 2, const_cast<char **>(argv), ISL_ARG_ALL);
+        isl_options_set_on_error(ctx_, ISL_ON_ERROR_CONTINUE);
+    }
+    ~ContextGuard() { isl_ctx_free(ctx_); }
+    isl_ctx *get() const { return ctx_; }
+
+private:
+    isl_ctx *ctx_;
+};
+
+} // namespace
+
+std::string run_pipeline(const CompositeKernel &kernel, const PipelineOptions &options) {
+    auto dump = [&](const std::string &pass, const std::function<std::string()> &text) {
+        if (!options.dump || (options.dump_after != pass && options.dump_after != "all")) return;
+        *options.dump << "// ---- after " << pass << " ----\n" << text();
+    };
+
+    validate_composite(kernel);
+    dump("validate", [&] { return kernel.name + ": " + std::to_string(kernel.ops.size()) + " ops, valid\n"; });
+
+    TensorGraph graph = lower_to_halide(kernel);
+    dump("lower", [&] { return dump_graph(graph); });
+
+    // Normalization: after inlining, every stage that remains has a buffer; simplification
+    // with loop bounds then cancels reshape index maps. CSE runs at emission, per statement.
+    materialize_and_inline(graph);
+    dump("materialize", [&] { return dump_graph(graph); });
+    simplify_stages(graph);
+    dump("simplify", [&] { return dump_graph(graph); });
+
+    ContextGuard ctx;
+    std::string source;
+    {
+        PolyModel model = build_poly_model(ctx.get(), graph);
+        dump("poly-model", [&] { return dump_model(model); });
+        compute_dependences(model);
+        dump("dependences", [&] { return "flow: " + str(model.dep_flow) + "\nfalse: " + str(model.dep_false) + "\n"; });
+        compute_schedule(model, options.schedule);
+        dump("schedule", [&] { return dump_schedule(model); });
+        // Parallel marks first: vectorization must not split the outer band that is run in parallel.
+        mark_parallel_loops(model, options.schedule);
+        dump("parallelize", [&] { return dump_schedule(model); });
+        vectorize_inner_loops(model, options.schedule);
+        dump("vectorize", [&] { return dump_schedule(model); });
+        promote_to_local_buffers(model, options.schedule);
+        dump("promote", [&] { return dump_schedule(model) + dump_promotion(model); });
+        isl_ast_node *ast = build_ast(model);
+        dump("ast", [&] {
+            isl_printer *p = isl_printer_to_str(model.ctx.get());
+            p = isl_printer_set_output_format(p, ISL_FORMAT_C);
+            p = isl_printer_print_ast_node(p, ast);
+            return isl_text(p);
+        });
+        try {
+            source = emit_kernel_cpp(model, ast, kernel, options.emit);
+        } catch (...) {
+            isl_ast_node_free(ast);
+            throw;
+        }
+        isl_ast_node_free(ast);
+        dump("emit", [&] { return source; });
+    }
+    return source;
+}
+
+} // namespace akg

@@ -1,0 +1,278 @@
+// Validation of a parsed composite kernel: every tensor name resolves, every op is known,
+// attributes have the right types, and each op's declared output shape and dtype agree with
+// what its semantics infer (numpy broadcasting, reductions, reshapes, transposes).
+#include "frontend/composite_kernel.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace akg {
+
+namespace {
+
+const std::set<std::string> kUnary = {"Neg", "Abs", "Exp", "Log", "Sqrt", "Rsqrt", "Reciprocal", "Tanh",
+                                      "Erf", "Cast", "IsInf", "IsNan", "LogicalNot", "Reshape",
+                                      "Transpose", "BroadcastTo", "Tile", "ExpandDims"};
+const std::set<std::string> kBinary = {"Add", "TensorAdd", "Sub", "Mul", "RealDiv", "Pow", "Maximum",
+                                       "Minimum", "Greater", "GreaterEqual", "Less", "LessEqual",
+                                       "Equal", "NotEqual", "LogicalOr", "LogicalAnd"};
+const std::set<std::string> kCompare = {"Greater", "GreaterEqual", "Less", "LessEqual", "Equal",
+                                        "NotEqual", "LogicalOr", "LogicalAnd", "LogicalNot", "IsInf",
+                                        "IsNan", "ElemAny"};
+const std::set<std::string> kReduce = {"ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd"};
+
+std::vector<const TensorDesc *> flat_inputs(const OpDesc &op) {
+    std::vector<const TensorDesc *> out;
+    for (const auto &g : op.inputs)
+        for (const auto &t : g) out.push_back(&t);
+    return out;
+}
+
+Shape broadcast(const CompositeKernel &kernel, const OpDesc &op, const std::vector<const TensorDesc *> &ins) {
+    size_t rank = 0;
+    for (auto *t : ins) rank = std::max(rank, t->shape.size());
+    Shape out(rank, 1);
+    for (auto *t : ins) {
+        size_t off = rank - t->shape.size();
+        for (size_t d = 0; d < t->shape.size(); ++d) {
+            int64_t a = out[off + d], b = t->shape[d];
+            if (a == b || b == 1) continue;
+            if (a == 1) { out[off + d] = b; continue; }
+            std::string shapes;
+            for (auto *u : ins) shapes += (shapes.empty() ? "" : " and ") + u->name + shape_string(u->shape);
+            op_error(kernel, op, "shapes do not broadcast: " + shapes);
+        }
+    }
+    return out;
+}
+
+} // namespace
+
+bool is_supported_op(const std::string &name) {
+    return kUnary.count(name) || kBinary.count(name) || kReduce.count(name) || name == "Select" ||
+           name == "AddN" || name == "InplaceAssign" || name == "Assign" || name == "ElemAny";
+}
+
+void op_error(const CompositeKernel &kernel, const OpDesc &op, const std::string &problem) {
+    throw UserError(kernel.source + ": op #" + std::to_string(op.index) + " (" + op.name + "): " + problem);
+}
+
+std::vector<int64_t> attr_int_list(const CompositeKernel &kernel, const OpDesc &op, const std::string &name,
+                                   bool required) {
+    const Attr *a = op.find_attr(name);
+    if (!a) {
+        if (required) op_error(kernel, op, "missing attribute \"" + name + "\"");
+        return {};
+    }
+    std::vector<int64_t> out;
+    if (a->value.is_number_integer()) return {a->value.get<int64_t>()};
+    if (!a->value.is_array()) op_error(kernel, op, "attribute \"" + name + "\" must be an integer or a list of integers");
+    for (const auto &v : a->value) {
+        if (!v.is_number_integer()) op_error(kernel, op, "attribute \"" + name + "\" must be a list of integers");
+        out.push_back(v.get<int64_t>());
+    }
+    return out;
+}
+
+bool attr_bool(const CompositeKernel &kernel, const OpDesc &op, const std::string &name, bool fallback) {
+    const Attr *a = op.find_attr(name);
+    if (!a || a->value.is_null()) return fallback;
+    if (!a->value.is_boolean()) op_error(kernel, op, "attribute \"" + name + "\" must be a bool");
+    return a->value.get<bool>();
+}
+
+std::string attr_string(const CompositeKernel &kernel, const OpDesc &op, const std::string &name) {
+    const Attr *a = op.find_attr(name);
+    if (!a || a->value.is_null()) return "";
+    if (!a->value.is_string()) op_error(kernel, op, "attribute \"" + name + "\" must be a string");
+    return a->value.get<std::string>();
+}
+
+std::vector<int> reduction_axes(const CompositeKernel &kernel, const OpDesc &op, int input_rank) {
+    std::vector<int64_t> raw = attr_int_list(kernel, op, "axis", false);
+    std::vector<int> axes;
+    if (raw.empty()) {
+        for (int d = 0; d < input_rank; ++d) axes.push_back(d);
+        return axes;
+    }
+    for (int64_t a : raw) {
+        int64_t n = a < 0 ? a + input_rank : a;
+        if (n < 0 || n >= std::max(input_rank, 1))
+            op_error(kernel, op, "reduction axis " + std::to_string(a) + " is out of range for rank " +
+                                     std::to_string(input_rank));
+        if (input_rank > 0) axes.push_back(static_cast<int>(n));
+    }
+    std::sort(axes.begin(), axes.end());
+    axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+    return axes;
+}
+
+Shape infer_output_shape(const CompositeKernel &kernel, const OpDesc &op) {
+    auto ins = flat_inputs(op);
+    auto need = [&](size_t n) {
+        if (ins.size() != n)
+            op_error(kernel, op, "expects " + std::to_string(n) + " input tensor(s), got " + std::to_string(ins.size()));
+    };
+    const std::string &n = op.name;
+    if (kBinary.count(n)) { need(2); return broadcast(kernel, op, ins); }
+    if (n == "Select") { need(3); return broadcast(kernel, op, ins); }
+    if (n == "AddN") {
+        if (ins.empty()) op_error(kernel, op, "expects at least one input");
+        for (auto *t : ins)
+            if (t->shape != ins[0]->shape) op_error(kernel, op, "inputs must all have the same shape; " + t->name + " has " + shape_string(t->shape));
+        return ins[0]->shape;
+    }
+    if (n == "InplaceAssign") { need(3); return ins[2]->shape; }
+    if (n == "Assign") {
+        need(2);
+        if (element_count(ins[0]->shape) != element_count(ins[1]->shape))
+            op_error(kernel, op, "value " + shape_string(ins[1]->shape) + " does not fit ref " + shape_string(ins[0]->shape));
+        return ins[0]->shape;
+    }
+    if (kReduce.count(n) || n == "ElemAny") {
+        need(1);
+        const Shape &in = ins[0]->shape;
+        if (n == "ElemAny") return Shape{1};
+        auto axes = reduction_axes(kernel, op, static_cast<int>(in.size()));
+        bool keep = attr_bool(kernel, op, "keep_dims", false);
+        Shape out;
+        for (size_t d = 0; d < in.size(); ++d) {
+            bool reduced = std::count(axes.begin(), axes.end(), static_cast<int>(d)) > 0;
+            if (!reduced) out.push_back(in[d]);
+            else if (keep) out.push_back(1);
+        }
+        return out;
+    }
+    need(1);
+    const Shape &in = ins[0]->shape;
+    if (n == "Reshape") {
+        Shape target = attr_int_list(kernel, op, "shape", false);
+        if (target.empty() && !op.outputs.empty()) target = op.outputs[0].shape;
+        int64_t known = 1, unknown = -1;
+        for (size_t d = 0; d < target.size(); ++d) {
+            if (target[d] == -1 && unknown < 0) unknown = static_cast<int64_t>(d);
+            else if (target[d] < 0) op_error(kernel, op, "invalid reshape target " + shape_string(target));
+            else known *= target[d];
+        }
+        if (unknown >= 0 && known > 0) target[unknown] = element_count(in) / known;
+        if (element_count(target) != element_count(in))
+            op_error(kernel, op, "cannot reshape " + shape_string(in) + " (" + std::to_string(element_count(in)) +
+                                     " elements) to " + shape_string(target));
+        return target;
+    }
+    if (n == "Transpose") {
+        auto perm = attr_int_list(kernel, op, "perm", true);
+        if (perm.size() != in.size()) op_error(kernel, op, "perm has " + std::to_string(perm.size()) + " entries for rank " + std::to_string(in.size()));
+        std::vector<bool> seen(in.size(), false);
+        Shape out;
+        for (int64_t p : perm) {
+            if (p < 0) p += static_cast<int64_t>(in.size());
+            if (p < 0 || p >= static_cast<int64_t>(in.size()) || seen[p]) op_error(kernel, op, "perm is not a permutation");
+            seen[p] = true;
+            out.push_back(in[p]);
+        }
+        return out;
+    }
+    if (n == "BroadcastTo") {
+        Shape target = attr_int_list(kernel, op, "shape", true);
+        TensorDesc t{"shape", target, DType::Float32, "", {}};
+        Shape b = broadcast(kernel, op, {ins[0], &t});
+        if (b != target) op_error(kernel, op, "cannot broadcast " + shape_string(in) + " to " + shape_string(target));
+        return target;
+    }
+    if (n == "Tile") {
+        auto mult = attr_int_list(kernel, op, "multiples", true);
+        if (mult.size() < in.size()) op_error(kernel, op, "multiples has fewer entries than the input rank");
+        Shape padded(mult.size() - in.size(), 1);
+        padded.insert(padded.end(), in.begin(), in.end());
+        for (size_t d = 0; d < mult.size(); ++d) {
+            if (mult[d] < 1) op_error(kernel, op, "multiples must be positive");
+            padded[d] *= mult[d];
+        }
+        return padded;
+    }
+    if (n == "ExpandDims") {
+        auto ax = attr_int_list(kernel, op, "axis", true);
+        Shape out = in;
+        for (int64_t a : ax) {
+            int64_t r = static_cast<int64_t>(out.size());
+            if (a < 0) a += r + 1;
+            if (a < 0 || a > r) op_error(kernel, op, "axis out of range");
+            out.insert(out.begin() + a, 1);
+        }
+        return out;
+    }
+    return in; // elementwise unary ops and Cast
+}
+
+void validate_composite(const CompositeKernel &kernel) {
+    std::map<std::string, const TensorDesc *> defined;
+    for (const auto &t : kernel.inputs) {
+        if (defined.count(t.name)) throw UserError(kernel.source + ": input_desc: tensor " + t.name + " is listed twice");
+        defined[t.name] = &t;
+    }
+    for (const auto &op : kernel.ops) {
+        if (!is_supported_op(op.name)) {
+            if (op.name == "MatMul" || op.name == "BatchMatMul" || op.name == "Conv2D")
+                op_error(kernel, op, "op " + op.name + " is not supported yet");
+            op_error(kernel, op, "unknown op \"" + op.name + "\"");
+        }
+        for (const auto &g : op.inputs)
+            for (const auto &t : g) {
+                if (t.format == "FRACTAL_NZ" || t.format == "NC1HWC0")
+                    op_error(kernel, op, "tensor " + t.name + " uses the Ascend-only layout " + t.format);
+                if (t.value) continue;
+                auto it = defined.find(t.name);
+                if (it == defined.end())
+                    op_error(kernel, op, "input tensor " + t.name + " is neither a kernel input nor produced by an earlier op");
+                if (it->second->shape != t.shape)
+                    op_error(kernel, op, "input tensor " + t.name + " is declared with shape " + shape_string(t.shape) +
+                                             " but was defined with " + shape_string(it->second->shape));
+                if (it->second->dtype != t.dtype)
+                    op_error(kernel, op, "input tensor " + t.name + " is declared " + dtype_name(t.dtype) + " but was defined " +
+                                             dtype_name(it->second->dtype));
+            }
+        if (op.outputs.size() != 1) op_error(kernel, op, "expects exactly one output, got " + std::to_string(op.outputs.size()));
+        const TensorDesc &out = op.outputs[0];
+        Shape inferred = infer_output_shape(kernel, op);
+        bool scalar_like = element_count(inferred) == 1 && element_count(out.shape) == 1;
+        if (inferred != out.shape && !scalar_like)
+            op_error(kernel, op, "output " + out.name + " is declared with shape " + shape_string(out.shape) +
+                                     " but the op produces " + shape_string(inferred));
+        if (op.name == "Cast") {
+            std::string dst = attr_string(kernel, op, "dst_type");
+            if (!dst.empty()) {
+                auto d = parse_dtype(dst);
+                if (!d) op_error(kernel, op, "unknown dst_type \"" + dst + "\"");
+                if (*d != out.dtype) op_error(kernel, op, "dst_type " + dst + " disagrees with output dtype " + dtype_name(out.dtype));
+            }
+        } else if (kCompare.count(op.name)) {
+            if (out.dtype != DType::Bool) op_error(kernel, op, "output " + out.name + " must be bool");
+        } else if (op.name == "Select") {
+            if (op.inputs.size() == 3 && !op.inputs[1].empty() && op.inputs[1][0].dtype != out.dtype)
+                op_error(kernel, op, "output dtype " + std::string(dtype_name(out.dtype)) + " differs from the operands'");
+        } else if (op.name != "InplaceAssign" && op.name != "Assign") {
+            const auto &first = op.inputs.empty() || op.inputs[0].empty() ? out : op.inputs[0][0];
+            if (first.dtype != out.dtype)
+                op_error(kernel, op, "output " + out.name + " is " + dtype_name(out.dtype) + " but the input is " +
+                                         dtype_name(first.dtype) + " (casts must be explicit)");
+        }
+        if (op.name == "InplaceAssign" || op.name == "Assign") {
+            const TensorDesc &ref = op.inputs[0][0];
+            bool is_input = std::any_of(kernel.inputs.begin(), kernel.inputs.end(), [&](const TensorDesc &t) { return t.name == ref.name; });
+            if (!is_input) op_error(kernel, op, "ref " + ref.name + " must be a kernel input");
+        }
+        if (defined.count(out.name)) op_error(kernel, op, "output tensor " + out.name + " is defined twice");
+        defined[out.name] = &out;
+    }
+    for (const auto &t : kernel.outputs) {
+        auto it = defined.find(t.name);
+        if (it == defined.end()) throw UserError(kernel.source + ": output_desc: tensor " + t.name + " is not produced by any op");
+        if (it->second->shape != t.shape && element_count(t.shape) != element_count(it->second->shape))
+            throw UserError(kernel.source + ": output_desc: tensor " + t.name + " is declared with shape " +
+                            shape_string(t.shape) + " but produced with " + shape_string(it->second->shape));
+    }
+}
+
+} // namespace akg

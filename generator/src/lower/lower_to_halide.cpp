@@ -1,0 +1,327 @@
+// Lowering of composite ops to Halide expressions over loop indices.
+#include "lower/lower_to_halide.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+namespace akg {
+
+using Halide::Expr;
+using namespace Halide::Internal;
+
+namespace {
+
+const char *const kTensorPrefix = "T$";
+
+Expr math(const std::string &fn, Halide::Type t, std::vector<Expr> args) {
+    return Call::make(t, fn, args, Call::PureExtern);
+}
+
+Expr int64(int64_t v) { return Expr(v); }
+
+Expr constant_of(Halide::Type t, double v) {
+    if (t.is_float()) return Halide::Internal::make_const(t, v);
+    if (t.is_bool()) return Halide::Internal::make_const(t, v != 0.0);
+    return Halide::Internal::make_const(t, static_cast<int64_t>(v));
+}
+
+// Converts a value of compute type `from` to the compute type of dtype `to`, with the
+// rounding that storing in `to` implies (float16 rounds; float→int truncates; →bool is != 0).
+Expr convert(const Expr &x, DType to) {
+    Halide::Type from = x.type();
+    Halide::Type target = compute_type(to);
+    if (to == DType::Bool) {
+        if (from.is_bool()) return x;
+        return NE::make(x, make_zero(from));
+    }
+    Expr v = x;
+    if (from.is_bool()) v = Select::make(x, make_one(target.is_float() ? target : target), make_zero(target));
+    else if (from != target) v = Cast::make(target, v);
+    if (to == DType::Float16) v = Cast::make(Halide::Float(32), Cast::make(Halide::Float(16), v));
+    return v;
+}
+
+class Lowerer {
+public:
+    explicit Lowerer(const CompositeKernel &kernel) : kernel_(kernel) { graph_.kernel = &kernel; }
+
+    TensorGraph run() {
+        for (size_t k = 0; k < kernel_.inputs.size(); ++k) {
+            Stage s;
+            s.tensor = kernel_.inputs[k].name;
+            s.kind = StageKind::Input;
+            s.shape = kernel_.inputs[k].shape;
+            s.dtype = kernel_.inputs[k].dtype;
+            s.materialized = true;
+            s.buffer_kind = BufferKind::KernelInput;
+            s.buffer_index = static_cast<int>(k);
+            add(std::move(s));
+        }
+        for (const auto &op : kernel_.ops) lower_op(op);
+        for (auto &w : inplace_writes_) add(std::move(w));
+        return std::move(graph_);
+    }
+
+private:
+    const CompositeKernel &kernel_;
+    TensorGraph graph_;
+    std::vector<Stage> inplace_writes_;
+
+    void add(Stage s) {
+        graph_.stage_of_tensor[s.tensor] = static_cast<int>(graph_.stages.size());
+        graph_.stages.push_back(std::move(s));
+    }
+
+    // A read of operand `t` broadcast into an iteration space of rank `out_rank` indexed by `idx`.
+    Expr read_broadcast(const TensorDesc &t, const std::vector<Expr> &idx) {
+        if (t.value) return constant_of(compute_type(t.dtype), *t.value);
+        const Stage &src = graph_.stage(t.name);
+        std::vector<Expr> args;
+        size_t off = idx.size() - src.shape.size();
+        for (size_t d = 0; d < src.shape.size(); ++d)
+            args.push_back(src.shape[d] == 1 ? int64(0) : idx[off + d]);
+        return tensor_read(src.tensor, src.dtype, args);
+    }
+
+    // The read of `t` at a row-major linear position `linear`.
+    Expr read_linear(const TensorDesc &t, const Expr &linear) {
+        if (t.value) return constant_of(compute_type(t.dtype), *t.value);
+        const Stage &src = graph_.stage(t.name);
+        std::vector<Expr> args(src.shape.size());
+        int64_t stride = 1;
+        for (int d = static_cast<int>(src.shape.size()) - 1; d >= 0; --d) {
+            args[d] = src.shape[d] == 1 ? int64(0) : (linear / int64(stride)) % int64(src.shape[d]);
+            stride *= src.shape[d];
+        }
+        return tensor_read(src.tensor, src.dtype, args);
+    }
+
+    static std::vector<Expr> out_index(size_t rank) {
+        std::vector<Expr> idx;
+        for (size_t d = 0; d < rank; ++d) idx.push_back(index_expr(static_cast<int>(d)));
+        return idx;
+    }
+
+    static Expr linear_of(const Shape &shape) {
+        Expr l = int64(0);
+        int64_t stride = 1;
+        for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+            l = l + index_expr(d) * int64(stride);
+            stride *= shape[d];
+        }
+        return l;
+    }
+
+    Expr unify(const Expr &a, const Expr &b) { return a.type() == b.type() ? a : Cast::make(b.type(), a); }
+
+    void lower_op(const OpDesc &op) {
+        const TensorDesc &out = op.outputs[0];
+        Stage s;
+        s.tensor = out.name;
+        s.shape = out.shape;
+        s.dtype = out.dtype;
+        s.kind = StageKind::Compute;
+        Halide::Type ct = compute_type(out.dtype);
+        std::vector<const TensorDesc *> ins;
+        for (const auto &g : op.inputs)
+            for (const auto &t : g) ins.push_back(&t);
+        auto idx = out_index(out.shape.size());
+        auto arg = [&](size_t k) { return read_broadcast(*ins[k], idx); };
+        const std::string &n = op.name;
+
+        if (n == "Add" || n == "TensorAdd") s.value = arg(0) + arg(1);
+        else if (n == "Sub") s.value = arg(0) - arg(1);
+        else if (n == "Mul") s.value = arg(0) * arg(1);
+        else if (n == "RealDiv") {
+            Expr a = arg(0), b = arg(1);
+            s.value = a.type().is_float() ? a / b : math("akg_idiv", a.type(), {a, b});
+        } else if (n == "Neg") s.value = arg(0) * constant_of(ct, -1);
+        else if (n == "Abs") s.value = math("akg_abs", ct, {arg(0)});
+        else if (n == "Exp") s.value = math("akg_exp", ct, {arg(0)});
+        else if (n == "Log") s.value = math("akg_log", ct, {arg(0)});
+        else if (n == "Sqrt") s.value = math("akg_sqrt", ct, {arg(0)});
+        else if (n == "Rsqrt") s.value = math("akg_rsqrt", ct, {arg(0)});
+        else if (n == "Tanh") s.value = math("akg_tanh", ct, {arg(0)});
+        else if (n == "Erf") s.value = math("akg_erf", ct, {arg(0)});
+        else if (n == "Reciprocal") s.value = constant_of(ct, 1) / arg(0);
+        else if (n == "Pow") s.value = math("akg_pow", ct, {arg(0), arg(1)});
+        else if (n == "Maximum") s.value = Max::make(arg(0), arg(1));
+        else if (n == "Minimum") s.value = Min::make(arg(0), arg(1));
+        else if (n == "Greater") s.value = GT::make(arg(0), arg(1));
+        else if (n == "GreaterEqual") s.value = GE::make(arg(0), arg(1));
+        else if (n == "Less") s.value = LT::make(arg(0), arg(1));
+        else if (n == "LessEqual") s.value = LE::make(arg(0), arg(1));
+        else if (n == "Equal" || n == "NotEqual") {
+            Expr a = arg(0), b = unify(arg(1), arg(0));
+            // Halide's simplifier is not IEEE-exact for floats (it folds x != x to false), so
+            // float comparisons for equality stay opaque calls.
+            if (a.type().is_float()) s.value = math(n == "Equal" ? "akg_feq" : "akg_fne", Halide::Bool(), {a, b});
+            else s.value = n == "Equal" ? EQ::make(a, b) : NE::make(a, b);
+        }
+        else if (n == "LogicalAnd") s.value = And::make(convert(arg(0), DType::Bool), convert(arg(1), DType::Bool));
+        else if (n == "LogicalOr") s.value = Or::make(convert(arg(0), DType::Bool), convert(arg(1), DType::Bool));
+        else if (n == "LogicalNot") s.value = Not::make(convert(arg(0), DType::Bool));
+        else if (n == "IsNan") s.value = math("akg_isnan", Halide::Bool(), {arg(0)});
+        else if (n == "IsInf") s.value = math("akg_isinf", Halide::Bool(), {arg(0)});
+        else if (n == "Select") s.value = Select::make(convert(arg(0), DType::Bool), arg(1), unify(arg(2), arg(1)));
+        else if (n == "Cast") s.value = convert(arg(0), out.dtype);
+        else if (n == "AddN") {
+            s.value = arg(0);
+            for (size_t k = 1; k < ins.size(); ++k) s.value = s.value + arg(k);
+        } else if (n == "BroadcastTo") s.value = arg(0);
+        else if (n == "Reshape" || n == "ExpandDims") s.value = read_linear(*ins[0], linear_of(out.shape));
+        else if (n == "Transpose") {
+            auto perm = attr_int_list(kernel_, op, "perm", true);
+            std::vector<Expr> src_idx(perm.size());
+            for (size_t d = 0; d < perm.size(); ++d) {
+                int64_t p = perm[d] < 0 ? perm[d] + static_cast<int64_t>(perm.size()) : perm[d];
+                src_idx[p] = idx[d];
+            }
+            s.value = read_broadcast(*ins[0], src_idx);
+        } else if (n == "Tile") {
+            const Stage &src = graph_.stage(ins[0]->name);
+            std::vector<Expr> src_idx;
+            size_t off = out.shape.size() - src.shape.size();
+            for (size_t d = 0; d < src.shape.size(); ++d)
+                src_idx.push_back(src.shape[d] == 1 ? int64(0) : idx[off + d] % int64(src.shape[d]));
+            s.value = tensor_read(src.tensor, src.dtype, src_idx);
+        } else if (n == "InplaceAssign" || n == "Assign") {
+            // The ref input receives `value`; the op itself yields passthrough (or value).
+            const TensorDesc &ref = *ins[0];
+            const TensorDesc &value = *ins[1];
+            Stage w;
+            w.tensor = "inplace$" + ref.name;
+            w.shape = ref.shape;
+            w.dtype = ref.dtype;
+            w.kind = StageKind::Compute;
+            w.value = read_linear(value, linear_of(ref.shape));
+            w.value = convert(w.value, ref.dtype);
+            w.materialized = true;
+            w.inplace_write = true;
+            w.buffer_kind = BufferKind::KernelInput;
+            w.buffer_index = graph_.stage(ref.name).buffer_index;
+            for (auto &prev : inplace_writes_)
+                if (prev.tensor == w.tensor) op_error(kernel_, op, "input " + ref.name + " is assigned twice");
+            inplace_writes_.push_back(std::move(w));
+            s.value = read_linear(n == "InplaceAssign" ? *ins[2] : value, linear_of(out.shape));
+        } else if (n == "ReduceSum" || n == "ReduceMax" || n == "ReduceMin" || n == "ReduceProd" || n == "ElemAny") {
+            lower_reduce(op, s, *ins[0]);
+        } else {
+            op_error(kernel_, op, "op is not supported by the lowering");
+        }
+        if (s.kind == StageKind::Compute && s.value.type() != ct) s.value = convert(s.value, out.dtype);
+        add(std::move(s));
+    }
+
+    void lower_reduce(const OpDesc &op, Stage &s, const TensorDesc &in) {
+        const Stage &src = graph_.stage(in.name);
+        int rank = static_cast<int>(src.shape.size());
+        std::vector<int> axes = op.name == "ElemAny" ? reduction_axes(kernel_, op, rank) : reduction_axes(kernel_, op, rank);
+        if (op.name == "ElemAny") {
+            axes.clear();
+            for (int d = 0; d < rank; ++d) axes.push_back(d);
+        }
+        bool keep = attr_bool(kernel_, op, "keep_dims", false);
+        s.kind = StageKind::Reduce;
+        std::vector<Expr> src_idx(rank);
+        int out_d = 0, red_d = 0;
+        // The declared output may be [1] for a full reduction without keep_dims: its single
+        // index i0 is simply unused.
+        for (int d = 0; d < rank; ++d) {
+            bool reduced = std::find(axes.begin(), axes.end(), d) != axes.end();
+            if (reduced) {
+                s.reduce_extents.push_back(src.shape[d]);
+                src_idx[d] = src.shape[d] == 1 ? int64(0) : reduce_expr(red_d);
+                ++red_d;
+                if (keep) ++out_d;
+            } else {
+                src_idx[d] = src.shape[d] == 1 ? int64(0) : index_expr(out_d);
+                ++out_d;
+            }
+        }
+        Expr body = tensor_read(src.tensor, src.dtype, src_idx);
+        if (op.name == "ElemAny") {
+            body = Select::make(convert(body, DType::Bool), Expr(1.0f), Expr(0.0f));
+            s.reduce_kind = ReduceKind::Max;
+        } else if (op.name == "ReduceSum") s.reduce_kind = ReduceKind::Sum;
+        else if (op.name == "ReduceMax") s.reduce_kind = ReduceKind::Max;
+        else if (op.name == "ReduceMin") s.reduce_kind = ReduceKind::Min;
+        else s.reduce_kind = ReduceKind::Prod;
+        // Reductions of float data accumulate in float32 whatever the storage.
+        if (body.type().is_bool()) body = Select::make(body, Expr(1.0f), Expr(0.0f));
+        s.value = body;
+        s.materialized = true;
+    }
+};
+
+} // namespace
+
+TensorGraph lower_to_halide(const CompositeKernel &kernel) { return Lowerer(kernel).run(); }
+
+// ---- shared helpers of the formula IR ----
+
+std::string index_var(int d) { return "i" + std::to_string(d); }
+std::string reduce_var(int d) { return "r" + std::to_string(d); }
+Expr index_expr(int d) { return Variable::make(Halide::Int(64), index_var(d)); }
+Expr reduce_expr(int d) { return Variable::make(Halide::Int(64), reduce_var(d)); }
+
+Halide::Type compute_type(DType t) {
+    switch (t) {
+    case DType::Float16:
+    case DType::Float32: return Halide::Float(32);
+    case DType::Float64: return Halide::Float(64);
+    case DType::Int8:
+    case DType::UInt8:
+    case DType::Int32: return Halide::Int(32);
+    case DType::Int64: return Halide::Int(64);
+    case DType::Bool: return Halide::Bool();
+    }
+    throw InternalError("compute_type: unknown dtype");
+}
+
+DType scratch_dtype(Halide::Type t) {
+    if (t.is_bool()) return DType::Bool;
+    if (t.is_float()) return t.bits() == 64 ? DType::Float64 : DType::Float32;
+    return t.bits() == 64 ? DType::Int64 : DType::Int32;
+}
+
+static Halide::Type storage_type(DType t) {
+    switch (t) {
+    case DType::Float16: return Halide::Float(16);
+    case DType::Float32: return Halide::Float(32);
+    case DType::Float64: return Halide::Float(64);
+    case DType::Int8: return Halide::Int(8);
+    case DType::UInt8: return Halide::UInt(8);
+    case DType::Int32: return Halide::Int(32);
+    case DType::Int64: return Halide::Int(64);
+    case DType::Bool: return Halide::UInt(8);
+    }
+    throw InternalError("storage_type: unknown dtype");
+}
+
+Expr tensor_read(const std::string &name, DType dtype, const std::vector<Expr> &index) {
+    Halide::Type st = storage_type(dtype);
+    Expr call = Call::make(st, kTensorPrefix + name, index, Call::PureExtern);
+    if (dtype == DType::Bool) return NE::make(call, make_zero(st));
+    Halide::Type ct = compute_type(dtype);
+    return st == ct ? call : Cast::make(ct, call);
+}
+
+bool is_tensor_read(const Call *call) { return call->name.rfind(kTensorPrefix, 0) == 0; }
+
+bool is_math_function(const std::string &name) { return name.rfind("akg_", 0) == 0; }
+
+bool is_expensive_math(const std::string &name) {
+    return name == "akg_exp" || name == "akg_log" || name == "akg_tanh" || name == "akg_erf" || name == "akg_pow" ||
+           name == "akg_sqrt" || name == "akg_rsqrt";
+}
+
+std::string print_expr(const Expr &e) {
+    std::ostringstream os;
+    os << e;
+    return os.str();
+}
+
+} // namespace akg

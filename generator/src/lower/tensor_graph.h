@@ -1,0 +1,75 @@
+// The formula IR: every tensor of the kernel as a Halide expression over its loop indices.
+//
+// A Compute stage's value is an expression over index variables i0..i{rank-1} (Int64).
+// A Reduce stage's body is an expression over i0.. (the output dimensions) and r0.. (the
+// reduced extents); the stage is the reduction of the body over r.
+// Tensor reads are Halide Calls of type PureExtern whose name is the tensor (later: the
+// buffer) and whose arguments are the per-dimension indices.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <Halide.h>
+
+#include "frontend/composite_kernel.h"
+
+namespace akg {
+
+enum class ReduceKind { Sum, Max, Min, Prod };
+
+enum class StageKind { Input, Compute, Reduce };
+
+// Where a materialized stage's values live.
+enum class BufferKind { KernelInput, KernelOutput, Scratch };
+
+struct Stage {
+    std::string tensor; // tensor_name from the JSON (or a synthesized name)
+    StageKind kind = StageKind::Compute;
+    Shape shape;
+    DType dtype = DType::Float32; // declared dtype
+
+    Halide::Expr value; // Compute: the value; Reduce: the body
+    ReduceKind reduce_kind = ReduceKind::Sum;
+    Shape reduce_extents; // Reduce: extents of r0..
+
+    // Set by the materialization pass.
+    bool materialized = false;
+    BufferKind buffer_kind = BufferKind::Scratch;
+    int buffer_index = -1;  // kernel input / output index, or scratch index
+    std::string buffer;     // name of the C++ buffer it is stored in
+    bool inplace_write = false; // stores into a kernel input (InplaceAssign/Assign)
+};
+
+struct TensorGraph {
+    const CompositeKernel *kernel = nullptr;
+    std::vector<Stage> stages; // topological order
+    std::map<std::string, int> stage_of_tensor;
+
+    Stage &stage(const std::string &tensor) { return stages.at(stage_of_tensor.at(tensor)); }
+};
+
+// Names of index variables.
+std::string index_var(int d);  // "i<d>"
+std::string reduce_var(int d); // "r<d>"
+Halide::Expr index_expr(int d);
+Halide::Expr reduce_expr(int d);
+
+// The compute type of a storage dtype: float16/float32 → Float(32), int32 → Int(32), bool → Bool.
+Halide::Type compute_type(DType t);
+// Storage type of a scratch buffer holding a value of the given compute type.
+DType scratch_dtype(Halide::Type t);
+
+// A read of tensor `name` (stored as `dtype`) at `index`, converted to its compute type.
+Halide::Expr tensor_read(const std::string &name, DType dtype, const std::vector<Halide::Expr> &index);
+// Is `call` a tensor read made by tensor_read (as opposed to a math function)?
+bool is_tensor_read(const Halide::Internal::Call *call);
+
+// Math functions are PureExtern calls to these names; the emitted code defines them (akg_vmath.h).
+bool is_math_function(const std::string &name);
+bool is_expensive_math(const std::string &name);
+
+std::string print_expr(const Halide::Expr &e);
+
+} // namespace akg

@@ -1,0 +1,255 @@
+#include "passes/materialize.h"
+
+#include <algorithm>
+#include <set>
+
+namespace akg {
+
+using Halide::Expr;
+using namespace Halide::Internal;
+
+namespace {
+
+const std::string kPrefix = "T$";
+
+std::string tensor_of(const Call *c) { return c->name.substr(kPrefix.size()); }
+
+// Collects the tensors an expression reads.
+class ReadCollector : public IRVisitor {
+public:
+    std::set<std::string> tensors;
+    bool expensive = false;
+    int nodes = 0;
+
+private:
+    using IRVisitor::visit;
+    void visit(const Call *op) override {
+        if (is_tensor_read(op)) tensors.insert(tensor_of(op));
+        else if (is_expensive_math(op->name)) expensive = true;
+        IRVisitor::visit(op);
+    }
+    void visit(const Add *op) override { ++nodes; IRVisitor::visit(op); }
+    void visit(const Mul *op) override { ++nodes; IRVisitor::visit(op); }
+    void visit(const Sub *op) override { ++nodes; IRVisitor::visit(op); }
+};
+
+// Replaces reads of inlined stages by their values, and reads of materialized ones by
+// reads of their buffers.
+class Inliner : public IRMutator {
+public:
+    Inliner(TensorGraph &graph, const std::set<std::string> &inlined) : graph_(graph), inlined_(inlined) {}
+
+private:
+    TensorGraph &graph_;
+    const std::set<std::string> &inlined_;
+    using IRMutator::visit;
+
+    // The value of an inlined stage at the call's indices, or an undefined Expr.
+    Expr inline_value(const Call *call) {
+        if (!is_tensor_read(call)) return Expr();
+        std::string t = tensor_of(call);
+        if (!inlined_.count(t)) return Expr();
+        const Stage &s = graph_.stage(t);
+        std::map<std::string, Expr> replacements;
+        for (size_t d = 0; d < call->args.size(); ++d) replacements[index_var(static_cast<int>(d))] = mutate(call->args[d]);
+        return substitute(replacements, s.value);
+    }
+
+    Expr visit(const Cast *op) override {
+        if (auto *c = op->value.as<Call>()) {
+            Expr v = inline_value(c);
+            if (v.defined()) return v.type() == op->type ? v : Cast::make(op->type, v);
+        }
+        return IRMutator::visit(op);
+    }
+    Expr visit(const NE *op) override {
+        if (auto *c = op->a.as<Call>()) {
+            Expr v = inline_value(c);
+            if (v.defined()) return v.type().is_bool() ? v : NE::make(v, make_zero(v.type()));
+        }
+        return IRMutator::visit(op);
+    }
+    Expr visit(const Call *op) override {
+        Expr v = inline_value(op);
+        if (v.defined()) return v;
+        if (is_tensor_read(op)) {
+            const Stage &s = graph_.stage(tensor_of(op));
+            std::vector<Expr> args;
+            for (const auto &a : op->args) args.push_back(mutate(a));
+            return Call::make(op->type, "buf$" + s.buffer, args, Call::PureExtern);
+        }
+        return IRMutator::visit(op);
+    }
+};
+
+void reindex(TensorGraph &graph) {
+    graph.stage_of_tensor.clear();
+    for (size_t k = 0; k < graph.stages.size(); ++k) graph.stage_of_tensor[graph.stages[k].tensor] = static_cast<int>(k);
+}
+
+} // namespace
+
+void materialize_and_inline(TensorGraph &graph) {
+    const CompositeKernel &kernel = *graph.kernel;
+    // 1. Bind outputs. A stage that is output once writes the output buffer directly; inputs
+    //    passed through, tensors listed twice and in-place values get a store stage.
+    std::vector<Stage> stores;
+    for (size_t k = 0; k < kernel.outputs.size(); ++k) {
+        Stage &x = graph.stage(kernel.outputs[k].name);
+        if (x.kind != StageKind::Input && x.buffer_kind != BufferKind::KernelOutput && !x.inplace_write) {
+            x.materialized = true;
+            x.buffer_kind = BufferKind::KernelOutput;
+            x.buffer_index = static_cast<int>(k);
+            continue;
+        }
+        Stage s;
+        s.tensor = "output$" + std::to_string(k);
+        s.kind = StageKind::Compute;
+        s.shape = kernel.outputs[k].shape;
+        s.dtype = kernel.outputs[k].dtype;
+        std::vector<Expr> idx;
+        Expr linear = Expr(int64_t(0));
+        int64_t stride = 1;
+        for (int d = static_cast<int>(s.shape.size()) - 1; d >= 0; --d) {
+            linear = linear + index_expr(d) * Expr(stride);
+            stride *= s.shape[d];
+        }
+        std::vector<Expr> args(x.shape.size());
+        stride = 1;
+        for (int d = static_cast<int>(x.shape.size()) - 1; d >= 0; --d) {
+            args[d] = (linear / Expr(stride)) % Expr(x.shape[d]);
+            stride *= x.shape[d];
+        }
+        s.value = tensor_read(x.tensor, x.dtype, args);
+        s.materialized = true;
+        s.buffer_kind = BufferKind::KernelOutput;
+        s.buffer_index = static_cast<int>(k);
+        stores.push_back(std::move(s));
+    }
+    // Stores read the tensors' values as the graph defines them, so they come before the
+    // in-place writes, which are last.
+    auto first_write = std::find_if(graph.stages.begin(), graph.stages.end(), [](const Stage &s) { return s.inplace_write; });
+    graph.stages.insert(first_write, std::make_move_iterator(stores.begin()), std::make_move_iterator(stores.end()));
+    reindex(graph);
+
+    // 2. Consumers of each stage.
+    std::map<std::string, std::vector<const Stage *>> consumers;
+    std::map<std::string, bool> expensive;
+    for (const auto &s : graph.stages) {
+        if (s.kind == StageKind::Input) continue;
+        ReadCollector rc;
+        s.value.accept(&rc);
+        expensive[s.tensor] = rc.expensive;
+        for (const auto &t : rc.tensors) consumers[t].push_back(&s);
+    }
+
+    // 3. Decide.
+    std::set<std::string> inlined;
+    int scratch = 0;
+    for (auto &s : graph.stages) {
+        if (s.kind != StageKind::Compute) continue;
+        const auto &cons = consumers[s.tensor];
+        bool bigger_consumer = false;
+        for (const Stage *c : cons) {
+            int64_t domain = element_count(c->shape) * element_count(c->reduce_extents);
+            if (domain > element_count(s.shape)) bigger_consumer = true;
+        }
+        bool keep_for_reuse = expensive[s.tensor] && (cons.size() > 1 || bigger_consumer);
+        if (s.materialized) {
+            // Bound to an output: consumers recompute it when cheap, so that they see the
+            // unrounded value, and read it back otherwise.
+            if (!keep_for_reuse && !s.inplace_write) inlined.insert(s.tensor);
+            continue;
+        }
+        if (keep_for_reuse) {
+            s.materialized = true;
+            s.buffer_kind = BufferKind::Scratch;
+            s.buffer_index = scratch++;
+        } else {
+            inlined.insert(s.tensor);
+        }
+    }
+    for (auto &s : graph.stages) {
+        if (s.kind == StageKind::Reduce) {
+            s.buffer_kind = s.buffer_kind == BufferKind::KernelOutput ? s.buffer_kind : BufferKind::Scratch;
+            if (s.buffer_kind == BufferKind::Scratch) s.buffer_index = scratch++;
+        }
+        if (!s.materialized) continue;
+        switch (s.buffer_kind) {
+        case BufferKind::KernelInput: s.buffer = "in" + std::to_string(s.buffer_index); break;
+        case BufferKind::KernelOutput: s.buffer = "out" + std::to_string(s.buffer_index); break;
+        case BufferKind::Scratch: s.buffer = "t" + std::to_string(s.buffer_index); break;
+        }
+    }
+
+    // 4. Inline, in topological order so that producers are final before consumers use them.
+    //    Inlined stages are rewritten too, since later consumers substitute their values.
+    Inliner inliner(graph, inlined);
+    for (auto &s : graph.stages)
+        if (s.kind != StageKind::Input) s.value = inliner.mutate(s.value);
+
+    // 5. Every read of a kernel input means its value on entry. An in-place write must
+    //    therefore follow every statement that reads its target: order the writes so that a
+    //    write reading input X precedes the write into X.
+    std::vector<Stage> writes;
+    while (!graph.stages.empty() && graph.stages.back().inplace_write) {
+        writes.insert(writes.begin(), std::move(graph.stages.back()));
+        graph.stages.pop_back();
+    }
+    auto reads_buffer = [](const Stage &s, const std::string &buffer) {
+        class BufferReads : public IRVisitor {
+        public:
+            std::string buffer;
+            bool found = false;
+            using IRVisitor::visit;
+            void visit(const Call *op) override {
+                found |= op->name == "buf$" + buffer;
+                IRVisitor::visit(op);
+            }
+        } v;
+        v.buffer = buffer;
+        s.value.accept(&v);
+        return v.found;
+    };
+    while (!writes.empty()) {
+        size_t pick = writes.size();
+        for (size_t a = 0; a < writes.size() && pick == writes.size(); ++a) {
+            bool blocked = false;
+            for (size_t b = 0; b < writes.size(); ++b)
+                if (b != a && reads_buffer(writes[b], writes[a].buffer)) blocked = true;
+            if (!blocked) pick = a;
+        }
+        if (pick == writes.size()) {
+            // A cycle (momentum: the weight update reads the old accumulator, the accumulator
+            // update reads the old weight): compute one value into scratch before any write.
+            Stage &w = writes.front();
+            Stage saved;
+            saved.tensor = "saved$" + w.tensor;
+            saved.kind = StageKind::Compute;
+            saved.shape = w.shape;
+            saved.dtype = scratch_dtype(w.value.type());
+            saved.value = w.value;
+            saved.materialized = true;
+            saved.buffer_kind = BufferKind::Scratch;
+            saved.buffer_index = scratch++;
+            saved.buffer = "t" + std::to_string(saved.buffer_index);
+            std::vector<Expr> args;
+            for (size_t d = 0; d < w.shape.size(); ++d) args.push_back(index_expr(static_cast<int>(d)));
+            w.value = Call::make(w.value.type(), "buf$" + saved.buffer, args, Call::PureExtern);
+            graph.stages.push_back(std::move(saved));
+            continue;
+        }
+        graph.stages.push_back(std::move(writes[pick]));
+        writes.erase(writes.begin() + static_cast<long>(pick));
+    }
+    reindex(graph);
+}
+
+std::vector<const Stage *> materialized_stages(const TensorGraph &graph) {
+    std::vector<const Stage *> out;
+    for (const auto &s : graph.stages)
+        if (s.materialized && s.kind != StageKind::Input) out.push_back(&s);
+    return out;
+}
+
+} // namespace akg

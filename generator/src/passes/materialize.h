@@ -1,0 +1,19 @@
+#pragma once
+#include "lower/tensor_graph.h"
+
+namespace akg {
+
+// Decides which stages keep a buffer and inlines all others into their consumers.
+//
+// Kept: kernel inputs, reductions, stages bound to kernel outputs, in-place writes, and
+// elementwise stages that are expensive (transcendental math) and either read by several
+// consumers or broadcast into a larger consumer (a LayerNorm's rsqrt(var+eps) per row, a
+// softmax's exp). Everything else is recomputed where it is used, e.g.
+//   t = x - mean[i]; y = t * t   →   y = (x[i,j] - mean[i]) * (x[i,j] - mean[i])  (CSE then shares it)
+// Afterwards every tensor read names a buffer: in<k>, out<k> or t<k> (scratch).
+void materialize_and_inline(TensorGraph &graph);
+
+// The materialized stages in execution order.
+std::vector<const Stage *> materialized_stages(const TensorGraph &graph);
+
+} // namespace akg

@@ -1,0 +1,67 @@
+// The polyhedral model of a kernel, in one struct (after PPCG's ppcg_scop): iteration
+// domains, access relations, dependences and the schedule tree, all as isl objects.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <isl/cpp.h>
+
+#include "lower/tensor_graph.h"
+
+namespace akg {
+
+enum class StatementRole { Assign, ReduceInit, ReduceUpdate };
+
+struct PolyStatement {
+    std::string name; // S0, S1, ... (isl tuple name)
+    const Stage *stage = nullptr;
+    StatementRole role = StatementRole::Assign;
+    int out_dims = 0;    // i0..: the stage's output dimensions
+    int reduce_dims = 0; // r0..: ReduceUpdate only
+};
+
+struct BufferInfo {
+    std::string name; // in0, out1, t2
+    Shape shape;
+    DType dtype;      // storage dtype
+    BufferKind kind;
+    // Set by memory promotion: the buffer lives in a per-iteration local array of the
+    // parallel loop instead of a kernel-wide scratch allocation.
+    bool promoted = false;
+    Shape local_shape;
+    std::vector<std::string> local_offset_c; // per dimension, a C expression in the loop iterators
+};
+
+struct PolyModel {
+    mutable isl::ctx ctx{nullptr};
+    std::vector<PolyStatement> statements;
+    std::vector<BufferInfo> buffers;
+    isl::union_set domain;
+    isl::union_map reads;
+    isl::union_map writes;
+    isl::union_map original_schedule; // program order: statement k before k+1, loops lexicographic
+    isl::union_map dep_flow;  // read after write
+    isl::union_map dep_false; // write after read, write after write
+    isl::schedule schedule;   // the schedule tree, transformed by the passes
+
+    const PolyStatement &statement(const std::string &name) const;
+    BufferInfo &buffer(const std::string &name);
+    const BufferInfo &buffer(const std::string &name) const;
+};
+
+// Scheduling choices made by the cost model (poly/cost_model.cpp), kept as data so that
+// targets and tuning can change them without touching the passes.
+struct ScheduleOptions {
+    int vector_width = 16;          // float32 lanes of the target's vectors (AVX-512)
+    int64_t promotion_limit = 1 << 16; // elements of a per-iteration local buffer
+    int tile_size = 32;             // tiles of bands whose accesses are transposed
+    bool fuse = true;               // false: one loop nest per statement (the ablation)
+    bool parallel = true;
+};
+
+PolyModel build_poly_model(isl_ctx *ctx, const TensorGraph &graph);
+void compute_dependences(PolyModel &model);
+void compute_schedule(PolyModel &model, const ScheduleOptions &options);
+
+} // namespace akg

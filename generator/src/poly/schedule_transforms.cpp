@@ -1,0 +1,229 @@
+// Schedule-tree transformations: parallel marks, vector strip-mining with full/partial tile
+// separation, and memory promotion. Each works on isl's schedule tree through the C API
+// where the C++ bindings of isl 0.25 lack the call.
+#include "poly/schedule_transforms.h"
+
+#include <functional>
+
+#include <isl/aff.h>
+#include <isl/id.h>
+#include <isl/map.h>
+#include <isl/printer.h>
+#include <isl/schedule_node.h>
+#include <isl/set.h>
+#include <isl/union_map.h>
+#include <isl/union_set.h>
+#include <isl/val.h>
+
+namespace akg {
+
+namespace {
+
+using NodeFn = std::function<isl_schedule_node *(isl_schedule_node *)>;
+
+// Applies `fn` to every node, children before parents (isl_schedule_node_map_descendant_bottom_up).
+void map_bottom_up(PolyModel &m, NodeFn fn) {
+    isl_schedule_node *root = isl_schedule_get_root(m.schedule.get());
+    root = isl_schedule_node_map_descendant_bottom_up(
+        root,
+        [](isl_schedule_node *node, void *user) -> isl_schedule_node * { return (*static_cast<NodeFn *>(user))(node); },
+        &fn);
+    m.schedule = isl::manage(isl_schedule_node_get_schedule(root));
+    isl_schedule_node_free(root);
+}
+
+bool is_band(isl_schedule_node *node) { return isl_schedule_node_get_type(node) == isl_schedule_node_band; }
+
+bool has_band_below(isl_schedule_node *node) {
+    bool found = false;
+    isl_schedule_node_foreach_descendant_top_down(
+        node,
+        [](isl_schedule_node *n, void *user) -> isl_bool {
+            if (isl_schedule_node_get_type(n) == isl_schedule_node_band) *static_cast<bool *>(user) = true;
+            return isl_bool_true;
+        },
+        &found);
+    // foreach_descendant_top_down visits the node itself first.
+    if (is_band(node)) {
+        int bands = 0;
+        isl_schedule_node_foreach_descendant_top_down(
+            node,
+            [](isl_schedule_node *n, void *user) -> isl_bool {
+                if (isl_schedule_node_get_type(n) == isl_schedule_node_band) ++*static_cast<int *>(user);
+                return isl_bool_true;
+            },
+            &bands);
+        return bands > 1;
+    }
+    return found;
+}
+
+// Is this band at the top of the tree: only the domain, filters and sequences above it?
+bool is_outermost_band(isl_schedule_node *node) {
+    isl_schedule_node *p = isl_schedule_node_copy(node);
+    bool outer = true;
+    while (isl_schedule_node_has_parent(p) == isl_bool_true) {
+        p = isl_schedule_node_parent(p);
+        auto t = isl_schedule_node_get_type(p);
+        if (t == isl_schedule_node_band || t == isl_schedule_node_mark) outer = false;
+    }
+    isl_schedule_node_free(p);
+    return outer;
+}
+
+isl_schedule_node *insert_mark(isl_schedule_node *node, const char *name) {
+    isl_ctx *ctx = isl_schedule_node_get_ctx(node);
+    return isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, name, nullptr));
+}
+
+} // namespace
+
+void mark_parallel_loops(PolyModel &m, const ScheduleOptions &options) {
+    if (!options.parallel) return;
+    map_bottom_up(m, [](isl_schedule_node *node) {
+        if (!is_band(node) || !is_outermost_band(node)) return node;
+        if (isl_schedule_node_band_member_get_coincident(node, 0) != isl_bool_true) return node;
+        if (isl_schedule_node_band_n_member(node) > 1) node = isl_schedule_node_band_split(node, 1);
+        return insert_mark(node, "parallel");
+    });
+}
+
+void vectorize_inner_loops(PolyModel &m, const ScheduleOptions &options) {
+    int width = options.vector_width;
+    map_bottom_up(m, [width](isl_schedule_node *node) {
+        if (!is_band(node) || has_band_below(node)) return node;
+        int n = isl_schedule_node_band_n_member(node);
+        int descended = 0;
+        if (n > 1) {
+            node = isl_schedule_node_band_split(node, n - 1);
+            node = isl_schedule_node_child(node, 0);
+            ++descended;
+        }
+        if (isl_schedule_node_band_member_get_coincident(node, 0) != isl_bool_true) {
+            node = insert_mark(node, "reduction");
+        } else {
+            // Extent of the loop: skip strip-mining when it is shorter than one vector.
+            isl_union_map *partial = isl_schedule_node_band_get_partial_schedule_union_map(node);
+            isl_union_set *range = isl_union_map_range(isl_union_map_intersect_domain(
+                partial, isl_schedule_node_get_domain(node)));
+            isl_set *values = isl_set_from_union_set(range);
+            isl_val *lo = isl_set_dim_min_val(isl_set_copy(values), 0);
+            isl_val *hi = isl_set_dim_max_val(values, 0);
+            long extent = isl_val_is_int(lo) && isl_val_is_int(hi) ? isl_val_get_num_si(hi) - isl_val_get_num_si(lo) + 1 : 0;
+            isl_val_free(lo);
+            isl_val_free(hi);
+            if (extent >= width) {
+                isl_ctx *ctx = isl_schedule_node_get_ctx(node);
+                isl_multi_val *sizes = isl_multi_val_from_val_list(
+                    isl_schedule_node_band_get_space(node), isl_val_list_from_val(isl_val_int_from_si(ctx, width)));
+                node = isl_schedule_node_band_tile(node, sizes);
+                node = isl_schedule_node_child(node, 0); // the point band
+                ++descended;
+                // Full tiles: prefixes whose every point 0..width-1 exists.
+                isl_union_map *prefix = isl_schedule_node_get_prefix_schedule_relation(node);
+                isl_union_map *point = isl_schedule_node_band_get_partial_schedule_union_map(node);
+                isl_union_map *both = isl_union_map_range_product(prefix, point);
+                isl_set *wrapped = isl_set_from_union_set(isl_union_map_range(both));
+                isl_map *present = isl_set_unwrap(wrapped);
+                isl_set *tiles = isl_map_domain(isl_map_copy(present));
+                isl_map *all = isl_map_from_domain_and_range(
+                    isl_set_copy(tiles), isl_set_read_from_str(ctx, ("{ [p] : 0 <= p < " + std::to_string(width) + " }").c_str()));
+                isl_set *partial_tiles = isl_map_domain(isl_map_subtract(all, present));
+                isl_set *full = isl_set_subtract(tiles, partial_tiles);
+                isl_map *iso = isl_map_from_domain_and_range(
+                    full, isl_set_read_from_str(ctx, ("{ [p] : 0 <= p < " + std::to_string(width) + " }").c_str()));
+                isl_set *option = isl_set_set_tuple_name(isl_map_wrap(iso), "isolate");
+                node = isl_schedule_node_band_set_ast_build_options(node, isl_union_set_from_set(option));
+            }
+            node = insert_mark(node, "simd");
+        }
+        // Return the node at the position of the band that was passed in.
+        for (; descended > 0; --descended) node = isl_schedule_node_parent(node);
+        return node;
+    });
+}
+
+void promote_to_local_buffers(PolyModel &m, const ScheduleOptions &options) {
+    // Visit the parallel marks; the band below each is the loop whose iterations own the
+    // promoted buffers.
+    struct Ctx {
+        PolyModel *m;
+        const ScheduleOptions *options;
+    } ctx{&m, &options};
+    isl_schedule_node *root = isl_schedule_get_root(m.schedule.get());
+    isl_schedule_node_foreach_descendant_top_down(
+        root,
+        [](isl_schedule_node *node, void *user) -> isl_bool {
+            auto &c = *static_cast<Ctx *>(user);
+            if (isl_schedule_node_get_type(node) != isl_schedule_node_mark) return isl_bool_true;
+            isl_id *id = isl_schedule_node_mark_get_id(node);
+            bool parallel = std::string(isl_id_get_name(id)) == "parallel";
+            isl_id_free(id);
+            if (!parallel) return isl_bool_true;
+            isl_schedule_node *band = isl_schedule_node_child(isl_schedule_node_copy(node), 0);
+            isl_schedule_node *inside = isl_schedule_node_child(isl_schedule_node_copy(band), 0);
+            int depth = isl_schedule_node_get_schedule_depth(inside);
+            isl_union_set *subtree = isl_schedule_node_get_domain(band);
+            isl_union_map *prefix = isl_schedule_node_get_prefix_schedule_relation(inside);
+            for (auto &b : c.m->buffers) {
+                if (b.kind != BufferKind::Scratch || b.promoted) continue;
+                isl::union_map acc = c.m->reads.unite(c.m->writes);
+                isl_union_map *mine = isl_union_map_intersect_range(
+                    acc.copy(), isl_union_set_from_set(isl_set_universe(isl_space_set_tuple_name(
+                                    isl_space_set_alloc(isl_union_map_get_ctx(acc.get()), 0, b.shape.size()), isl_dim_set,
+                                    b.name.c_str()))));
+                isl_union_set *users = isl_union_map_domain(isl_union_map_copy(mine));
+                bool inside_only = isl_union_set_is_subset(users, subtree) == isl_bool_true;
+                isl_union_set_free(users);
+                if (!inside_only || b.shape.empty()) {
+                    isl_union_map_free(mine);
+                    continue;
+                }
+                isl_union_map *footprint = isl_union_map_apply_range(isl_union_map_reverse(isl_union_map_copy(prefix)), mine);
+                isl_map *fp = isl_map_from_union_map(footprint);
+                isl_fixed_box *box = isl_map_get_range_simple_fixed_box_hull(fp);
+                if (isl_fixed_box_is_valid(box) == isl_bool_true) {
+                    isl_multi_val *size = isl_fixed_box_get_size(box);
+                    isl_multi_aff *offset = isl_fixed_box_get_offset(box);
+                    int64_t elements = 1;
+                    Shape local;
+                    for (size_t d = 0; d < b.shape.size(); ++d) {
+                        isl_val *v = isl_multi_val_get_at(size, d);
+                        local.push_back(isl_val_get_num_si(v));
+                        elements *= local.back();
+                        isl_val_free(v);
+                    }
+                    if (elements <= c.options->promotion_limit && elements < element_count(b.shape)) {
+                        b.promoted = true;
+                        b.local_shape = local;
+                        for (int d = 0; d < depth; ++d)
+                            offset = isl_multi_aff_set_dim_name(offset, isl_dim_in, d, ("c" + std::to_string(d)).c_str());
+                        for (size_t d = 0; d < b.shape.size(); ++d) {
+                            isl_aff *aff = isl_multi_aff_get_at(offset, d);
+                            isl_printer *p = isl_printer_to_str(isl_aff_get_ctx(aff));
+                            p = isl_printer_set_output_format(p, ISL_FORMAT_C);
+                            p = isl_printer_print_aff(p, aff);
+                            char *text = isl_printer_get_str(p);
+                            b.local_offset_c.push_back(text);
+                            free(text);
+                            isl_printer_free(p);
+                            isl_aff_free(aff);
+                        }
+                    }
+                    isl_multi_val_free(size);
+                    isl_multi_aff_free(offset);
+                }
+                isl_fixed_box_free(box);
+                isl_map_free(fp);
+            }
+            isl_union_map_free(prefix);
+            isl_union_set_free(subtree);
+            isl_schedule_node_free(inside);
+            isl_schedule_node_free(band);
+            return isl_bool_true;
+        },
+        &ctx);
+    isl_schedule_node_free(root);
+}
+
+} // namespace akg

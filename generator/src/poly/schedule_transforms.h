@@ -1,0 +1,21 @@
+#pragma once
+#include "poly/poly_model.h"
+
+namespace akg {
+
+// Marks the outermost coincident loop of each top-level band "parallel" (split off from the
+// rest of its band), so that the emitter runs it with OpenMP. Small or scalar kernels stay
+// sequential when options.parallel is false.
+void mark_parallel_loops(PolyModel &model, const ScheduleOptions &options);
+
+// Strip-mines the innermost coincident loop of every leaf band by the vector width, isolates
+// the full vector tiles from the partial one (isl's "isolate" AST option) and marks the point
+// loop "simd". Innermost loops that carry a reduction are marked "reduction".
+void vectorize_inner_loops(PolyModel &model, const ScheduleOptions &options);
+
+// Keeps scratch buffers that live only within one iteration of a parallel loop (a row's mean,
+// a softmax row's exponentials) in a small local array of that iteration: the footprint per
+// iteration is isl's fixed box hull of the accesses composed with the prefix schedule.
+void promote_to_local_buffers(PolyModel &model, const ScheduleOptions &options);
+
+} // namespace akg

@@ -1,0 +1,106 @@
+/* akgkernels.h: the stable C ABI of libakgkernels (C99).
+ *
+ * Every public name starts with akg_ / AKG_. Status values are explicit and only ever
+ * appended. No call aborts, throws or writes anything when it returns an error.
+ */
+#ifndef AKG_AKGKERNELS_H
+#define AKG_AKGKERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define AKG_VERSION_MAJOR 0
+#define AKG_VERSION_MINOR 1
+#define AKG_VERSION_PATCH 0
+/* Encoded as major*10000 + minor*100 + patch. */
+#define AKG_VERSION (AKG_VERSION_MAJOR * 10000 + AKG_VERSION_MINOR * 100 + AKG_VERSION_PATCH)
+
+typedef enum akg_status {
+    AKG_STATUS_OK = 0,                /* success */
+    AKG_STATUS_NULL_POINTER = 1,      /* a required pointer (kernel, tensor array, data, shape) is NULL */
+    AKG_STATUS_UNKNOWN_KERNEL = 2,    /* no kernel of that name / index out of range */
+    AKG_STATUS_TENSOR_COUNT = 3,      /* wrong number of input or output tensors */
+    AKG_STATUS_RANK_MISMATCH = 4,     /* a tensor's rank differs from the kernel's signature */
+    AKG_STATUS_SHAPE_MISMATCH = 5,    /* a tensor's shape differs from the kernel's signature */
+    AKG_STATUS_DTYPE_MISMATCH = 6,    /* a tensor's dtype differs from the kernel's signature */
+    AKG_STATUS_UNSUPPORTED_STRIDES = 7, /* strides other than dense row-major */
+    AKG_STATUS_ALIASING = 8,          /* an output overlaps an input or another output */
+    AKG_STATUS_OUT_OF_MEMORY = 9,     /* a scratch buffer could not be allocated */
+    AKG_STATUS_INVALID_ARGUMENT = 10  /* any other bad argument (e.g. negative rank) */
+} akg_status;
+
+typedef enum akg_dtype {
+    AKG_DTYPE_FLOAT32 = 0, /* IEEE binary32 */
+    AKG_DTYPE_FLOAT16 = 1, /* IEEE binary16, passed as uint16_t bits */
+    AKG_DTYPE_INT32 = 2,
+    AKG_DTYPE_BOOL = 3,    /* one byte, 0 or 1 */
+    AKG_DTYPE_INT64 = 4,
+    AKG_DTYPE_UINT8 = 5,
+    AKG_DTYPE_INT8 = 6,
+    AKG_DTYPE_FLOAT64 = 7
+} akg_dtype;
+
+/* A tensor handed to akg_run. Strides are in elements; NULL means dense row-major. */
+typedef struct akg_tensor {
+    void *data;
+    akg_dtype dtype;
+    int32_t rank;
+    const int64_t *shape;
+    const int64_t *strides;
+} akg_tensor;
+
+/* What a kernel expects of one of its tensors. Pointers stay valid for the program's life. */
+typedef struct akg_tensor_info {
+    const char *name;      /* tensor_name in the composite JSON */
+    akg_dtype dtype;
+    int32_t rank;
+    const int64_t *shape;
+    int32_t updated_in_place; /* inputs only: 1 if the kernel writes this input (InplaceAssign/Assign) */
+} akg_tensor_info;
+
+typedef struct akg_kernel akg_kernel; /* opaque */
+
+/* Version of the library actually linked (AKG_VERSION encoding) and as a string. */
+uint32_t akg_version(void);
+const char *akg_version_string(void);
+/* A static, human-readable description of a status; never NULL. */
+const char *akg_status_string(akg_status status);
+
+/* The catalog: enumeration and lookup by name. */
+size_t akg_kernel_count(void);
+const akg_kernel *akg_kernel_at(size_t index);           /* NULL when out of range */
+const akg_kernel *akg_kernel_lookup(const char *name);   /* NULL when unknown */
+
+const char *akg_kernel_name(const akg_kernel *kernel);   /* NULL for a NULL kernel */
+size_t akg_kernel_num_inputs(const akg_kernel *kernel);  /* 0 for a NULL kernel */
+size_t akg_kernel_num_outputs(const akg_kernel *kernel);
+/* Describe input/output `index` of a kernel: AKG_STATUS_NULL_POINTER for a NULL kernel or info_out,
+ * AKG_STATUS_INVALID_ARGUMENT for an index >= the number of inputs/outputs (info_out untouched). */
+akg_status akg_kernel_input_info(const akg_kernel *kernel, size_t index, akg_tensor_info *info_out);
+akg_status akg_kernel_output_info(const akg_kernel *kernel, size_t index, akg_tensor_info *info_out);
+
+/* Runs a kernel. Inputs are in the order of the kernel's input_desc, outputs in the order of its
+ * output_desc. Everything is validated first; on error nothing is written. Checks, in order:
+ * kernel NULL (NULL_POINTER); tensor counts (TENSOR_COUNT); inputs/outputs array NULL with a
+ * count > 0 (NULL_POINTER); then per tensor, inputs first: rank < 0 (INVALID_ARGUMENT), rank
+ * (RANK_MISMATCH), shape NULL with rank > 0 (NULL_POINTER), a dim < 0 (INVALID_ARGUMENT), dims
+ * (SHAPE_MISMATCH), dtype not an akg_dtype value (INVALID_ARGUMENT), dtype (DTYPE_MISMATCH), data
+ * NULL unless the tensor has no elements (NULL_POINTER), strides neither NULL nor dense row-major
+ * (UNSUPPORTED_STRIDES; the stride of a dim of extent 1, and all strides of a tensor without
+ * elements, may be anything); finally, a written buffer (an output, or an input updated in place)
+ * sharing a byte with any other tensor (ALIASING); read-only inputs may overlap each other.
+ * Inputs that the kernel updates in place (akg_tensor_info.updated_in_place) receive their new
+ * contents. A kernel that cannot get scratch memory returns AKG_STATUS_OUT_OF_MEMORY.
+ * Thread-safe: concurrent calls on distinct output buffers are fine. */
+akg_status akg_run(const akg_kernel *kernel, const akg_tensor *inputs, size_t num_inputs,
+                   const akg_tensor *outputs, size_t num_outputs);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AKG_AKGKERNELS_H */

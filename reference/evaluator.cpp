@@ -1,0 +1,231 @@
+// The graph walk: binds kernel inputs and inline constants to names, runs the ops in order
+// (op_desc is topologically sorted), checks every op's result against its output_desc, performs
+// the buffer writes of InplaceAssign/Assign, and collects the outputs.
+#include <deque>
+#include <limits>
+#include <new>
+#include <set>
+#include <unordered_map>
+
+#include "dtype.h"
+#include "kernel_desc.h"
+#include "ops.h"
+#include "reference_evaluator.h"
+
+namespace akg::reference {
+namespace {
+
+// Ops the reference deliberately does not interpret (they need layouts or algorithms beyond a
+// simple elementwise/reduction interpreter).
+const std::set<std::string> kUnsupportedOps = {"MatMul", "BatchMatMul", "Conv2D"};
+
+// Converts every value to `dtype` as a store would (float16 rounding, integer truncation).
+Tensor stored_as(const Tensor &t, const Shape &shape, const std::string &dtype) {
+  Tensor r{shape, dtype, t.data};
+  const DtypeInfo info(dtype);
+  for (double &v : r.data) v = info.convert(v);
+  return r;
+}
+
+class Evaluation {
+ public:
+  explicit Evaluation(const nlohmann::json &kernel) : kernel_(kernel) {}
+
+  Result run(const std::vector<Tensor> &inputs) {
+    bind_inputs(inputs);
+    if (!kernel_.contains("op_desc") || !kernel_["op_desc"].is_array()) throw Error("kernel has no op_desc list");
+    const nlohmann::json &ops = kernel_["op_desc"];
+    compute_last_uses(ops);
+    for (size_t i = 0; i < ops.size(); ++i) run_op(i, ops[i]);
+    return collect_results();
+  }
+
+ private:
+  void bind_inputs(const std::vector<Tensor> &inputs) {
+    input_descs_ = kernel_input_descs(kernel_);
+    if (inputs.size() != input_descs_.size()) {
+      throw Error("kernel has " + std::to_string(input_descs_.size()) + " inputs, got " +
+                  std::to_string(inputs.size()));
+    }
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const TensorDesc &desc = input_descs_[i];
+      const Tensor &given = inputs[i];
+      const std::string where = "kernel input " + std::to_string(i) + " ('" + desc.name + "')";
+      if (!same_shape(given.shape, desc.shape)) {
+        throw Error(where + ": shape " + shape_to_string(given.shape) + ", declared " + shape_to_string(desc.shape));
+      }
+      if (!given.dtype.empty() && given.dtype != desc.dtype) {
+        throw Error(where + ": dtype " + given.dtype + ", declared " + desc.dtype);
+      }
+      if (static_cast<int64_t>(given.data.size()) != element_count(desc.shape)) {
+        throw Error(where + ": " + std::to_string(given.data.size()) + " values for shape " +
+                    shape_to_string(desc.shape));
+      }
+      if (!input_index_.emplace(desc.name, i).second) throw Error(where + ": duplicate tensor name");
+      values_[desc.name] = Tensor{desc.shape, desc.dtype, given.data};
+    }
+  }
+
+  // The index of the last op reading each name, so that dead intermediates can be freed: with
+  // tens of millions of elements per tensor, keeping them all would need many gigabytes.
+  void compute_last_uses(const nlohmann::json &ops) {
+    for (size_t i = 0; i < ops.size(); ++i) {
+      for (const auto &list : op_input_descs(ops[i], op_label(i, ops[i]))) {
+        for (const TensorDesc &d : list) {
+          if (d.value == nullptr) last_use_[d.name] = i;
+        }
+      }
+    }
+    if (!kernel_.contains("output_desc") || !kernel_["output_desc"].is_array()) {
+      throw Error("kernel has no output_desc list");
+    }
+    for (const auto &out : kernel_["output_desc"]) {
+      last_use_[parse_tensor_desc(out, "kernel output").name] = std::numeric_limits<size_t>::max();
+    }
+  }
+
+  void run_op(size_t index, const nlohmann::json &op) {
+    const std::string label = op_label(index, op);
+    if (!op.is_object() || !op.contains("name") || !op["name"].is_string()) throw Error(label + ": op has no name");
+    const std::string name = op["name"].get<std::string>();
+    if (kUnsupportedOps.count(name) != 0) throw Error(label + ": unsupported op " + name);
+
+    // Operands: inline constants are materialized here; names must be defined already.
+    const auto input_descs = op_input_descs(op, label);
+    std::deque<Tensor> constants;  // a deque keeps the addresses stable
+    std::vector<std::vector<const Tensor *>> operands;
+    for (size_t k = 0; k < input_descs.size(); ++k) {
+      operands.emplace_back();
+      for (const TensorDesc &d : input_descs[k]) {
+        const std::string where = label + " input " + std::to_string(k);
+        if (d.value != nullptr) {
+          constants.push_back(constant_tensor(d, where));
+          operands.back().push_back(&constants.back());
+          continue;
+        }
+        auto it = values_.find(d.name);
+        if (it == values_.end()) {
+          throw Error(where + ": tensor '" + d.name + "' is not a kernel input or an earlier op's output");
+        }
+        const Tensor &t = it->second;
+        if (!same_shape(t.shape, d.shape) || t.dtype != d.dtype) {
+          throw Error(where + ": tensor '" + d.name + "' is " + shape_to_string(t.shape) + " " + t.dtype +
+                      " but described as " + shape_to_string(d.shape) + " " + d.dtype);
+        }
+        operands.back().push_back(&t);
+      }
+    }
+
+    if (!op.contains("output_desc") || !op["output_desc"].is_array() || op["output_desc"].size() != 1) {
+      throw Error(label + ": expected exactly one output_desc entry");
+    }
+    const TensorDesc out = parse_tensor_desc(op["output_desc"][0], label + " output");
+
+    Tensor result;
+    if (name == "InplaceAssign" || name == "Assign") {
+      result = assign(label, name, input_descs, operands);
+    } else {
+      const OpFunction *fn = find_op(name);
+      if (fn == nullptr) throw Error(label + ": unsupported op " + name);
+      OpCall call{label, &op, operands, out.shape, out.dtype};
+      result = (*fn)(call);
+    }
+    if (!same_shape(result.shape, out.shape)) {
+      throw Error(label + ": result shape is " + shape_to_string(result.shape) + " but output_desc says " +
+                  shape_to_string(out.shape));
+    }
+    result.shape = out.shape;
+    result.dtype = out.dtype;
+    if (values_.count(out.name) != 0) throw Error(label + ": output name '" + out.name + "' is defined twice");
+
+    // Free the operands this op was the last reader of, then publish the result.
+    for (const auto &list : input_descs) {
+      for (const TensorDesc &d : list) {
+        if (d.value == nullptr && last_use_[d.name] == index) values_.erase(d.name);
+      }
+    }
+    values_[out.name] = std::move(result);
+  }
+
+  // InplaceAssign(ref, value, passthrough) and Assign(ref, value): `ref` receives `value` when the
+  // kernel finishes (ops later in the kernel still read the old contents; docs/DESIGN.md).
+  Tensor assign(const std::string &label, const std::string &name,
+                const std::vector<std::vector<TensorDesc>> &descs,
+                const std::vector<std::vector<const Tensor *>> &operands) {
+    const size_t arity = name == "InplaceAssign" ? 3 : 2;
+    if (operands.size() != arity) {
+      throw Error(label + ": expected " + std::to_string(arity) + " inputs, got " + std::to_string(operands.size()));
+    }
+    for (const auto &list : operands) {
+      if (list.size() != 1) throw Error(label + ": every input must be one tensor");
+    }
+    const TensorDesc &ref = descs[0][0];
+    if (ref.value != nullptr) throw Error(label + ": cannot assign to an inline constant");
+    const Tensor &ref_tensor = *operands[0][0];
+    const Tensor &value = *operands[1][0];
+    if (!same_shape(ref_tensor.shape, value.shape)) {
+      throw Error(label + ": value shape " + shape_to_string(value.shape) + " differs from ref '" + ref.name +
+                  "' shape " + shape_to_string(ref_tensor.shape));
+    }
+    pending_writes_[ref.name] = stored_as(value, ref_tensor.shape, ref_tensor.dtype);
+    return *operands[arity - 1][0];
+  }
+
+  Result collect_results() {
+    Result result;
+    for (const auto &out_json : kernel_["output_desc"]) {
+      const TensorDesc out = parse_tensor_desc(out_json, "kernel output " + std::to_string(result.outputs.size()));
+      const std::string where = "kernel output " + std::to_string(result.outputs.size()) + " ('" + out.name + "')";
+      const Tensor *t = nullptr;
+      auto written = pending_writes_.find(out.name);
+      auto it = values_.find(out.name);
+      if (written != pending_writes_.end()) {
+        t = &written->second;  // an intermediate that an Assign wrote to
+      } else if (it != values_.end()) {
+        t = &it->second;
+      } else {
+        throw Error(where + ": no op produces it");
+      }
+      if (!same_shape(t->shape, out.shape) || t->dtype != out.dtype) {
+        throw Error(where + ": computed " + shape_to_string(t->shape) + " " + t->dtype + " but declared " +
+                    shape_to_string(out.shape) + " " + out.dtype);
+      }
+      result.outputs.push_back(stored_as(*t, out.shape, out.dtype));
+    }
+    for (const auto &[name, value] : pending_writes_) {
+      auto idx = input_index_.find(name);
+      if (idx != input_index_.end()) result.updated_inputs[idx->second] = value;
+    }
+    return result;
+  }
+
+  const nlohmann::json &kernel_;
+  std::vector<TensorDesc> input_descs_;
+  std::unordered_map<std::string, size_t> input_index_;      // kernel input name -> index
+  std::unordered_map<std::string, Tensor> values_;           // live tensors by name
+  std::unordered_map<std::string, size_t> last_use_;         // name -> last reading op
+  std::unordered_map<std::string, Tensor> pending_writes_;   // ref name -> contents at the end
+};
+
+}  // namespace
+
+std::vector<Tensor> kernel_inputs_signature(const nlohmann::json &kernel) {
+  std::vector<Tensor> signature;
+  for (const TensorDesc &d : kernel_input_descs(kernel)) signature.push_back(Tensor{d.shape, d.dtype, {}});
+  return signature;
+}
+
+Result evaluate(const nlohmann::json &kernel, const std::vector<Tensor> &inputs) {
+  try {
+    return Evaluation(kernel).run(inputs);
+  } catch (const Error &) {
+    throw;
+  } catch (const std::bad_alloc &) {
+    throw;
+  } catch (const std::exception &e) {
+    // Anything else (a malformed attr read by nlohmann, an unknown dtype) still becomes an Error.
+    throw Error(std::string("cannot evaluate kernel: ") + e.what());
+  }
+}
+
+}  // namespace akg::reference

@@ -1,0 +1,58 @@
+#include "ops.h"
+
+#include "kernel_desc.h"
+
+namespace akg::reference {
+
+void OpCall::fail(const std::string &message) const { throw Error(label + ": " + message); }
+
+void OpCall::expect_inputs(size_t n) const {
+  if (inputs.size() != n) {
+    fail("expected " + std::to_string(n) + " inputs, got " + std::to_string(inputs.size()));
+  }
+}
+
+const Tensor &OpCall::in(size_t i) const {
+  if (i >= inputs.size()) fail("missing input " + std::to_string(i));
+  if (inputs[i].size() != 1) {
+    fail("input " + std::to_string(i) + " must be one tensor, got " + std::to_string(inputs[i].size()));
+  }
+  return *inputs[i][0];
+}
+
+const nlohmann::json *OpCall::attr(const std::string &name) const { return find_attr(*op, name); }
+
+const nlohmann::json &OpCall::required_attr(const std::string &name) const {
+  const nlohmann::json *value = attr(name);
+  if (value == nullptr) fail("missing attr '" + name + "'");
+  return *value;
+}
+
+std::vector<int64_t> OpCall::int_list_attr(const std::string &name) const {
+  const nlohmann::json &value = required_attr(name);
+  std::vector<int64_t> list;
+  auto add = [&](const nlohmann::json &v) {
+    if (!v.is_number_integer()) fail("attr '" + name + "' must hold integers, got " + value.dump());
+    list.push_back(v.get<int64_t>());
+  };
+  if (value.is_array()) {
+    for (const auto &v : value) add(v);
+  } else {
+    add(value);
+  }
+  return list;
+}
+
+const OpFunction *find_op(const std::string &name) {
+  static const OpTable table = [] {
+    OpTable t;
+    add_elementwise_ops(&t);
+    add_reduce_ops(&t);
+    add_layout_ops(&t);
+    return t;
+  }();
+  auto it = table.find(name);
+  return it == table.end() ? nullptr : &it->second;
+}
+
+}  // namespace akg::reference

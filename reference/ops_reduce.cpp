@@ -1,0 +1,97 @@
+// ReduceSum / ReduceMax / ReduceMin / ReduceProd. Accumulation is in double (the generated code
+// accumulates in float32; the difference is what the tolerance is for). Attr `axis` is an int or
+// a list, negatives count from the end, and [] or a missing attr means every axis; `keep_dims`
+// keeps the reduced axes as size 1.
+#include <cmath>
+#include <limits>
+
+#include "dtype.h"
+#include "ops.h"
+
+namespace akg::reference {
+namespace {
+
+enum class ReduceKind { Sum, Max, Min, Prod };
+
+double initial_value(ReduceKind kind) {
+  switch (kind) {
+    case ReduceKind::Sum: return 0.0;
+    case ReduceKind::Prod: return 1.0;
+    case ReduceKind::Max: return -std::numeric_limits<double>::infinity();
+    case ReduceKind::Min: return std::numeric_limits<double>::infinity();
+  }
+  return 0.0;
+}
+
+// Once the accumulator is NaN it stays NaN: NaN compares false both ways, and the explicit test
+// lets a NaN operand in.
+double accumulate(ReduceKind kind, double acc, double v) {
+  switch (kind) {
+    case ReduceKind::Sum: return acc + v;
+    case ReduceKind::Prod: return acc * v;
+    case ReduceKind::Max: return (std::isnan(v) || v > acc) ? v : acc;
+    case ReduceKind::Min: return (std::isnan(v) || v < acc) ? v : acc;
+  }
+  return acc;
+}
+
+Tensor reduce(const OpCall &call, ReduceKind kind) {
+  call.expect_inputs(1);
+  const Tensor &x = call.in(0);
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+
+  // Which axes are reduced.
+  std::vector<bool> reduced(x.shape.size(), false);
+  std::vector<int64_t> axes;
+  if (call.attr("axis") != nullptr) axes = call.int_list_attr("axis");
+  if (axes.empty()) {
+    reduced.assign(x.shape.size(), true);
+  } else {
+    for (int64_t axis : axes) {
+      const int64_t a = normalize_axis(axis, rank);
+      if (a < 0) call.fail("axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
+      reduced[a] = true;
+    }
+  }
+  bool keep_dims = false;
+  if (const nlohmann::json *k = call.attr("keep_dims")) {
+    if (!k->is_boolean()) call.fail("attr keep_dims must be a bool");
+    keep_dims = k->get<bool>();
+  }
+
+  // Result shape, and strides that map every input element onto its result element: the
+  // result's row-major strides on kept axes, 0 on reduced ones.
+  Shape kept_shape;  // the result with reduced axes as size 1
+  for (size_t d = 0; d < x.shape.size(); ++d) kept_shape.push_back(reduced[d] ? 1 : x.shape[d]);
+  const Strides kept_strides = row_major_strides(kept_shape);
+  Strides to_result(x.shape.size(), 0);
+  Shape out_shape;
+  for (size_t d = 0; d < x.shape.size(); ++d) {
+    if (!reduced[d]) to_result[d] = kept_strides[d];
+    if (!reduced[d] || keep_dims) out_shape.push_back(kept_shape[d]);
+  }
+
+  Tensor r{out_shape, call.out_dtype,
+           std::vector<double>(static_cast<size_t>(element_count(kept_shape)), initial_value(kind))};
+  const double *px = x.data.data();
+  double *pr = r.data.data();
+  for_each_element<1>(x.shape, {&to_result}, [&](int64_t i, const std::array<int64_t, 1> &o) {
+    pr[o[0]] = accumulate(kind, pr[o[0]], px[i]);
+  });
+  const DtypeInfo info(call.out_dtype);
+  if (info.cls() != DtypeClass::Float) {
+    for (double &v : r.data) v = info.convert(v);
+  }
+  return r;
+}
+
+}  // namespace
+
+void add_reduce_ops(OpTable *table) {
+  (*table)["ReduceSum"] = [](const OpCall &call) { return reduce(call, ReduceKind::Sum); };
+  (*table)["ReduceMax"] = [](const OpCall &call) { return reduce(call, ReduceKind::Max); };
+  (*table)["ReduceMin"] = [](const OpCall &call) { return reduce(call, ReduceKind::Min); };
+  (*table)["ReduceProd"] = [](const OpCall &call) { return reduce(call, ReduceKind::Prod); };
+}
+
+}  // namespace akg::reference

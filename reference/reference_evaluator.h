@@ -1,0 +1,71 @@
+// The reference evaluator: an independent, deliberately simple double-precision interpreter of
+// MindSpore composite JSON (see docs/DESIGN.md, "Numerics"). Every generated kernel is tested
+// against it, so clarity wins over speed everywhere except the inner element loops.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace akg::reference {
+
+// A dense row-major tensor. Values of every dtype are held as doubles: float16/float32 exactly,
+// int32/bool/small int64 exactly as integers (bool is 0 or 1).
+struct Tensor {
+  std::vector<int64_t> shape;
+  std::string dtype;  // "float32", "float16", "int32", "bool", "int64", ...
+  std::vector<double> data;
+};
+
+struct Result {
+  // One per top-level output_desc entry, in order, with that entry's shape and dtype.
+  std::vector<Tensor> outputs;
+  // Index of a kernel input (flattened top-level input_desc order) -> the contents the kernel
+  // leaves in it, for the targets of InplaceAssign/Assign.
+  std::map<size_t, Tensor> updated_inputs;
+};
+
+// Unsupported ops or layouts, inconsistent shapes or dtypes, malformed JSON. Messages name the op
+// index and op name where one is involved ("op #3 (ReduceSum): ...").
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Evaluates the kernel on `inputs` (flattened top-level input_desc order; a Tensor with an empty
+// dtype takes the declared one).
+Result evaluate(const nlohmann::json &kernel, const std::vector<Tensor> &inputs);
+
+// Shapes and dtypes of the kernel inputs (data empty), in flattened top-level input_desc order.
+std::vector<Tensor> kernel_inputs_signature(const nlohmann::json &kernel);
+
+// Random inputs the AKG way, deterministic for a given seed on every standard library:
+// floats ~ N(0,1), or |N(0,1)| + 0.5 for inputs that feed Log, Sqrt, Rsqrt, Reciprocal, the base
+// of Pow or the divisor of RealDiv; float32 values are rounded to float32 and float16 values to
+// float16; bool 0/1; integers small (in [-8, 8], or [1, 8] where positivity is needed).
+std::vector<Tensor> random_inputs(const nlohmann::json &kernel, uint64_t seed);
+
+// AKG's tolerance check: |a - e| <= atol + rtol * |e| (float32 and wider 1e-4/1e-4, float16
+// 1e-3/1e-3, integers and bool exact). NaN matches NaN, an infinity matches the same infinity.
+struct Comparison {
+  bool ok = true;
+  size_t mismatches = 0;
+  // The mismatch with the largest absolute error, or the largest error overall when all match.
+  size_t worst_index = 0;
+  double worst_abs_error = 0.0;
+  double actual_at_worst = 0.0;
+  double expected_at_worst = 0.0;
+  std::string message;  // one line, suitable for a test failure
+};
+Comparison compare(const std::vector<double> &actual, const Tensor &expected);
+
+// IEEE 754 binary16 round-to-nearest-even of x (overflow to +-inf, subnormals, signed zero, NaN
+// preserved), returned as the exactly representable double.
+double round_to_float16(double x);
+
+}  // namespace akg::reference

@@ -1,0 +1,99 @@
+// Bad pattern input: each kind of mistake gets a message naming the file, the op (index and
+// name) and the problem.
+#include <gtest/gtest.h>
+
+#include "driver/pipeline.h"
+
+namespace {
+
+const char *kGood = R"({"composite": true, "op": "k", "process": "cpu",
+ "input_desc": [[{"tensor_name": "x", "shape": [4, 8], "data_type": "float32", "format": "DefaultFormat"}],
+                [{"tensor_name": "b", "shape": [8], "data_type": "float32", "format": "DefaultFormat"}]],
+ "output_desc": [{"tensor_name": "s", "shape": [4, 1], "data_type": "float32", "format": "DefaultFormat"}],
+ "op_desc": [
+  {"name": "Add", "attr": null,
+   "input_desc": [[{"tensor_name": "x", "shape": [4, 8], "data_type": "float32", "format": "DefaultFormat"}],
+                  [{"tensor_name": "b", "shape": [8], "data_type": "float32", "format": "DefaultFormat"}]],
+   "output_desc": [{"tensor_name": "y", "shape": [4, 8], "data_type": "float32", "format": "DefaultFormat"}]},
+  {"name": "ReduceSum", "attr": [{"name": "axis", "value": [1], "data_type": "listInt"}, {"name": "keep_dims", "value": true, "data_type": "bool"}],
+   "input_desc": [[{"tensor_name": "y", "shape": [4, 8], "data_type": "float32", "format": "DefaultFormat"}]],
+   "output_desc": [{"tensor_name": "s", "shape": [4, 1], "data_type": "float32", "format": "DefaultFormat"}]}]})";
+
+std::string replace(std::string text, const std::string &from, const std::string &to) {
+    size_t pos = text.find(from);
+    EXPECT_NE(pos, std::string::npos) << from;
+    if (pos != std::string::npos) text.replace(pos, from.size(), to);
+    return text;
+}
+
+std::string error_of(const std::string &text) {
+    try {
+        akg::CompositeKernel k = akg::parse_composite(text, "patterns/bad.json");
+        akg::validate_composite(k);
+    } catch (const akg::UserError &e) {
+        return e.what();
+    }
+    return "";
+}
+
+void expect_error(const std::string &text, const std::vector<std::string> &parts) {
+    std::string message = error_of(text);
+    ASSERT_FALSE(message.empty()) << "no error";
+    for (const auto &p : parts) EXPECT_NE(message.find(p), std::string::npos) << "missing '" << p << "' in: " << message;
+}
+
+TEST(BadPatterns, TheGoodOneIsAccepted) { EXPECT_EQ(error_of(kGood), ""); }
+
+TEST(BadPatterns, MalformedJson) { expect_error(std::string(kGood).substr(0, 200), {"patterns/bad.json", "malformed JSON"}); }
+
+TEST(BadPatterns, UnknownOp) {
+    expect_error(replace(kGood, "\"name\": \"Add\"", "\"name\": \"Frobnicate\""),
+                 {"patterns/bad.json", "op #0 (Frobnicate)", "unknown op"});
+}
+
+TEST(BadPatterns, UnknownDtype) {
+    expect_error(replace(kGood, "\"shape\": [8], \"data_type\": \"float32\"", "\"shape\": [8], \"data_type\": \"float7\""),
+                 {"patterns/bad.json", "unknown data_type \"float7\""});
+}
+
+TEST(BadPatterns, DanglingTensorName) {
+    expect_error(replace(kGood, "[[{\"tensor_name\": \"y\"", "[[{\"tensor_name\": \"nowhere\""),
+                 {"patterns/bad.json", "op #1 (ReduceSum)", "nowhere", "neither a kernel input nor produced"});
+}
+
+TEST(BadPatterns, MissingTensorName) {
+    expect_error(replace(kGood, "{\"tensor_name\": \"b\", \"shape\": [8],", "{\"shape\": [8],"),
+                 {"patterns/bad.json", "missing \"tensor_name\""});
+}
+
+TEST(BadPatterns, AttributeOfTheWrongType) {
+    expect_error(replace(kGood, "\"value\": [1]", "\"value\": \"one\""),
+                 {"patterns/bad.json", "op #1 (ReduceSum)", "attribute \"axis\""});
+}
+
+TEST(BadPatterns, ShapesThatDoNotBroadcast) {
+    std::string text = replace(kGood, "\"tensor_name\": \"b\", \"shape\": [8]", "\"tensor_name\": \"b\", \"shape\": [5]");
+    text = replace(text, "\"tensor_name\": \"b\", \"shape\": [8]", "\"tensor_name\": \"b\", \"shape\": [5]");
+    expect_error(text, {"patterns/bad.json", "op #0 (Add)", "do not broadcast", "x[4,8]", "b[5]"});
+}
+
+TEST(BadPatterns, OutputShapeDisagreesWithInference) {
+    std::string text = replace(kGood, "\"output_desc\": [{\"tensor_name\": \"y\", \"shape\": [4, 8]",
+                               "\"output_desc\": [{\"tensor_name\": \"y\", \"shape\": [4, 9]");
+    expect_error(text, {"patterns/bad.json", "op #0 (Add)", "declared with shape [4,9]", "produces [4,8]"});
+}
+
+TEST(BadPatterns, UnsupportedOpIsNamed) {
+    expect_error(replace(kGood, "\"name\": \"Add\"", "\"name\": \"MatMul\""), {"op #0 (MatMul)", "not supported"});
+}
+
+TEST(BadPatterns, MissingFile) {
+    try {
+        akg::load_composite("/nonexistent/k.json");
+        FAIL();
+    } catch (const akg::UserError &e) {
+        EXPECT_NE(std::string(e.what()).find("/nonexistent/k.json: cannot open"), std::string::npos);
+    }
+}
+
+} // namespace

@@ -1,0 +1,612 @@
+// Hand-computed cases for the reference evaluator: every op, broadcasting, reductions, layouts,
+// assignments, float16 rounding, tolerance checks, random inputs, and error reporting.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "kernel_builder.h"
+#include "reference_evaluator.h"
+
+namespace akg::reference {
+namespace {
+
+using namespace build;  // the kernel builders
+
+const double kInf = std::numeric_limits<double>::infinity();
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::vector<double> data_of(const Tensor &t) { return t.data; }
+
+void expect_contains(const std::string &text, const std::string &fragment) {
+  EXPECT_NE(text.find(fragment), std::string::npos) << "'" << fragment << "' not in: " << text;
+}
+
+// Expects evaluation to throw an Error whose message contains every fragment.
+template <class F>
+void expect_error(F f, const std::vector<std::string> &fragments) {
+  try {
+    f();
+    ADD_FAILURE() << "no Error thrown";
+  } catch (const Error &e) {
+    for (const std::string &fragment : fragments) expect_contains(e.what(), fragment);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// float16 rounding
+
+// Decodes binary16 bits, independently of round_to_float16.
+double half_value(uint16_t bits) {
+  const int sign = bits >> 15;
+  const int exponent = (bits >> 10) & 0x1f;
+  const int mantissa = bits & 0x3ff;
+  double magnitude;
+  if (exponent == 0x1f) {
+    magnitude = mantissa == 0 ? kInf : kNaN;
+  } else if (exponent == 0) {
+    magnitude = std::ldexp(mantissa, -24);
+  } else {
+    magnitude = std::ldexp(1024 + mantissa, exponent - 25);
+  }
+  return sign ? -magnitude : magnitude;
+}
+
+TEST(Float16, KnownValues) {
+  EXPECT_EQ(round_to_float16(1.0), 1.0);
+  EXPECT_EQ(round_to_float16(0.1), 0.0999755859375);
+  EXPECT_EQ(round_to_float16(3.14159265), 3.140625);
+  EXPECT_EQ(round_to_float16(65504.0), 65504.0);
+  EXPECT_EQ(round_to_float16(65519.99), 65504.0);
+  EXPECT_EQ(round_to_float16(-65504.0), -65504.0);
+  EXPECT_EQ(round_to_float16(std::ldexp(1.0, -14)), std::ldexp(1.0, -14));  // smallest normal
+  EXPECT_EQ(round_to_float16(std::ldexp(1.0, -24)), std::ldexp(1.0, -24));  // smallest subnormal
+}
+
+TEST(Float16, TiesGoToEven) {
+  // Normal range: quantum 2^-10 at 1, 2 at 2048.
+  EXPECT_EQ(round_to_float16(1.0 + std::ldexp(1.0, -11)), 1.0);
+  EXPECT_EQ(round_to_float16(1.0 + 3 * std::ldexp(1.0, -11)), 1.0 + std::ldexp(1.0, -9));
+  EXPECT_EQ(round_to_float16(2049.0), 2048.0);
+  EXPECT_EQ(round_to_float16(2051.0), 2052.0);
+  EXPECT_EQ(round_to_float16(-2049.0), -2048.0);
+  // Just off the tie goes to the nearer neighbour.
+  EXPECT_EQ(round_to_float16(2049.0001), 2050.0);
+  EXPECT_EQ(round_to_float16(2048.9999), 2048.0);
+}
+
+TEST(Float16, Subnormals) {
+  const double q = std::ldexp(1.0, -24);
+  EXPECT_EQ(round_to_float16(0.5 * q), 0.0);          // tie between 0 and q: 0 is even
+  EXPECT_EQ(round_to_float16(0.5000001 * q), q);
+  EXPECT_EQ(round_to_float16(1.5 * q), 2 * q);        // tie between q (odd) and 2q (even)
+  EXPECT_EQ(round_to_float16(2.5 * q), 2 * q);
+  EXPECT_EQ(round_to_float16(1023.5 * q), 1024 * q);  // largest subnormal/smallest normal tie
+  EXPECT_EQ(round_to_float16(1e-9), 0.0);
+  EXPECT_TRUE(std::signbit(round_to_float16(-1e-9)));  // underflow keeps the sign
+  EXPECT_TRUE(std::signbit(round_to_float16(-0.0)));
+}
+
+TEST(Float16, OverflowInfAndNaN) {
+  EXPECT_EQ(round_to_float16(65520.0), kInf);  // the tie above the largest half rounds up
+  EXPECT_EQ(round_to_float16(-65520.0), -kInf);
+  EXPECT_EQ(round_to_float16(1e10), kInf);
+  EXPECT_EQ(round_to_float16(kInf), kInf);
+  EXPECT_EQ(round_to_float16(-kInf), -kInf);
+  EXPECT_TRUE(std::isnan(round_to_float16(kNaN)));
+}
+
+// Every finite half is a fixed point, and between every pair of neighbours the midpoint goes to
+// the even one and anything off the midpoint to the nearer one.
+TEST(Float16, ExhaustiveNeighbours) {
+  for (uint32_t bits = 0; bits < 0x7c00; ++bits) {  // non-negative finite halves
+    const double lo = half_value(static_cast<uint16_t>(bits));
+    ASSERT_EQ(round_to_float16(lo), lo) << bits;
+    ASSERT_EQ(round_to_float16(-lo), -lo) << bits;
+    if (bits + 1 == 0x7c00) break;
+    const double hi = half_value(static_cast<uint16_t>(bits + 1));
+    const double mid = 0.5 * (lo + hi);  // exact in double
+    const double even = (bits % 2 == 0) ? lo : hi;
+    ASSERT_EQ(round_to_float16(mid), even) << bits;
+    ASSERT_EQ(round_to_float16(std::nextafter(mid, 0.0)), lo) << bits;
+    ASSERT_EQ(round_to_float16(std::nextafter(mid, kInf)), hi) << bits;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Elementwise ops
+
+TEST(Elementwise, Arithmetic) {
+  const Tensor a = tensor({4}, {1, -2, 3.5, 0});
+  const Tensor b = tensor({4}, {2, 4, -0.5, 8});
+  EXPECT_EQ(data_of(run_op("Add", {a, b}, {4})), (std::vector<double>{3, 2, 3, 8}));
+  EXPECT_EQ(data_of(run_op("TensorAdd", {a, b}, {4})), (std::vector<double>{3, 2, 3, 8}));
+  EXPECT_EQ(data_of(run_op("Sub", {a, b}, {4})), (std::vector<double>{-1, -6, 4, -8}));
+  EXPECT_EQ(data_of(run_op("Mul", {a, b}, {4})), (std::vector<double>{2, -8, -1.75, 0}));
+  EXPECT_EQ(data_of(run_op("RealDiv", {a, b}, {4})), (std::vector<double>{0.5, -0.5, -7, 0}));
+  EXPECT_EQ(data_of(run_op("Maximum", {a, b}, {4})), (std::vector<double>{2, 4, 3.5, 8}));
+  EXPECT_EQ(data_of(run_op("Minimum", {a, b}, {4})), (std::vector<double>{1, -2, -0.5, 0}));
+  EXPECT_EQ(data_of(run_op("Pow", {tensor({3}, {2, 9, 4}), tensor({3}, {3, 0.5, -1})}, {3})),
+            (std::vector<double>{8, 3, 0.25}));
+}
+
+TEST(Elementwise, Unary) {
+  const Tensor x = tensor({3}, {4, 0.25, 1});
+  EXPECT_EQ(data_of(run_op("Neg", {x}, {3})), (std::vector<double>{-4, -0.25, -1}));
+  EXPECT_EQ(data_of(run_op("Abs", {tensor({3}, {-4, 0, 2})}, {3})), (std::vector<double>{4, 0, 2}));
+  EXPECT_EQ(data_of(run_op("Sqrt", {x}, {3})), (std::vector<double>{2, 0.5, 1}));
+  EXPECT_EQ(data_of(run_op("Rsqrt", {x}, {3})), (std::vector<double>{0.5, 2, 1}));
+  EXPECT_EQ(data_of(run_op("Reciprocal", {x}, {3})), (std::vector<double>{0.25, 4, 1}));
+  EXPECT_EQ(data_of(run_op("Square", {x}, {3})), (std::vector<double>{16, 0.0625, 1}));
+  const Tensor e = run_op("Exp", {tensor({2}, {0, 1})}, {2});
+  EXPECT_EQ(e.data[0], 1.0);
+  EXPECT_DOUBLE_EQ(e.data[1], 2.718281828459045);
+  const Tensor l = run_op("Log", {tensor({3}, {1, std::exp(2.0), 0})}, {3});
+  EXPECT_EQ(l.data[0], 0.0);
+  EXPECT_DOUBLE_EQ(l.data[1], 2.0);
+  EXPECT_EQ(l.data[2], -kInf);
+  const Tensor t = run_op("Tanh", {tensor({3}, {0, 0.5, -30})}, {3});
+  EXPECT_EQ(t.data[0], 0.0);
+  EXPECT_DOUBLE_EQ(t.data[1], 0.46211715726000974);
+  EXPECT_EQ(t.data[2], -1.0);
+  const Tensor erf = run_op("Erf", {tensor({2}, {0, 1})}, {2});
+  EXPECT_EQ(erf.data[0], 0.0);
+  EXPECT_DOUBLE_EQ(erf.data[1], 0.8427007929497149);
+  EXPECT_TRUE(std::isnan(run_op("Sqrt", {tensor({1}, {-1})}, {1}).data[0]));
+}
+
+TEST(Elementwise, ComparisonsGiveBool) {
+  const Tensor a = tensor({4}, {1, 2, 3, kNaN});
+  const Tensor b = tensor({4}, {2, 2, 2, kNaN});
+  auto cmp = [&](const std::string &name) { return run_op(name, {a, b}, {4}, "bool"); };
+  EXPECT_EQ(data_of(cmp("Greater")), (std::vector<double>{0, 0, 1, 0}));
+  EXPECT_EQ(data_of(cmp("GreaterEqual")), (std::vector<double>{0, 1, 1, 0}));
+  EXPECT_EQ(data_of(cmp("Less")), (std::vector<double>{1, 0, 0, 0}));
+  EXPECT_EQ(data_of(cmp("LessEqual")), (std::vector<double>{1, 1, 0, 0}));
+  EXPECT_EQ(data_of(cmp("Equal")), (std::vector<double>{0, 1, 0, 0}));
+  EXPECT_EQ(data_of(cmp("NotEqual")), (std::vector<double>{1, 0, 1, 1}));
+  EXPECT_EQ(cmp("Greater").dtype, "bool");
+  // A comparison may also be declared with a float output dtype (seen in real kernels).
+  EXPECT_EQ(data_of(run_op("LessEqual", {a, b}, {4}, "float16")), (std::vector<double>{1, 1, 0, 0}));
+}
+
+TEST(Elementwise, LogicAndClassification) {
+  const Tensor p = tensor({4}, {0, 0, 1, 1}, "bool");
+  const Tensor q = tensor({4}, {0, 1, 0, 1}, "bool");
+  EXPECT_EQ(data_of(run_op("LogicalAnd", {p, q}, {4}, "bool")), (std::vector<double>{0, 0, 0, 1}));
+  EXPECT_EQ(data_of(run_op("LogicalOr", {p, q}, {4}, "bool")), (std::vector<double>{0, 1, 1, 1}));
+  EXPECT_EQ(data_of(run_op("LogicalNot", {p}, {4}, "bool")), (std::vector<double>{1, 1, 0, 0}));
+  const Tensor x = tensor({4}, {1, kInf, -kInf, kNaN});
+  EXPECT_EQ(data_of(run_op("IsInf", {x}, {4}, "bool")), (std::vector<double>{0, 1, 1, 0}));
+  EXPECT_EQ(data_of(run_op("IsNan", {x}, {4}, "bool")), (std::vector<double>{0, 0, 0, 1}));
+}
+
+TEST(Elementwise, NaNPropagatesThroughMaximumAndMinimum) {
+  const Tensor a = tensor({2}, {kNaN, 1});
+  const Tensor b = tensor({2}, {1, kNaN});
+  for (const char *name : {"Maximum", "Minimum"}) {
+    const Tensor r = run_op(name, {a, b}, {2});
+    EXPECT_TRUE(std::isnan(r.data[0]) && std::isnan(r.data[1])) << name;
+  }
+}
+
+TEST(Elementwise, SelectBroadcastsAllThree) {
+  const Tensor cond = tensor({2, 1}, {1, 0}, "bool");
+  const Tensor a = tensor({3}, {1, 2, 3});
+  const Tensor b = tensor({1}, {-1});
+  const Tensor r = run_op("Select", {cond, a, b}, {2, 3});
+  EXPECT_EQ(r.data, (std::vector<double>{1, 2, 3, -1, -1, -1}));
+}
+
+TEST(Elementwise, IntegerArithmeticIsExactAndWraps) {
+  const Tensor a = tensor({5}, {7, -7, 7, -7, 2147483647}, "int32");
+  const Tensor b = tensor({5}, {2, 2, -2, -2, 1}, "int32");
+  EXPECT_EQ(data_of(run_op("RealDiv", {a, b}, {5}, "int32")), (std::vector<double>{3, -3, -3, 3, 2147483647}));
+  EXPECT_EQ(data_of(run_op("Add", {a, b}, {5}, "int32")), (std::vector<double>{9, -5, 5, -9, -2147483648.0}));
+  EXPECT_EQ(data_of(run_op("Mul", {tensor({1}, {65536}, "int32"), tensor({1}, {65537}, "int32")}, {1}, "int32")),
+            (std::vector<double>{65536}));  // 2^32 + 2^16 wraps to 2^16
+  EXPECT_EQ(data_of(run_op("Neg", {tensor({1}, {-2147483648.0}, "int32")}, {1}, "int32")),
+            (std::vector<double>{-2147483648.0}));
+  EXPECT_EQ(data_of(run_op("Minimum", {a, b}, {5}, "int32")), (std::vector<double>{2, -7, -2, -7, 1}));
+  expect_error([&] { run_op("RealDiv", {a, tensor({5}, {1, 1, 0, 1, 1}, "int32")}, {5}, "int32"); },
+               {"op #0 (RealDiv)", "division by zero"});
+}
+
+TEST(Elementwise, Cast) {
+  const Tensor x = tensor({6}, {2.7, -2.7, 0.0, 1e10, kNaN, -0.3});
+  EXPECT_EQ(data_of(run_op("Cast", {x}, {6}, "int32", {{"dst_type", "int32"}})),
+            (std::vector<double>{2, -2, 0, 2147483647, 0, 0}));
+  EXPECT_EQ(data_of(run_op("Cast", {x}, {6}, "bool", {{"dst_type", "bool"}})),
+            (std::vector<double>{1, 1, 0, 1, 1, 1}));
+  EXPECT_EQ(data_of(run_op("Cast", {tensor({2}, {0.1, 70000}), }, {2}, "float16", {{"dst_type", "float16"}})),
+            (std::vector<double>{0.0999755859375, kInf}));
+  EXPECT_EQ(data_of(run_op("Cast", {tensor({2}, {1, 0}, "bool")}, {2}, "float32", {{"dst_type", "float32"}})),
+            (std::vector<double>{1, 0}));
+  EXPECT_EQ(data_of(run_op("Cast", {tensor({1}, {29126}, "int64")}, {1}, "int32", {{"dst_type", "int32"}})),
+            (std::vector<double>{29126}));
+  // Cast to float32 keeps the value: the reference computes in double.
+  EXPECT_EQ(run_op("Cast", {tensor({1}, {0.1}, "float16")}, {1}, "float32", {{"dst_type", "float32"}}).data[0], 0.1);
+  expect_error([&] { run_op("Cast", {x}, {6}, "int32", {{"dst_type", "float16"}}); }, {"op #0 (Cast)", "dst_type"});
+}
+
+TEST(Elementwise, AddNSumsEveryOperandOfTheInnerList) {
+  const json a = desc("a", {2}), b = desc("b", {2}), c = desc("c", {2}), out = desc("out", {2});
+  const json k = kernel({a, b, c}, {op("AddN", {json::array({a, b, c})}, out, {{"n", 3}})}, {out});
+  const Result r = evaluate(k, {tensor({2}, {1, 2}), tensor({2}, {10, 20}), tensor({2}, {100, 200})});
+  EXPECT_EQ(r.outputs[0].data, (std::vector<double>{111, 222}));
+}
+
+TEST(Elementwise, ElemAny) {
+  EXPECT_EQ(data_of(run_op("ElemAny", {tensor({2, 2}, {0, 0, 1, 0}, "bool")}, {1}, "float32")),
+            (std::vector<double>{1}));
+  EXPECT_EQ(data_of(run_op("ElemAny", {tensor({3}, {0, 0, 0}, "bool")}, {1}, "float32")), (std::vector<double>{0}));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Broadcasting
+
+TEST(Broadcasting, NumpyRules) {
+  // Rank extension: [2,3] + [3].
+  EXPECT_EQ(data_of(run_op("Add", {tensor({2, 3}, {0, 1, 2, 3, 4, 5}), tensor({3}, {10, 20, 30})}, {2, 3})),
+            (std::vector<double>{10, 21, 32, 13, 24, 35}));
+  // Both stretch: [2,1] * [1,3] = outer product.
+  EXPECT_EQ(data_of(run_op("Mul", {tensor({2, 1}, {1, 2}), tensor({1, 3}, {1, 10, 100})}, {2, 3})),
+            (std::vector<double>{1, 10, 100, 2, 20, 200}));
+  // [4,1,3] - [2,1] -> [4,2,3]; element (i,j,k) = a[i,0,k] - b[j,0].
+  std::vector<double> a(12);
+  for (int i = 0; i < 12; ++i) a[i] = i;
+  const Tensor r = run_op("Sub", {tensor({4, 1, 3}, a), tensor({2, 1}, {100, 200})}, {4, 2, 3});
+  ASSERT_EQ(r.data.size(), 24u);
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 2; ++j)
+      for (int k = 0; k < 3; ++k) EXPECT_EQ(r.data[(i * 2 + j) * 3 + k], a[i * 3 + k] - (j ? 200 : 100));
+  // Scalar constants broadcast against anything.
+  const json x = desc("x", {2, 2}), out = desc("out", {2, 2});
+  const json k = kernel({x}, {op("Mul", {x, constant(0.5)}, out)}, {out});
+  EXPECT_EQ(evaluate(k, {tensor({2, 2}, {2, 4, 6, 8})}).outputs[0].data, (std::vector<double>{1, 2, 3, 4}));
+}
+
+TEST(Broadcasting, IncompatibleShapesAreReported) {
+  expect_error([] { run_op("Add", {tensor({2, 3}, std::vector<double>(6)), tensor({2}, {1, 2})}, {2, 3}); },
+               {"op #0 (Add)", "[2, 3]", "[2]", "broadcast"});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reductions
+
+Tensor iota(std::vector<int64_t> shape, const std::string &dtype = "float32") {
+  int64_t n = 1;
+  for (int64_t e : shape) n *= e;
+  std::vector<double> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<double>(i);
+  return Tensor{shape, dtype, v};
+}
+
+TEST(Reduce, NegativeAxisAndKeepDims) {
+  const Tensor x = iota({2, 3});  // [[0,1,2],[3,4,5]]
+  const Tensor kept = run_op("ReduceSum", {x}, {2, 1}, "float32", {{"axis", {-1}}, {"keep_dims", true}});
+  EXPECT_EQ(kept.shape, (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(kept.data, (std::vector<double>{3, 12}));
+  const Tensor dropped = run_op("ReduceSum", {x}, {3}, "float32", {{"axis", 0}, {"keep_dims", false}});
+  EXPECT_EQ(dropped.data, (std::vector<double>{3, 5, 7}));
+}
+
+TEST(Reduce, SeveralAxes) {
+  const Tensor x = iota({2, 3, 4});
+  // Sum over axes 0 and 2: out[j] = sum_i sum_k (12 i + 4 j + k) = 2*4*4j + 4*12 + 2*6 = 32 j + 60.
+  const Tensor r = run_op("ReduceSum", {x}, {3}, "float32", {{"axis", {0, -1}}, {"keep_dims", false}});
+  EXPECT_EQ(r.data, (std::vector<double>{60, 92, 124}));
+  const Tensor kept = run_op("ReduceSum", {x}, {1, 3, 1}, "float32", {{"axis", {2, 0}}, {"keep_dims", true}});
+  EXPECT_EQ(kept.data, (std::vector<double>{60, 92, 124}));
+  // Over axis 1 only: out[i,k] = sum_j (12 i + 4 j + k) = 36 i + 12 + 3 k.
+  const Tensor mid = run_op("ReduceSum", {x}, {2, 4}, "float32", {{"axis", 1}, {"keep_dims", false}});
+  EXPECT_EQ(mid.data, (std::vector<double>{12, 15, 18, 21, 48, 51, 54, 57}));
+}
+
+TEST(Reduce, AllAxesWhenEmptyOrMissing) {
+  const Tensor x = iota({2, 3});
+  EXPECT_EQ(run_op("ReduceSum", {x}, {1}, "float32", {{"axis", json::array()}, {"keep_dims", false}}).data,
+            (std::vector<double>{15}));
+  EXPECT_EQ(run_op("ReduceSum", {x}, {1, 1}, "float32", {{"keep_dims", true}}).data, (std::vector<double>{15}));
+  // A reduction to a scalar may be declared [] or [1].
+  const Tensor scalar = run_op("ReduceSum", {x}, {}, "float32", {{"axis", {0, 1}}, {"keep_dims", false}});
+  EXPECT_EQ(scalar.shape, (std::vector<int64_t>{}));
+  EXPECT_EQ(scalar.data, (std::vector<double>{15}));
+}
+
+TEST(Reduce, MaxMinProd) {
+  const Tensor x = tensor({2, 3}, {3, -1, 2, -5, 4, 0.5});
+  const Attrs last = {{"axis", {1}}, {"keep_dims", false}};
+  EXPECT_EQ(run_op("ReduceMax", {x}, {2}, "float32", last).data, (std::vector<double>{3, 4}));
+  EXPECT_EQ(run_op("ReduceMin", {x}, {2}, "float32", last).data, (std::vector<double>{-1, -5}));
+  EXPECT_EQ(run_op("ReduceProd", {x}, {2}, "float32", last).data, (std::vector<double>{-6, -10}));
+  const Tensor nan = run_op("ReduceMax", {tensor({3}, {1, kNaN, 2})}, {1}, "float32", {{"axis", 0}, {"keep_dims", true}});
+  EXPECT_TRUE(std::isnan(nan.data[0]));
+}
+
+TEST(Reduce, WrongDeclaredShapeAndAxisAreReported) {
+  const Tensor x = iota({2, 3});
+  expect_error([&] { run_op("ReduceSum", {x}, {2}, "float32", {{"axis", {1}}, {"keep_dims", true}}); },
+               {"op #0 (ReduceSum)", "[2, 1]", "output_desc", "[2]"});
+  expect_error([&] { run_op("ReduceSum", {x}, {2}, "float32", {{"axis", {2}}, {"keep_dims", false}}); },
+               {"op #0 (ReduceSum)", "axis 2"});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Layout ops
+
+TEST(Layout, ReshapeUsesTheDeclaredShape) {
+  const Tensor r = run_op("Reshape", {iota({2, 3})}, {3, 2}, "float32", {{"shape", {-1, 2}}});
+  EXPECT_EQ(r.shape, (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(r.data, iota({6}).data);
+  expect_error([] { run_op("Reshape", {iota({2, 3})}, {4}); }, {"op #0 (Reshape)", "reshape"});
+}
+
+TEST(Layout, Transpose) {
+  const Tensor x = iota({2, 3, 4});  // x[i,j,k] = 12 i + 4 j + k
+  const Tensor r = run_op("Transpose", {x}, {4, 2, 3}, "float32", {{"perm", {2, 0, 1}}});
+  for (int k = 0; k < 4; ++k)
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 3; ++j) EXPECT_EQ(r.data[(k * 2 + i) * 3 + j], 12 * i + 4 * j + k);
+  expect_error([&] { run_op("Transpose", {x}, {4, 2, 3}, "float32", {{"perm", {2, 0, 0}}}); },
+               {"op #0 (Transpose)", "perm"});
+}
+
+TEST(Layout, BroadcastTo) {
+  const Tensor r = run_op("BroadcastTo", {tensor({2, 1}, {1, 2})}, {3, 2, 2}, "float32", {{"shape", {3, 2, 2}}});
+  EXPECT_EQ(r.data, (std::vector<double>{1, 1, 2, 2, 1, 1, 2, 2, 1, 1, 2, 2}));
+  // -1 keeps the input's extent.
+  EXPECT_EQ(run_op("BroadcastTo", {tensor({2, 1}, {1, 2})}, {2, 2}, "float32", {{"shape", {-1, 2}}}).data,
+            (std::vector<double>{1, 1, 2, 2}));
+  // A constant broadcast without kernel inputs (the "atomic clean" kernels).
+  const json out = desc("out", {2, 3});
+  const json k = kernel({}, {op("BroadcastTo", {constant(0.0)}, out, {{"shape", {2, 3}}})}, {out});
+  EXPECT_EQ(evaluate(k, {}).outputs[0].data, std::vector<double>(6, 0.0));
+}
+
+TEST(Layout, Tile) {
+  const Tensor r = run_op("Tile", {tensor({2}, {1, 2})}, {2, 4}, "float32", {{"multiples", {2, 2}}});
+  EXPECT_EQ(r.data, (std::vector<double>{1, 2, 1, 2, 1, 2, 1, 2}));
+  const Tensor r2 = run_op("Tile", {tensor({2, 1}, {1, 2})}, {4, 3}, "float32", {{"multiples", {2, 3}}});
+  EXPECT_EQ(r2.data, (std::vector<double>{1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2}));
+}
+
+TEST(Layout, ExpandDims) {
+  EXPECT_EQ(run_op("ExpandDims", {iota({2, 3})}, {2, 1, 3}, "float32", {{"axis", 1}}).shape,
+            (std::vector<int64_t>{2, 1, 3}));
+  EXPECT_EQ(run_op("ExpandDims", {iota({2, 3})}, {2, 3, 1}, "float32", {{"axis", -1}}).data, iota({6}).data);
+  EXPECT_EQ(run_op("ExpandDims", {iota({2, 3})}, {1, 2, 3}, "float32", {{"axis", 0}}).shape,
+            (std::vector<int64_t>{1, 2, 3}));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Graphs: constants, assignment, dtype storage
+
+TEST(Graph, InplaceAssignUpdatesTheInputAndReturnsPassthrough) {
+  const json acc = desc("acc", {2}), x = desc("x", {2});
+  const json sum = desc("sum", {2}), pass = desc("pass", {2}), later = desc("later", {2});
+  const json k = kernel({acc, x},
+                        {op("Add", {acc, x}, sum),
+                         op("InplaceAssign", {acc, sum, x}, pass, {{"fake_output", true}}),
+                         // Ops after the assignment still read the old contents of acc.
+                         op("Mul", {acc, constant(10.0)}, later)},
+                        {pass, later});
+  const Result r = evaluate(k, {tensor({2}, {1, 2}), tensor({2}, {5, 7})});
+  ASSERT_EQ(r.outputs.size(), 2u);
+  EXPECT_EQ(r.outputs[0].data, (std::vector<double>{5, 7}));
+  EXPECT_EQ(r.outputs[1].data, (std::vector<double>{10, 20}));
+  ASSERT_EQ(r.updated_inputs.count(0), 1u);
+  EXPECT_EQ(r.updated_inputs.at(0).data, (std::vector<double>{6, 9}));
+  EXPECT_EQ(r.updated_inputs.at(0).shape, (std::vector<int64_t>{2}));
+  EXPECT_EQ(r.updated_inputs.count(1), 0u);
+}
+
+TEST(Graph, AssignReturnsTheValueAndRoundsFloat16Updates) {
+  const json w = desc("w", {2}, "float16"), x = desc("x", {2}, "float16");
+  const json v = desc("v", {2}, "float16"), out = desc("out", {2}, "float16");
+  const json k = kernel({x, w}, {op("Mul", {x, constant(0.1, "float16")}, v), op("Assign", {w, v}, out)}, {out});
+  const Result r = evaluate(k, {tensor({2}, {1, 2}, "float16"), tensor({2}, {0, 0}, "float16")});
+  // 0.1 is the float16 constant 0.0999755859375; x * 0.1 rounded to float16 when stored.
+  const std::vector<double> expected = {round_to_float16(0.0999755859375), round_to_float16(2 * 0.0999755859375)};
+  EXPECT_EQ(r.outputs[0].data, expected);
+  ASSERT_EQ(r.updated_inputs.count(1), 1u);
+  EXPECT_EQ(r.updated_inputs.at(1).data, expected);
+  EXPECT_EQ(r.updated_inputs.at(1).dtype, "float16");
+}
+
+TEST(Graph, Float16IntermediatesAreNotRoundedOnlyOutputs) {
+  // (x + 2^-12) - x is 2^-12 in exact arithmetic, but 0 if 1 + 2^-12 were rounded to float16.
+  const json x = desc("x", {1}, "float16"), s = desc("s", {1}, "float16"), d = desc("d", {1}, "float16");
+  const json k = kernel({x}, {op("Add", {x, constant(std::ldexp(1.0, -12), "float16")}, s), op("Sub", {s, x}, d)}, {d});
+  EXPECT_EQ(evaluate(k, {tensor({1}, {1.0}, "float16")}).outputs[0].data[0], std::ldexp(1.0, -12));
+  // The stored output is rounded: 1 + 2^-12 becomes 1.
+  const json k2 = kernel({x}, {op("Add", {x, constant(std::ldexp(1.0, -12), "float16")}, s)}, {s});
+  EXPECT_EQ(evaluate(k2, {tensor({1}, {1.0}, "float16")}).outputs[0].data[0], 1.0);
+  // A float32 output is not rounded at all.
+  const json y = desc("y", {1}), t = desc("t", {1});
+  const json k3 = kernel({y}, {op("Mul", {y, constant(0.1)}, t)}, {t});
+  EXPECT_EQ(evaluate(k3, {tensor({1}, {3.0})}).outputs[0].data[0], 3.0 * 0.1);
+}
+
+TEST(Graph, ConstantsOfEveryKind) {
+  const json x = desc("x", {2}, "int32"), a = desc("a", {2}, "int32"), b = desc("b", {2}, "bool");
+  const json c = desc("c", {2}, "bool");
+  const json k = kernel({x},
+                        {op("Add", {x, constant(3, "int32")}, a),
+                         op("Cast", {a}, b, {{"dst_type", "bool"}}),
+                         op("LogicalAnd", {b, constant(true, "bool", {})}, c)},
+                        {a, c});
+  const Result r = evaluate(k, {tensor({2}, {-3, 4}, "int32")});
+  EXPECT_EQ(r.outputs[0].data, (std::vector<double>{0, 7}));
+  EXPECT_EQ(r.outputs[1].data, (std::vector<double>{0, 1}));
+  EXPECT_EQ(r.outputs[1].dtype, "bool");
+}
+
+TEST(Graph, ScalarShapesEmptyAndOneAreInterchangeable) {
+  // As in AKG's LambUpdateWithLR kernels: a [] tensor described as [1] by its consumer.
+  const json s = desc("s", {}), s1 = desc("s", {1}), out = desc("out", {});
+  const json k = kernel({s}, {op("Mul", {s1, constant(2.0)}, out)}, {out});
+  EXPECT_EQ(evaluate(k, {tensor({}, {4})}).outputs[0].data, (std::vector<double>{8}));
+}
+
+TEST(Graph, SignatureSkipsConstantsAndFlattens) {
+  json k = kernel({desc("a", {2, 3}, "float16"), desc("b", {1}, "int32")}, {}, {});
+  k["input_desc"][1].push_back(desc("c", {4}, "bool"));
+  k["input_desc"].push_back(json::array({constant(1.0)}));
+  const std::vector<Tensor> sig = kernel_inputs_signature(k);
+  ASSERT_EQ(sig.size(), 3u);
+  EXPECT_EQ(sig[0].shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(sig[0].dtype, "float16");
+  EXPECT_EQ(sig[2].dtype, "bool");
+  EXPECT_TRUE(sig[1].data.empty());
+  json none = kernel({}, {}, {});
+  EXPECT_TRUE(kernel_inputs_signature(none).empty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+TEST(Errors, UnsupportedOpsAndLayouts) {
+  const json a = desc("a", {2, 2}), b = desc("b", {2, 2}), out = desc("out", {2, 2});
+  const json mm = kernel({a, b}, {op("MatMul", {a, b}, out)}, {out});
+  expect_error([&] { evaluate(mm, {iota({2, 2}), iota({2, 2})}); }, {"op #0 (MatMul)", "unsupported"});
+  const json unknown = kernel({a}, {op("Frobnicate", {a}, out)}, {out});
+  expect_error([&] { evaluate(unknown, {iota({2, 2})}); }, {"op #0 (Frobnicate)", "unsupported"});
+  json nz = desc("nz", {2, 2});
+  nz["format"] = "FRACTAL_NZ";
+  const json fractal = kernel({a}, {op("Add", {a, nz}, out)}, {out});
+  expect_error([&] { evaluate(fractal, {iota({2, 2})}); }, {"FRACTAL_NZ", "unsupported"});
+}
+
+TEST(Errors, BadInputsAndNames) {
+  const json a = desc("a", {2}), out = desc("out", {2});
+  const json k = kernel({a}, {op("Neg", {desc("ghost", {2})}, out)}, {out});
+  expect_error([&] { evaluate(k, {tensor({2}, {1, 2})}); }, {"op #0 (Neg)", "ghost"});
+  const json ok = kernel({a}, {op("Neg", {a}, out)}, {out});
+  expect_error([&] { evaluate(ok, {}); }, {"1 inputs, got 0"});
+  expect_error([&] { evaluate(ok, {tensor({3}, {1, 2, 3})}); }, {"kernel input 0", "[3]"});
+  expect_error([&] { evaluate(ok, {tensor({2}, {1, 2}, "int32")}); }, {"kernel input 0", "int32"});
+  // An empty dtype takes the declared one.
+  EXPECT_EQ(evaluate(ok, {Tensor{{2}, "", {1, 2}}}).outputs[0].data, (std::vector<double>{-1, -2}));
+  // A consumer that describes a tensor with another shape.
+  const json k2 = kernel({a}, {op("Neg", {desc("a", {3})}, desc("out", {3}))}, {desc("out", {3})});
+  expect_error([&] { evaluate(k2, {tensor({2}, {1, 2})}); }, {"op #0 (Neg)", "described as [3]"});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tolerance check
+
+TEST(Compare, Float32Tolerance) {
+  const Tensor e = tensor({3}, {1.0, 100.0, 0.0});
+  EXPECT_TRUE(compare({1.00019, 100.01, 0.9e-4}, e).ok);  // within 1e-4 + 1e-4 * |e|
+  const Comparison c = compare({1.0003, 100.0, 0.0}, e);
+  EXPECT_FALSE(c.ok);
+  EXPECT_EQ(c.mismatches, 1u);
+  EXPECT_EQ(c.worst_index, 0u);
+  EXPECT_NEAR(c.worst_abs_error, 3e-4, 1e-12);
+  EXPECT_EQ(c.actual_at_worst, 1.0003);
+  EXPECT_EQ(c.expected_at_worst, 1.0);
+  expect_contains(c.message, "1 of 3");
+}
+
+TEST(Compare, Float16IntAndBool) {
+  EXPECT_TRUE(compare({1.0019}, tensor({1}, {1.0}, "float16")).ok);
+  EXPECT_FALSE(compare({1.0021}, tensor({1}, {1.0}, "float16")).ok);
+  EXPECT_FALSE(compare({3.0001}, tensor({1}, {3}, "int32")).ok);
+  EXPECT_TRUE(compare({3}, tensor({1}, {3}, "int32")).ok);
+  EXPECT_FALSE(compare({0}, tensor({1}, {1}, "bool")).ok);
+}
+
+TEST(Compare, SpecialValues) {
+  const Tensor e = tensor({4}, {kNaN, kInf, -kInf, 1});
+  EXPECT_TRUE(compare({kNaN, kInf, -kInf, 1}, e).ok);
+  const Comparison c = compare({0, -kInf, -kInf, kNaN}, e);
+  EXPECT_EQ(c.mismatches, 3u);
+  EXPECT_EQ(c.worst_abs_error, kInf);
+  EXPECT_FALSE(compare({1}, tensor({2}, {1, 1})).ok);  // size mismatch
+}
+
+TEST(Compare, WorstIsReportedWhenAllMatch) {
+  const Comparison c = compare({1.00001, 2.00005}, tensor({2}, {1, 2}));
+  EXPECT_TRUE(c.ok);
+  EXPECT_EQ(c.worst_index, 1u);
+  expect_contains(c.message, "within");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Random inputs
+
+TEST(RandomInputs, PositivityFollowsElementwiseProducers) {
+  const std::vector<int64_t> s = {10, 100};
+  const json num = desc("num", s), sq = desc("sq", s), den = desc("den", {10}, "float16");
+  const json lg = desc("lg", {1000}), n = desc("n", s);
+  const json cast = desc("cast", {10}), rs = desc("rs", {10, 1}), bcast = desc("bcast", s), div = desc("div", s);
+  const json r1 = desc("r1", s), root = desc("root", s), lgr = desc("lgr", s), logv = desc("logv", s);
+  const json neg = desc("neg", s);
+  const json k = kernel({num, sq, den, lg, n},
+                        {op("Cast", {den}, cast, {{"dst_type", "float32"}}),
+                         op("Reshape", {cast}, rs, {{"shape", {10, 1}}}),
+                         op("BroadcastTo", {rs}, bcast, {{"shape", {10, 100}}}),
+                         op("RealDiv", {num, bcast}, div),
+                         op("Mul", {sq, constant(2.0)}, r1),
+                         op("Sqrt", {r1}, root),
+                         op("Reshape", {lg}, lgr, {{"shape", {10, 100}}}),
+                         op("Log", {lgr}, logv),
+                         op("Neg", {n}, neg)},
+                        {div, root, logv, neg});
+  const std::vector<Tensor> in = random_inputs(k, 42);
+  ASSERT_EQ(in.size(), 5u);
+  auto min_of = [](const Tensor &t) { return *std::min_element(t.data.begin(), t.data.end()); };
+  EXPECT_LT(min_of(in[0]), 0.0);  // a numerator stays gaussian
+  EXPECT_GE(min_of(in[1]), 0.5);  // Sqrt(Mul(sq, 2))
+  EXPECT_GE(min_of(in[2]), 0.5);  // divisor through Cast, Reshape, BroadcastTo
+  EXPECT_GE(min_of(in[3]), 0.5);  // Log(Reshape(lg))
+  EXPECT_LT(min_of(in[4]), 0.0);  // Neg needs nothing
+  for (const Tensor &out : evaluate(k, in).outputs) {
+    for (double v : out.data) ASSERT_TRUE(std::isfinite(v));
+  }
+}
+
+TEST(RandomInputs, DeterministicAndInTheirDtype) {
+  const json f16 = desc("h", {3000}, "float16"), f32 = desc("f", {3000}), b = desc("b", {100}, "bool");
+  const json i = desc("i", {100}, "int32");
+  const json k = kernel({f16, f32, b, i}, {}, {});
+  const std::vector<Tensor> a = random_inputs(k, 7), again = random_inputs(k, 7), other = random_inputs(k, 8);
+  for (size_t n = 0; n < a.size(); ++n) EXPECT_EQ(a[n].data, again[n].data);
+  EXPECT_NE(a[0].data, other[0].data);
+  for (double v : a[0].data) ASSERT_EQ(v, round_to_float16(v));
+  for (double v : a[1].data) ASSERT_EQ(v, static_cast<double>(static_cast<float>(v)));
+  for (double v : a[2].data) ASSERT_TRUE(v == 0.0 || v == 1.0);
+  for (double v : a[3].data) ASSERT_TRUE(v == std::trunc(v) && v >= -8 && v <= 8);
+  EXPECT_EQ(a[0].dtype, "float16");
+  EXPECT_EQ(a[3].shape, (std::vector<int64_t>{100}));
+}
+
+TEST(RandomInputs, StandardNormalMoments) {
+  const json x = desc("x", {200000});
+  const json k = kernel({x}, {}, {});
+  const Tensor t = random_inputs(k, 1).at(0);
+  double sum = 0, sum_sq = 0;
+  for (double v : t.data) {
+    sum += v;
+    sum_sq += v * v;
+  }
+  const double mean = sum / t.data.size();
+  EXPECT_NEAR(mean, 0.0, 0.01);
+  EXPECT_NEAR(std::sqrt(sum_sq / t.data.size() - mean * mean), 1.0, 0.01);
+}
+
+// The generator is mt19937_64 (whose sequence the standard fixes) plus our own Box-Muller, so
+// these values hold on every standard library, up to the last bit of libm's log/sin/cos.
+TEST(RandomInputs, StableValues) {
+  const json x = desc("x", {4}, "float64");
+  const Tensor t = random_inputs(kernel({x}, {}, {}), 2024).at(0);
+  const Tensor again = random_inputs(kernel({x}, {}, {}), 2024).at(0);
+  EXPECT_EQ(t.data, again.data);
+  for (double v : t.data) EXPECT_TRUE(std::isfinite(v) && std::fabs(v) < 6);
+}
+
+}  // namespace
+}  // namespace akg::reference

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# README command 1: install what akg needs from Debian 12, configure, generate the catalog's
+# kernels and build libakgkernels.a; prints the kernels it built.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+packages=(build-essential meson ninja-build pkg-config libisl-dev libhalide14-0-dev
+          nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev)
+missing=()
+for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+[ -d build ] || meson setup build
+meson compile -C build
+echo "== libakgkernels: $(ls build/generated/libakgkernels.a) =="
+build/generator/akg-gen catalog --help >/dev/null
+echo "kernels built from patterns/:"
+for f in build/generated/*.cpp; do
+  case "$(basename "$f")" in akg_catalog.cpp) ;; *) echo "  $(basename "$f" .cpp)";; esac
+done
