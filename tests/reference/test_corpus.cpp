@@ -2,12 +2,14 @@
 // supports must evaluate at its real shapes with random inputs, and each one it does not
 // (MatMul, BatchMatMul, Conv2D, FRACTAL_NZ layouts) must be refused with an "unsupported" Error.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -91,63 +93,105 @@ std::vector<Tensor> zero_inputs(const json &kernel) {
   return inputs;
 }
 
+// The outcome for one corpus file.
+struct KernelOutcome {
+  enum Kind { Evaluated, Refused, TooBig, Failed } kind = Failed;
+  bool finite = true;
+  std::string failure;  // for Failed
+};
+
+KernelOutcome check_kernel(const fs::path &path, uint64_t seed, int64_t max_elements) {
+  KernelOutcome outcome;
+  json kernel;
+  try {
+    std::ifstream in(path);
+    kernel = json::parse(in);
+  } catch (const std::exception &e) {
+    outcome.failure = std::string("cannot parse: ") + e.what();
+    return outcome;
+  }
+  if (is_unsupported(kernel)) {
+    outcome.kind = KernelOutcome::Refused;
+    if (has_fractal_layout(kernel) || total_input_elements(kernel) > max_elements) return outcome;
+    try {
+      evaluate(kernel, zero_inputs(kernel));
+      outcome = {KernelOutcome::Failed, true, "an unsupported kernel evaluated without an Error"};
+    } catch (const Error &e) {
+      if (std::string(e.what()).find("unsupported") == std::string::npos) {
+        outcome = {KernelOutcome::Failed, true, std::string("refused without saying unsupported: ") + e.what()};
+      }
+    }
+    return outcome;
+  }
+  if (total_input_elements(kernel) > max_elements) {
+    outcome.kind = KernelOutcome::TooBig;
+    return outcome;
+  }
+  Result result;
+  try {
+    result = evaluate(kernel, random_inputs(kernel, seed));
+  } catch (const std::exception &e) {
+    outcome.failure = e.what();
+    return outcome;
+  }
+  const json &outputs = kernel["output_desc"];
+  if (result.outputs.size() != outputs.size()) {
+    outcome.failure = "wrong number of outputs";
+    return outcome;
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    int64_t n = 1;
+    for (int64_t e : outputs[i]["shape"].get<std::vector<int64_t>>()) n *= e;
+    if (static_cast<int64_t>(result.outputs[i].data.size()) != n) {
+      outcome.failure = "output " + std::to_string(i) + " has the wrong size";
+      return outcome;
+    }
+    for (double v : result.outputs[i].data) outcome.finite = outcome.finite && std::isfinite(v);
+  }
+  outcome.kind = KernelOutcome::Evaluated;
+  return outcome;
+}
+
+// Kernels are independent, so a few worker threads share them (each big kernel takes under
+// 1 GB); AKG_REFERENCE_CORPUS_THREADS overrides the count.
+unsigned worker_count() {
+  if (const char *env = std::getenv("AKG_REFERENCE_CORPUS_THREADS")) return std::max(1, std::atoi(env));
+  return std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
+}
+
 TEST(Corpus, EveryKernelEvaluates) {
   if (!fs::is_directory(corpus_dir())) {
     GTEST_SKIP() << "corpus not found at " << corpus_dir() << " (it lives in ../shared/akg-corpus)";
   }
   const int64_t max_elements = max_input_elements();
-  size_t evaluated = 0, refused = 0, too_big = 0;
+  const std::vector<fs::path> files = corpus_files();
+  std::vector<KernelOutcome> outcomes(files.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < files.size(); i = next++) {
+      outcomes[i] = check_kernel(files[i], /*seed=*/i + 1, max_elements);
+    }
+  };
+  std::vector<std::thread> workers;
+  for (unsigned t = 0; t < worker_count(); ++t) workers.emplace_back(work);
+  for (std::thread &w : workers) w.join();
+
+  size_t counts[4] = {0, 0, 0, 0};
   std::vector<std::string> non_finite;
-  for (const fs::path &path : corpus_files()) {
-    const std::string rel = fs::relative(path, corpus_dir()).string();
-    json kernel;
-    try {
-      std::ifstream in(path);
-      kernel = json::parse(in);
-    } catch (const std::exception &e) {
-      ADD_FAILURE() << rel << ": cannot parse: " << e.what();
-      continue;
-    }
-    if (is_unsupported(kernel)) {
-      ++refused;
-      if (has_fractal_layout(kernel) || total_input_elements(kernel) > max_elements) continue;
-      try {
-        evaluate(kernel, zero_inputs(kernel));
-        ADD_FAILURE() << rel << ": an unsupported kernel evaluated without an Error";
-      } catch (const Error &e) {
-        EXPECT_NE(std::string(e.what()).find("unsupported"), std::string::npos) << rel << ": " << e.what();
-      }
-      continue;
-    }
-    if (total_input_elements(kernel) > max_elements) {
-      ++too_big;
-      continue;
-    }
-    Result result;
-    try {
-      result = evaluate(kernel, random_inputs(kernel, evaluated + 1));
-    } catch (const std::exception &e) {
-      ADD_FAILURE() << rel << ": " << e.what();
-      continue;
-    }
-    ++evaluated;
-    const json &outputs = kernel["output_desc"];
-    ASSERT_EQ(result.outputs.size(), outputs.size()) << rel;
-    bool finite = true;
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      int64_t n = 1;
-      for (int64_t e : outputs[i]["shape"].get<std::vector<int64_t>>()) n *= e;
-      EXPECT_EQ(static_cast<int64_t>(result.outputs[i].data.size()), n) << rel << " output " << i;
-      for (double v : result.outputs[i].data) finite = finite && std::isfinite(v);
-    }
-    if (!finite) non_finite.push_back(rel);
+  for (size_t i = 0; i < files.size(); ++i) {
+    const std::string rel = fs::relative(files[i], corpus_dir()).string();
+    ++counts[outcomes[i].kind];
+    if (outcomes[i].kind == KernelOutcome::Failed) ADD_FAILURE() << rel << ": " << outcomes[i].failure;
+    if (outcomes[i].kind == KernelOutcome::Evaluated && !outcomes[i].finite) non_finite.push_back(rel);
   }
-  std::cout << "corpus: " << evaluated << " kernels evaluated, " << refused << " refused as unsupported, "
-            << too_big << " skipped with more than " << max_elements << " input elements\n";
+  std::cout << "corpus: " << counts[KernelOutcome::Evaluated] << " kernels evaluated, "
+            << counts[KernelOutcome::Refused] << " refused as unsupported, " << counts[KernelOutcome::TooBig]
+            << " skipped with more than " << max_elements << " input elements, " << counts[KernelOutcome::Failed]
+            << " failed\n";
   // Not a failure: random inputs can legitimately overflow (e.g. Exp of a large value in float16
   // storage), but a kernel listed here is a poor random-input test case.
   for (const std::string &rel : non_finite) std::cout << "  non-finite outputs: " << rel << "\n";
-  EXPECT_GT(evaluated, 0u);
+  EXPECT_GT(counts[KernelOutcome::Evaluated], 0u);
 }
 
 }  // namespace
