@@ -81,8 +81,10 @@ class Gaussian {
     }
     double u, v, s;
     do {
-      u = 2.0 * uniform() - 1.0;  // exact: uniform() is a multiple of 2^-53
-      v = 2.0 * uniform() - 1.0;
+      // One 64-bit draw gives both coordinates, 32 bits each, exactly representable in [-1, 1).
+      const uint64_t draw = rng_();
+      u = static_cast<double>(draw >> 32) * 0x1.0p-31 - 1.0;
+      v = static_cast<double>(draw & 0xffffffffu) * 0x1.0p-31 - 1.0;
       s = u * u + v * v;
     } while (s >= 1.0 || s == 0.0);
     const double factor = std::sqrt(-2.0 * std::log(s) / s);
@@ -94,8 +96,6 @@ class Gaussian {
   uint64_t bits() { return rng_(); }
 
  private:
-  double uniform() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; }  // [0, 1)
-
   std::mt19937_64 rng_;
   bool has_spare_ = false;
   double spare_ = 0.0;

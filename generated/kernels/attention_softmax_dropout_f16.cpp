@@ -122,7 +122,6 @@ extern "C" int akg_kernel_fn_attention_softmax_dropout_f16(void *const *buffers)
     float t1[2048];
     float *t0 = (float *)malloc(sizeof(float) * 3145728);
     if (!t0) {
-        free(t0);
         return AKG_STATUS_OUT_OF_MEMORY;
     }
     float t2[2048];

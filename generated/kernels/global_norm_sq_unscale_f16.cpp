@@ -24,7 +24,6 @@ extern "C" int akg_kernel_fn_global_norm_sq_unscale_f16(void *const *buffers) {
     float *__restrict out0 = (float *)buffers[3];
     float *t0 = (float *)malloc(sizeof(float) * 1);
     if (!t0) {
-        free(t0);
         return AKG_STATUS_OUT_OF_MEMORY;
     }
     #pragma omp parallel for schedule(static)

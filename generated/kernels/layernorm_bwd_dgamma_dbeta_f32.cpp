@@ -66,7 +66,6 @@ extern "C" int akg_kernel_fn_layernorm_bwd_dgamma_dbeta_f32(void *const *buffers
     float *__restrict out1 = (float *)buffers[5];
     float *t0 = (float *)malloc(sizeof(float) * 2048);
     if (!t0) {
-        free(t0);
         return AKG_STATUS_OUT_OF_MEMORY;
     }
     #pragma omp parallel for schedule(static)

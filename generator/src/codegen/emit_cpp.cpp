@@ -255,6 +255,7 @@ private:
                << (written(b) ? "" : "const ") << storage_type(b) << " *)buffers[" << index << "];\n";
         }
         if (kernel_entry) {
+            std::string allocated_frees; // the scratch buffers allocated so far
             for (const auto &b : m_.buffers) {
                 if (b.kind != BufferKind::Scratch) continue;
                 if (b.promoted) {
@@ -263,8 +264,9 @@ private:
                 }
                 os << indent << storage_type(b) << " *" << b.name << " = (" << storage_type(b) << " *)malloc(sizeof("
                    << storage_type(b) << ") * " << std::max<int64_t>(1, element_count(b.shape)) << ");\n";
-                os << indent << "if (!" << b.name << ") {\n" << scratch_frees(indent + "    ")
+                os << indent << "if (!" << b.name << ") {\n" << allocated_frees
                    << indent << "    return AKG_STATUS_OUT_OF_MEMORY;\n" << indent << "}\n";
+                allocated_frees += indent + "    free(" + b.name + ");\n";
             }
         }
         return os.str();
