@@ -62,6 +62,7 @@ class Evaluation {
                     shape_to_string(desc.shape));
       }
       if (!input_index_.emplace(desc.name, i).second) throw Error(where + ": duplicate tensor name");
+      defined_.insert(desc.name);
       values_[desc.name] = Tensor{desc.shape, desc.dtype, given.data};
     }
   }
@@ -134,9 +135,11 @@ class Evaluation {
       throw Error(label + ": result shape is " + shape_to_string(result.shape) + " but output_desc says " +
                   shape_to_string(out.shape));
     }
+    if (result.dtype != out.dtype) {
+      throw Error(label + ": result dtype is " + result.dtype + " but output_desc says " + out.dtype);
+    }
     result.shape = out.shape;
-    result.dtype = out.dtype;
-    if (values_.count(out.name) != 0) throw Error(label + ": output name '" + out.name + "' is defined twice");
+    if (!defined_.insert(out.name).second) throw Error(label + ": tensor name '" + out.name + "' is defined twice");
 
     // Free the operands this op was the last reader of, then publish the result.
     for (const auto &list : input_descs) {
@@ -203,6 +206,7 @@ class Evaluation {
   std::vector<TensorDesc> input_descs_;
   std::unordered_map<std::string, size_t> input_index_;      // kernel input name -> index
   std::unordered_map<std::string, Tensor> values_;           // live tensors by name
+  std::set<std::string> defined_;                            // every name defined so far
   std::unordered_map<std::string, size_t> last_use_;         // name -> last reading op
   std::unordered_map<std::string, Tensor> pending_writes_;   // ref name -> contents at the end
 };

@@ -5,33 +5,11 @@
 #include "akg_kernel_support.h"
 
 static void akg_add_relu_f32_parallel_body_0(int64_t c0, const float *__restrict in0, const float *__restrict in1, float *__restrict out0) {
-    for (int64_t c1 = 0; (c1 <= 511); c1 += 1) {
-        for (int64_t c2 = 0; (c2 <= 27); c2 += 1) {
-            for (int64_t c3 = 0; (c3 <= 27); c3 += 16) {
-                if ((c3 == 0)) {
-                    #pragma omp simd
-                    for (int64_t c4 = 0; (c4 <= 15); c4 += 1) {
-                        {
-                            [[maybe_unused]] const int64_t i0 = c0;
-                            [[maybe_unused]] const int64_t i1 = c1;
-                            [[maybe_unused]] const int64_t i2 = c2;
-                            [[maybe_unused]] const int64_t i3 = c4;
-                            out0[i0 * 401408 + i1 * 784 + i2 * 28 + i3] = (float)(akg_fmax((in0[i0 * 401408 + i1 * 784 + i2 * 28 + i3] + in1[i0 * 401408 + i1 * 784 + i2 * 28 + i3]), 0.0f));
-                        }
-                    }
-                } else {
-                    #pragma omp simd
-                    for (int64_t c4 = 0; (c4 <= 11); c4 += 1) {
-                        {
-                            [[maybe_unused]] const int64_t i0 = c0;
-                            [[maybe_unused]] const int64_t i1 = c1;
-                            [[maybe_unused]] const int64_t i2 = c2;
-                            [[maybe_unused]] const int64_t i3 = (c4 + 16);
-                            out0[i0 * 401408 + i1 * 784 + i2 * 28 + i3] = (float)(akg_fmax((in0[i0 * 401408 + i1 * 784 + i2 * 28 + i3] + in1[i0 * 401408 + i1 * 784 + i2 * 28 + i3]), 0.0f));
-                        }
-                    }
-                }
-            }
+    #pragma omp simd
+    for (int64_t c1 = 0; (c1 <= 15); c1 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = (c0 + c1);
+            out0[i0] = (float)(akg_fmax((in0[i0] + in1[i0]), 0.0f));
         }
     }
 }
@@ -41,7 +19,7 @@ extern "C" int akg_kernel_fn_add_relu_f32(void *const *buffers) {
     const float *__restrict in1 = (const float *)buffers[1];
     float *__restrict out0 = (float *)buffers[2];
     #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
+    for (int64_t c0 = 0; (c0 <= 12845055); c0 += 16)
         akg_add_relu_f32_parallel_body_0(c0, in0, in1, out0);
     return AKG_STATUS_OK;
 }

@@ -4,18 +4,16 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, const _Float16 *__restrict in0, const _Float16 *__restrict in1, const float *__restrict in2, const _Float16 *__restrict in3, const float *__restrict in4, const float *__restrict in5, _Float16 *__restrict out4, _Float16 *__restrict out0, _Float16 *__restrict out3, _Float16 *__restrict out2, _Float16 *__restrict out1) {
+static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, int64_t c1, const _Float16 *__restrict in0, const _Float16 *__restrict in1, const float *__restrict in2, const _Float16 *__restrict in3, const float *__restrict in4, const float *__restrict in5, _Float16 *__restrict out4, _Float16 *__restrict out0, _Float16 *__restrict out3, _Float16 *__restrict out2, _Float16 *__restrict out1) {
     float t1[1];
     float t2[1];
     float t0[1];
-    for (int64_t c1 = 0; (c1 <= 767); c1 += 16) {
-        #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                out0[i0 * 768 + i1] = (_Float16)(((((((float)(in0[i0 * 768 + i1])) + ((float)(in1[i1]))) * ((float)(((_Float16)(((0.899902344f < ((float)(((_Float16)(in2[i0 * 768 + i1]))))) ? 0.0f : 1.0f)))))) * 1.11132812f) + ((float)(in3[i0 * 768 + i1]))));
-            }
+    #pragma omp simd
+    for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = c0;
+            [[maybe_unused]] const int64_t i1 = (c1 + c2);
+            out0[i0 * 768 + i1] = (_Float16)(((((((float)(in0[i0 * 768 + i1])) + ((float)(in1[i1]))) * ((float)(((_Float16)(((0.899902344f < ((float)(((_Float16)(in2[i0 * 768 + i1]))))) ? 0.0f : 1.0f)))))) * 1.11132812f) + ((float)(in3[i0 * 768 + i1]))));
         }
     }
 }
@@ -33,12 +31,14 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_1(int64_t c0, 
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
         float acc = t1[0];
-        #pragma omp simd reduction(+:acc)
+        float acc1 = 0.0f;
+        #pragma omp simd reduction(+:acc1)
         for (int64_t c1 = 0; (c1 <= 767); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
-                acc = acc + ((((((float)(in0[i0 * 768 + r0])) + ((float)(in1[r0]))) * ((float)(((_Float16)(((0.899902344f < ((float)(((_Float16)(in2[i0 * 768 + r0]))))) ? 0.0f : 1.0f)))))) * 1.11132812f) + ((float)(in3[i0 * 768 + r0])));
+                acc1 = acc1 + ((((((float)(in0[i0 * 768 + r0])) + ((float)(in1[r0]))) * ((float)(((_Float16)(((0.899902344f < ((float)(((_Float16)(in2[i0 * 768 + r0]))))) ? 0.0f : 1.0f)))))) * 1.11132812f) + ((float)(in3[i0 * 768 + r0])));
             }
+        acc = acc + acc1;
         t1[0] = (float)(acc);
     }
     {
@@ -50,13 +50,15 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_1(int64_t c0, 
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
         float acc = t2[0];
-        #pragma omp simd reduction(+:acc)
+        float acc1 = 0.0f;
+        #pragma omp simd reduction(+:acc1)
         for (int64_t c1 = 0; (c1 <= 767); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
                 const float v_cse0 = (((((((float)(in0[i0 * 768 + r0])) + ((float)(in1[r0]))) * ((float)(((_Float16)(((0.899902344f < ((float)(((_Float16)(in2[i0 * 768 + r0]))))) ? 0.0f : 1.0f)))))) * 1.11132812f) + ((float)(in3[i0 * 768 + r0]))) - (((float)(((_Float16)(t1[0])))) * 0.00130176544f));
-                acc = acc + (v_cse0 * v_cse0);
+                acc1 = acc1 + (v_cse0 * v_cse0);
             }
+        acc = acc + acc1;
         t2[0] = (float)(acc);
     }
     {
@@ -86,18 +88,16 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_1(int64_t c0, 
     }
 }
 
-static void akg_bias_dropout_residual_layernorm_f16_parallel_body_2(int64_t c0, const _Float16 *__restrict in0, const _Float16 *__restrict in1, const float *__restrict in2, const _Float16 *__restrict in3, const float *__restrict in4, const float *__restrict in5, _Float16 *__restrict out4, _Float16 *__restrict out0, _Float16 *__restrict out3, _Float16 *__restrict out2, _Float16 *__restrict out1) {
+static void akg_bias_dropout_residual_layernorm_f16_parallel_body_2(int64_t c0, int64_t c1, const _Float16 *__restrict in0, const _Float16 *__restrict in1, const float *__restrict in2, const _Float16 *__restrict in3, const float *__restrict in4, const float *__restrict in5, _Float16 *__restrict out4, _Float16 *__restrict out0, _Float16 *__restrict out3, _Float16 *__restrict out2, _Float16 *__restrict out1) {
     float t1[1];
     float t2[1];
     float t0[1];
-    for (int64_t c1 = 0; (c1 <= 767); c1 += 16) {
-        #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                out4[i0 * 768 + i1] = (_Float16)(((float)(((_Float16)(((0.899902344f < ((float)(((_Float16)(in2[i0 * 768 + i1]))))) ? 0.0f : 1.0f))))));
-            }
+    #pragma omp simd
+    for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = c0;
+            [[maybe_unused]] const int64_t i1 = (c1 + c2);
+            out4[i0 * 768 + i1] = (_Float16)(((float)(((_Float16)(((0.899902344f < ((float)(((_Float16)(in2[i0 * 768 + i1]))))) ? 0.0f : 1.0f))))));
         }
     }
 }
@@ -117,15 +117,17 @@ extern "C" int akg_kernel_fn_bias_dropout_residual_layernorm_f16(void *const *bu
     float t1[1];
     float t2[1];
     float t0[1];
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for collapse(2) schedule(static)
     for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
-        akg_bias_dropout_residual_layernorm_f16_parallel_body_0(c0, in0, in1, in2, in3, in4, in5, out4, out0, out3, out2, out1);
+        for (int64_t c1 = 0; (c1 <= 767); c1 += 16)
+            akg_bias_dropout_residual_layernorm_f16_parallel_body_0(c0, c1, in0, in1, in2, in3, in4, in5, out4, out0, out3, out2, out1);
     #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
         akg_bias_dropout_residual_layernorm_f16_parallel_body_1(c0, in0, in1, in2, in3, in4, in5, out4, out0, out3, out2, out1);
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for collapse(2) schedule(static)
     for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
-        akg_bias_dropout_residual_layernorm_f16_parallel_body_2(c0, in0, in1, in2, in3, in4, in5, out4, out0, out3, out2, out1);
+        for (int64_t c1 = 0; (c1 <= 767); c1 += 16)
+            akg_bias_dropout_residual_layernorm_f16_parallel_body_2(c0, c1, in0, in1, in2, in3, in4, in5, out4, out0, out3, out2, out1);
     return AKG_STATUS_OK;
 }
 

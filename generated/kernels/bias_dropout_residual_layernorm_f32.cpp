@@ -17,12 +17,14 @@ static void akg_bias_dropout_residual_layernorm_f32_parallel_body_0(int64_t c0, 
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
         float acc = t1[0];
-        #pragma omp simd reduction(+:acc)
+        float acc1 = 0.0f;
+        #pragma omp simd reduction(+:acc1)
         for (int64_t c1 = 0; (c1 <= 767); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
-                acc = acc + (in3[i0 * 768 + r0] + ((in2[i0 * 768 + r0] * (in0[i0 * 768 + r0] + in1[r0])) * 1.11111116f));
+                acc1 = acc1 + (in3[i0 * 768 + r0] + ((in2[i0 * 768 + r0] * (in0[i0 * 768 + r0] + in1[r0])) * 1.11111116f));
             }
+        acc = acc + acc1;
         t1[0] = (float)(acc);
     }
     {
@@ -34,13 +36,15 @@ static void akg_bias_dropout_residual_layernorm_f32_parallel_body_0(int64_t c0, 
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
         float acc = t2[0];
-        #pragma omp simd reduction(+:acc)
+        float acc1 = 0.0f;
+        #pragma omp simd reduction(+:acc1)
         for (int64_t c1 = 0; (c1 <= 767); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
                 const float v_cse0 = ((in3[i0 * 768 + r0] + ((in2[i0 * 768 + r0] * (in0[i0 * 768 + r0] + in1[r0])) * 1.11111116f)) - (t1[0] * 0.00130208337f));
-                acc = acc + (v_cse0 * v_cse0);
+                acc1 = acc1 + (v_cse0 * v_cse0);
             }
+        acc = acc + acc1;
         t2[0] = (float)(acc);
     }
     {
@@ -70,18 +74,16 @@ static void akg_bias_dropout_residual_layernorm_f32_parallel_body_0(int64_t c0, 
     }
 }
 
-static void akg_bias_dropout_residual_layernorm_f32_parallel_body_1(int64_t c0, const float *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, const float *__restrict in4, const float *__restrict in5, float *__restrict out0, float *__restrict out2, float *__restrict out3, float *__restrict out1) {
+static void akg_bias_dropout_residual_layernorm_f32_parallel_body_1(int64_t c0, int64_t c1, const float *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, const float *__restrict in4, const float *__restrict in5, float *__restrict out0, float *__restrict out2, float *__restrict out3, float *__restrict out1) {
     float t1[1];
     float t2[1];
     float t0[1];
-    for (int64_t c1 = 0; (c1 <= 767); c1 += 16) {
-        #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                out0[i0 * 768 + i1] = (float)((in3[i0 * 768 + i1] + ((in2[i0 * 768 + i1] * (in0[i0 * 768 + i1] + in1[i1])) * 1.11111116f)));
-            }
+    #pragma omp simd
+    for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = c0;
+            [[maybe_unused]] const int64_t i1 = (c1 + c2);
+            out0[i0 * 768 + i1] = (float)((in3[i0 * 768 + i1] + ((in2[i0 * 768 + i1] * (in0[i0 * 768 + i1] + in1[i1])) * 1.11111116f)));
         }
     }
 }
@@ -103,9 +105,10 @@ extern "C" int akg_kernel_fn_bias_dropout_residual_layernorm_f32(void *const *bu
     #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
         akg_bias_dropout_residual_layernorm_f32_parallel_body_0(c0, in0, in1, in2, in3, in4, in5, out0, out2, out3, out1);
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for collapse(2) schedule(static)
     for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
-        akg_bias_dropout_residual_layernorm_f32_parallel_body_1(c0, in0, in1, in2, in3, in4, in5, out0, out2, out3, out1);
+        for (int64_t c1 = 0; (c1 <= 767); c1 += 16)
+            akg_bias_dropout_residual_layernorm_f32_parallel_body_1(c0, c1, in0, in1, in2, in3, in4, in5, out0, out2, out3, out1);
     return AKG_STATUS_OK;
 }
 

@@ -25,14 +25,16 @@ static void akg_bias_gelu_grad_f16_parallel_body_0(int64_t c0, const _Float16 *_
     {
         [[maybe_unused]] const int64_t i0 = c0;
         float acc = t1[0];
-        #pragma omp simd reduction(+:acc)
+        float acc1 = 0.0f;
+        #pragma omp simd reduction(+:acc1)
         for (int64_t c1 = 0; (c1 <= 2047); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
                 const float v_cse0 = ((float)(t0[(r0 - (0))]));
                 const float v_cse1 = ((float)(in1[r0 * 3072 + i0]));
-                acc = acc + (((((((1.0f - (v_cse0 * v_cse0)) * v_cse1) * (((v_cse1 * v_cse1) * 0.107035995f) + 0.797851562f)) + v_cse0) * 0.5f) + 0.5f) * ((float)(in0[r0 * 3072 + i0])));
+                acc1 = acc1 + (((((((1.0f - (v_cse0 * v_cse0)) * v_cse1) * (((v_cse1 * v_cse1) * 0.107035995f) + 0.797851562f)) + v_cse0) * 0.5f) + 0.5f) * ((float)(in0[r0 * 3072 + i0])));
             }
+        acc = acc + acc1;
         t1[0] = (float)(acc);
     }
     {

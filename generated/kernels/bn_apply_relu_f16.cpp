@@ -5,6 +5,7 @@
 #include "akg_kernel_support.h"
 
 static void akg_bn_apply_relu_f16_parallel_body_0(int64_t c0, const _Float16 *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, const float *__restrict in4, float *__restrict out1, float *__restrict out2, _Float16 *__restrict out0) {
+    float t0[1];
     #pragma omp simd
     for (int64_t c1 = 0; (c1 <= 15); c1 += 1) {
         {
@@ -15,48 +16,33 @@ static void akg_bn_apply_relu_f16_parallel_body_0(int64_t c0, const _Float16 *__
 }
 
 static void akg_bn_apply_relu_f16_parallel_body_1(int64_t c0, const _Float16 *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, const float *__restrict in4, float *__restrict out1, float *__restrict out2, _Float16 *__restrict out0) {
+    float t0[1];
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        const float v_cse0 = in1[i0];
+        t0[0] = (float)((in3[i0] * akg_rsqrt((((in2[i0] * 3.98596931e-05f) - ((v_cse0 * v_cse0) * 1.5887951e-09f)) + 9.99999975e-06f))));
+    }
+    for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
+        for (int64_t c2 = 0; (c2 <= 783); c2 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = c1;
+                [[maybe_unused]] const int64_t i1 = c0;
+                [[maybe_unused]] const int64_t i2 = c2;
+                const float v_cse0 = t0[0];
+                out0[i0 * 401408 + i1 * 784 + i2] = (_Float16)(((float)(((_Float16)(akg_fmax(((v_cse0 * ((float)(in0[i0 * 401408 + i1 * 784 + i2]))) + (in4[i1] - ((v_cse0 * in1[i1]) * 3.98596931e-05f))), 0.0f))))));
+            }
+        }
+    }
+}
+
+static void akg_bn_apply_relu_f16_parallel_body_2(int64_t c0, const _Float16 *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, const float *__restrict in4, float *__restrict out1, float *__restrict out2, _Float16 *__restrict out0) {
+    float t0[1];
     #pragma omp simd
     for (int64_t c1 = 0; (c1 <= 15); c1 += 1) {
         {
             [[maybe_unused]] const int64_t i0 = (c0 + c1);
             const float v_cse0 = in1[i0];
             out2[i0] = (float)(((in2[i0] * 3.98596931e-05f) - ((v_cse0 * v_cse0) * 1.5887951e-09f)));
-        }
-    }
-}
-
-static void akg_bn_apply_relu_f16_parallel_body_2(int64_t c0, const _Float16 *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, const float *__restrict in4, float *__restrict out1, float *__restrict out2, _Float16 *__restrict out0) {
-    for (int64_t c1 = 0; (c1 <= 511); c1 += 1) {
-        for (int64_t c2 = 0; (c2 <= 27); c2 += 1) {
-            for (int64_t c3 = 0; (c3 <= 27); c3 += 16) {
-                if ((c3 == 0)) {
-                    #pragma omp simd
-                    for (int64_t c4 = 0; (c4 <= 15); c4 += 1) {
-                        {
-                            [[maybe_unused]] const int64_t i0 = c0;
-                            [[maybe_unused]] const int64_t i1 = c1;
-                            [[maybe_unused]] const int64_t i2 = c2;
-                            [[maybe_unused]] const int64_t i3 = c4;
-                            const float v_cse0 = in1[i1];
-                            const float v_cse1 = (in3[i1] * akg_rsqrt((((in2[i1] * 3.98596931e-05f) - ((v_cse0 * v_cse0) * 1.5887951e-09f)) + 9.99999975e-06f)));
-                            out0[i0 * 401408 + i1 * 784 + i2 * 28 + i3] = (_Float16)(((float)(((_Float16)(akg_fmax(((v_cse1 * ((float)(in0[i0 * 401408 + i1 * 784 + i2 * 28 + i3]))) + (in4[i1] - ((v_cse0 * v_cse1) * 3.98596931e-05f))), 0.0f))))));
-                        }
-                    }
-                } else {
-                    #pragma omp simd
-                    for (int64_t c4 = 0; (c4 <= 11); c4 += 1) {
-                        {
-                            [[maybe_unused]] const int64_t i0 = c0;
-                            [[maybe_unused]] const int64_t i1 = c1;
-                            [[maybe_unused]] const int64_t i2 = c2;
-                            [[maybe_unused]] const int64_t i3 = (c4 + 16);
-                            const float v_cse0 = in1[i1];
-                            const float v_cse1 = (in3[i1] * akg_rsqrt((((in2[i1] * 3.98596931e-05f) - ((v_cse0 * v_cse0) * 1.5887951e-09f)) + 9.99999975e-06f)));
-                            out0[i0 * 401408 + i1 * 784 + i2 * 28 + i3] = (_Float16)(((float)(((_Float16)(akg_fmax(((v_cse1 * ((float)(in0[i0 * 401408 + i1 * 784 + i2 * 28 + i3]))) + (in4[i1] - ((v_cse0 * v_cse1) * 3.98596931e-05f))), 0.0f))))));
-                        }
-                    }
-                }
-            }
         }
     }
 }
@@ -70,14 +56,15 @@ extern "C" int akg_kernel_fn_bn_apply_relu_f16(void *const *buffers) {
     float *__restrict out1 = (float *)buffers[6];
     float *__restrict out2 = (float *)buffers[7];
     _Float16 *__restrict out0 = (_Float16 *)buffers[5];
+    float t0[1];
     #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 511); c0 += 16)
         akg_bn_apply_relu_f16_parallel_body_0(c0, in0, in1, in2, in3, in4, out1, out2, out0);
     #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 511); c0 += 16)
+    for (int64_t c0 = 0; (c0 <= 511); c0 += 1)
         akg_bn_apply_relu_f16_parallel_body_1(c0, in0, in1, in2, in3, in4, out1, out2, out0);
     #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
+    for (int64_t c0 = 0; (c0 <= 511); c0 += 16)
         akg_bn_apply_relu_f16_parallel_body_2(c0, in0, in1, in2, in3, in4, out1, out2, out0);
     return AKG_STATUS_OK;
 }

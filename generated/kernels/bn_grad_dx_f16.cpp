@@ -11,16 +11,13 @@ static void akg_bn_grad_dx_f16_parallel_body_0(int64_t c0, const _Float16 *__res
         t0[0] = (float)(akg_rsqrt((in3[i0] + 9.99999975e-06f)));
     }
     for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
-        for (int64_t c2 = 0; (c2 <= 27); c2 += 1) {
-            for (int64_t c3 = 0; (c3 <= 27); c3 += 1) {
-                {
-                    [[maybe_unused]] const int64_t i0 = c1;
-                    [[maybe_unused]] const int64_t i1 = c0;
-                    [[maybe_unused]] const int64_t i2 = c2;
-                    [[maybe_unused]] const int64_t i3 = c3;
-                    const float v_cse0 = t0[0];
-                    out0[i0 * 401408 + i1 * 784 + i2 * 28 + i3] = (_Float16)(((float)(((_Float16)(((in4[i1] * v_cse0) * (((float)(in0[i0 * 401408 + i1 * 784 + i2 * 28 + i3])) - ((in6[i1] + (in5[i1] * (v_cse0 * (((float)(in1[i0 * 401408 + i1 * 784 + i2 * 28 + i3])) - in2[i1])))) * 3.98596931e-05f))))))));
-                }
+        for (int64_t c2 = 0; (c2 <= 783); c2 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = c1;
+                [[maybe_unused]] const int64_t i1 = c0;
+                [[maybe_unused]] const int64_t i2 = c2;
+                const float v_cse0 = t0[0];
+                out0[i0 * 401408 + i1 * 784 + i2] = (_Float16)(((float)(((_Float16)(((in4[i1] * v_cse0) * (((float)(in0[i0 * 401408 + i1 * 784 + i2])) - ((in6[i1] + (in5[i1] * (v_cse0 * (((float)(in1[i0 * 401408 + i1 * 784 + i2])) - in2[i1])))) * 3.98596931e-05f))))))));
             }
         }
     }

@@ -12,16 +12,24 @@ static void akg_bn_train_stats_f16_parallel_body_0(int64_t c0, const _Float16 *_
     {
         [[maybe_unused]] const int64_t i0 = c0;
         float acc = out0[i0];
-        for (int64_t c1 = 0; (c1 <= 31); c1 += 1)
-            for (int64_t c2 = 0; (c2 <= 55); c2 += 1)
-                #pragma omp simd reduction(+:acc)
+        for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
+            float acc1 = 0.0f;
+            for (int64_t c2 = 0; (c2 <= 55); c2 += 1) {
+                float acc2 = 0.0f;
+                float acc3 = 0.0f;
+                #pragma omp simd reduction(+:acc3)
                 for (int64_t c3 = 0; (c3 <= 55); c3 += 1)
                     {
                         [[maybe_unused]] const int64_t r0 = c1;
                         [[maybe_unused]] const int64_t r1 = c2;
                         [[maybe_unused]] const int64_t r2 = c3;
-                        acc = acc + ((float)(in0[r0 * 802816 + i0 * 3136 + r1 * 56 + r2]));
+                        acc3 = acc3 + ((float)(in0[r0 * 802816 + i0 * 3136 + r1 * 56 + r2]));
                     }
+                acc2 = acc2 + acc3;
+                acc1 = acc1 + acc2;
+            }
+            acc = acc + acc1;
+        }
         out0[i0] = (float)(acc);
     }
 }
@@ -34,17 +42,25 @@ static void akg_bn_train_stats_f16_parallel_body_1(int64_t c0, const _Float16 *_
     {
         [[maybe_unused]] const int64_t i0 = c0;
         float acc = out1[i0];
-        for (int64_t c1 = 0; (c1 <= 31); c1 += 1)
-            for (int64_t c2 = 0; (c2 <= 55); c2 += 1)
-                #pragma omp simd reduction(+:acc)
+        for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
+            float acc1 = 0.0f;
+            for (int64_t c2 = 0; (c2 <= 55); c2 += 1) {
+                float acc2 = 0.0f;
+                float acc3 = 0.0f;
+                #pragma omp simd reduction(+:acc3)
                 for (int64_t c3 = 0; (c3 <= 55); c3 += 1)
                     {
                         [[maybe_unused]] const int64_t r0 = c1;
                         [[maybe_unused]] const int64_t r1 = c2;
                         [[maybe_unused]] const int64_t r2 = c3;
                         const float v_cse0 = ((float)(in0[r0 * 802816 + i0 * 3136 + r1 * 56 + r2]));
-                        acc = acc + (v_cse0 * v_cse0);
+                        acc3 = acc3 + (v_cse0 * v_cse0);
                     }
+                acc2 = acc2 + acc3;
+                acc1 = acc1 + acc2;
+            }
+            acc = acc + acc1;
+        }
         out1[i0] = (float)(acc);
     }
 }

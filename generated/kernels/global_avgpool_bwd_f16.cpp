@@ -4,19 +4,21 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_global_avgpool_bwd_f16_parallel_body_0(int64_t c0, const _Float16 *__restrict in0, _Float16 *__restrict out0) {
-    for (int64_t c1 = 0; (c1 <= 2047); c1 += 1) {
-        for (int64_t c2 = 0; (c2 <= 6); c2 += 1) {
-            #pragma omp simd
-            for (int64_t c3 = 0; (c3 <= 6); c3 += 1) {
-                {
-                    [[maybe_unused]] const int64_t i0 = c0;
-                    [[maybe_unused]] const int64_t i1 = c1;
-                    [[maybe_unused]] const int64_t i2 = c2;
-                    [[maybe_unused]] const int64_t i3 = c3;
-                    out0[i0 * 100352 + i1 * 49 + i2 * 7 + i3] = (_Float16)((((float)(in0[i0 * 2048 + i1])) * 0.0204081628f));
-                }
+static void akg_global_avgpool_bwd_f16_parallel_body_0(int64_t c0, int64_t c1, const _Float16 *__restrict in0, _Float16 *__restrict out0) {
+    if ((c1 <= 32)) {
+        #pragma omp simd
+        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = (c1 + c2);
+                out0[i0 * 49 + i1] = (_Float16)((((float)(in0[i0])) * 0.0204081628f));
             }
+        }
+    } else {
+        {
+            [[maybe_unused]] const int64_t i0 = c0;
+            [[maybe_unused]] const int64_t i1 = 48;
+            out0[i0 * 49 + i1] = (_Float16)((((float)(in0[i0])) * 0.0204081628f));
         }
     }
 }
@@ -24,9 +26,10 @@ static void akg_global_avgpool_bwd_f16_parallel_body_0(int64_t c0, const _Float1
 extern "C" int akg_kernel_fn_global_avgpool_bwd_f16(void *const *buffers) {
     const _Float16 *__restrict in0 = (const _Float16 *)buffers[0];
     _Float16 *__restrict out0 = (_Float16 *)buffers[1];
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
-        akg_global_avgpool_bwd_f16_parallel_body_0(c0, in0, out0);
+    #pragma omp parallel for collapse(2) schedule(static)
+    for (int64_t c0 = 0; (c0 <= 65535); c0 += 1)
+        for (int64_t c1 = 0; (c1 <= 48); c1 += 16)
+            akg_global_avgpool_bwd_f16_parallel_body_0(c0, c1, in0, out0);
     return AKG_STATUS_OK;
 }
 

@@ -4,47 +4,51 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_global_avgpool_fwd_f16_parallel_body_0(int64_t c0, const _Float16 *__restrict in0, _Float16 *__restrict out0) {
-    float t0[32];
-    for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
-        {
-            [[maybe_unused]] const int64_t i0 = c1;
-            [[maybe_unused]] const int64_t i1 = c0;
-            [[maybe_unused]] const int64_t i2 = 0;
-            [[maybe_unused]] const int64_t i3 = 0;
-            t0[(i0 - (0))] = 0.0f;
+static void akg_global_avgpool_fwd_f16_parallel_body_0(int64_t c0, int64_t c1, const _Float16 *__restrict in0, _Float16 *__restrict out0) {
+    float t0[1];
+    {
+        [[maybe_unused]] const int64_t i0 = c1;
+        [[maybe_unused]] const int64_t i1 = c0;
+        [[maybe_unused]] const int64_t i2 = 0;
+        [[maybe_unused]] const int64_t i3 = 0;
+        t0[0] = 0.0f;
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c1;
+        [[maybe_unused]] const int64_t i1 = c0;
+        [[maybe_unused]] const int64_t i2 = 0;
+        [[maybe_unused]] const int64_t i3 = 0;
+        float acc = t0[0];
+        for (int64_t c2 = 0; (c2 <= 6); c2 += 1) {
+            float acc1 = 0.0f;
+            float acc2 = 0.0f;
+            #pragma omp simd reduction(+:acc2)
+            for (int64_t c3 = 0; (c3 <= 6); c3 += 1)
+                {
+                    [[maybe_unused]] const int64_t r0 = c2;
+                    [[maybe_unused]] const int64_t r1 = c3;
+                    acc2 = acc2 + ((float)(in0[i0 * 100352 + i1 * 49 + r0 * 7 + r1]));
+                }
+            acc1 = acc1 + acc2;
+            acc = acc + acc1;
         }
-        {
-            [[maybe_unused]] const int64_t i0 = c1;
-            [[maybe_unused]] const int64_t i1 = c0;
-            [[maybe_unused]] const int64_t i2 = 0;
-            [[maybe_unused]] const int64_t i3 = 0;
-            float acc = t0[(i0 - (0))];
-            for (int64_t c2 = 0; (c2 <= 6); c2 += 1)
-                #pragma omp simd reduction(+:acc)
-                for (int64_t c3 = 0; (c3 <= 6); c3 += 1)
-                    {
-                        [[maybe_unused]] const int64_t r0 = c2;
-                        [[maybe_unused]] const int64_t r1 = c3;
-                        acc = acc + ((float)(in0[i0 * 100352 + i1 * 49 + r0 * 7 + r1]));
-                    }
-            t0[(i0 - (0))] = (float)(acc);
-        }
-        {
-            [[maybe_unused]] const int64_t i0 = c1;
-            [[maybe_unused]] const int64_t i1 = c0;
-            out0[i0 * 2048 + i1] = (_Float16)((((float)(((_Float16)(t0[(i0 - (0))])))) * 0.0204081628f));
-        }
+        t0[0] = (float)(acc);
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c1;
+        [[maybe_unused]] const int64_t i1 = c0;
+        out0[i0 * 2048 + i1] = (_Float16)((((float)(((_Float16)(t0[0])))) * 0.0204081628f));
     }
 }
 
 extern "C" int akg_kernel_fn_global_avgpool_fwd_f16(void *const *buffers) {
     const _Float16 *__restrict in0 = (const _Float16 *)buffers[0];
     _Float16 *__restrict out0 = (_Float16 *)buffers[1];
-    float t0[32];
-    #pragma omp parallel for schedule(static)
+    float t0[1];
+    #pragma omp parallel for collapse(2) schedule(static)
     for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
-        akg_global_avgpool_fwd_f16_parallel_body_0(c0, in0, out0);
+        for (int64_t c1 = 0; (c1 <= 31); c1 += 1)
+            akg_global_avgpool_fwd_f16_parallel_body_0(c0, c1, in0, out0);
     return AKG_STATUS_OK;
 }
 

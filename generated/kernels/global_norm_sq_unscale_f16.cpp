@@ -4,15 +4,13 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_global_norm_sq_unscale_f16_parallel_body_0(int64_t c0, const float *__restrict in0, const _Float16 *__restrict in1, float *__restrict in2, float *__restrict t0, float *__restrict out0) {
-    for (int64_t c1 = 0; (c1 <= 3071); c1 += 16) {
-        #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                out0[i0 * 3072 + i1] = (float)((in0[0] * ((float)(in1[i0 * 3072 + i1]))));
-            }
+static void akg_global_norm_sq_unscale_f16_parallel_body_0(int64_t c0, int64_t c1, const float *__restrict in0, const _Float16 *__restrict in1, float *__restrict in2, float *__restrict t0, float *__restrict out0) {
+    #pragma omp simd
+    for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = c0;
+            [[maybe_unused]] const int64_t i1 = (c1 + c2);
+            out0[i0 * 3072 + i1] = (float)((in0[0] * ((float)(in1[i0 * 3072 + i1]))));
         }
     }
 }
@@ -26,9 +24,10 @@ extern "C" int akg_kernel_fn_global_norm_sq_unscale_f16(void *const *buffers) {
     if (!t0) {
         return AKG_STATUS_OUT_OF_MEMORY;
     }
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for collapse(2) schedule(static)
     for (int64_t c0 = 0; (c0 <= 767); c0 += 1)
-        akg_global_norm_sq_unscale_f16_parallel_body_0(c0, in0, in1, in2, t0, out0);
+        for (int64_t c1 = 0; (c1 <= 3071); c1 += 16)
+            akg_global_norm_sq_unscale_f16_parallel_body_0(c0, c1, in0, in1, in2, t0, out0);
     {
         [[maybe_unused]] const int64_t i0 = 0;
         [[maybe_unused]] const int64_t i1 = 0;
@@ -38,15 +37,20 @@ extern "C" int akg_kernel_fn_global_norm_sq_unscale_f16(void *const *buffers) {
         [[maybe_unused]] const int64_t i0 = 0;
         [[maybe_unused]] const int64_t i1 = 0;
         float acc = t0[0];
-        for (int64_t c0 = 0; (c0 <= 767); c0 += 1)
-            #pragma omp simd reduction(+:acc)
+        for (int64_t c0 = 0; (c0 <= 767); c0 += 1) {
+            float acc1 = 0.0f;
+            float acc2 = 0.0f;
+            #pragma omp simd reduction(+:acc2)
             for (int64_t c1 = 0; (c1 <= 3071); c1 += 1)
                 {
                     [[maybe_unused]] const int64_t r0 = c0;
                     [[maybe_unused]] const int64_t r1 = c1;
                     const float v_cse0 = (in0[0] * ((float)(in1[r0 * 3072 + r1])));
-                    acc = acc + (v_cse0 * v_cse0);
+                    acc2 = acc2 + (v_cse0 * v_cse0);
                 }
+            acc1 = acc1 + acc2;
+            acc = acc + acc1;
+        }
         t0[0] = (float)(acc);
     }
     {

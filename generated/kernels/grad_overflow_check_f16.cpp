@@ -16,15 +16,20 @@ extern "C" int akg_kernel_fn_grad_overflow_check_f16(void *const *buffers) {
         [[maybe_unused]] const int64_t i0 = 0;
         [[maybe_unused]] const int64_t i1 = 0;
         float acc = out0[0];
-        for (int64_t c0 = 0; (c0 <= 767); c0 += 1)
-            #pragma omp simd reduction(max:acc)
+        for (int64_t c0 = 0; (c0 <= 767); c0 += 1) {
+            float acc1 = -__builtin_inff();
+            float acc2 = -__builtin_inff();
+            #pragma omp simd reduction(max:acc2)
             for (int64_t c1 = 0; (c1 <= 3071); c1 += 1)
                 {
                     [[maybe_unused]] const int64_t r0 = c0;
                     [[maybe_unused]] const int64_t r1 = c1;
                     const float v_cse0 = ((float)(in0[r0 * 3072 + r1]));
-                    acc = akg_fmax(acc, akg_fmax(((3.40282347e+38f < akg_abs(v_cse0)) ? 1.0f : 0.0f), (akg_fne(v_cse0, v_cse0) ? 1.0f : 0.0f)));
+                    acc2 = akg_fmax(acc2, akg_fmax(((3.40282347e+38f < akg_abs(v_cse0)) ? 1.0f : 0.0f), (akg_fne(v_cse0, v_cse0) ? 1.0f : 0.0f)));
                 }
+            acc1 = akg_fmax(acc1, acc2);
+            acc = akg_fmax(acc, acc1);
+        }
         out0[0] = (float)(acc);
     }
     return AKG_STATUS_OK;

@@ -29,12 +29,14 @@ static void akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_2(int64_t c0, const
     {
         [[maybe_unused]] const int64_t i0 = c0;
         float acc = out0[i0];
-        #pragma omp simd reduction(+:acc)
+        float acc1 = 0.0f;
+        #pragma omp simd reduction(+:acc1)
         for (int64_t c1 = 0; (c1 <= 2047); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
-                acc = acc + (in1[r0 * 768 + i0] * (t0[r0] * (in0[r0 * 768 + i0] - in3[r0])));
+                acc1 = acc1 + (in1[r0 * 768 + i0] * (t0[r0] * (in0[r0 * 768 + i0] - in3[r0])));
             }
+        acc = acc + acc1;
         out0[i0] = (float)(acc);
     }
 }
@@ -47,12 +49,14 @@ static void akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_3(int64_t c0, const
     {
         [[maybe_unused]] const int64_t i0 = c0;
         float acc = out1[i0];
-        #pragma omp simd reduction(+:acc)
+        float acc1 = 0.0f;
+        #pragma omp simd reduction(+:acc1)
         for (int64_t c1 = 0; (c1 <= 2047); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
-                acc = acc + in1[r0 * 768 + i0];
+                acc1 = acc1 + in1[r0 * 768 + i0];
             }
+        acc = acc + acc1;
         out1[i0] = (float)(acc);
     }
 }

@@ -17,12 +17,14 @@ static void akg_layernorm_bwd_dx_f32_parallel_body_0(int64_t c0, const float *__
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
         float acc = t1[0];
-        #pragma omp simd reduction(+:acc)
+        float acc1 = 0.0f;
+        #pragma omp simd reduction(+:acc1)
         for (int64_t c1 = 0; (c1 <= 767); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
-                acc = acc + ((in1[i0 * 768 + r0] * in4[r0]) * (in0[i0 * 768 + r0] - in3[i0]));
+                acc1 = acc1 + ((in1[i0 * 768 + r0] * in4[r0]) * (in0[i0 * 768 + r0] - in3[i0]));
             }
+        acc = acc + acc1;
         t1[0] = (float)(acc);
     }
     {
@@ -34,12 +36,14 @@ static void akg_layernorm_bwd_dx_f32_parallel_body_0(int64_t c0, const float *__
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
         float acc = t2[0];
-        #pragma omp simd reduction(+:acc)
+        float acc1 = 0.0f;
+        #pragma omp simd reduction(+:acc1)
         for (int64_t c1 = 0; (c1 <= 767); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
-                acc = acc + (in1[i0 * 768 + r0] * in4[r0]);
+                acc1 = acc1 + (in1[i0 * 768 + r0] * in4[r0]);
             }
+        acc = acc + acc1;
         t2[0] = (float)(acc);
     }
     {

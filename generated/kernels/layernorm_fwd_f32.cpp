@@ -17,12 +17,14 @@ static void akg_layernorm_fwd_f32_parallel_body_0(int64_t c0, const float *__res
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
         float acc = t1[0];
-        #pragma omp simd reduction(+:acc)
+        float acc1 = 0.0f;
+        #pragma omp simd reduction(+:acc1)
         for (int64_t c1 = 0; (c1 <= 767); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
-                acc = acc + in0[i0 * 768 + r0];
+                acc1 = acc1 + in0[i0 * 768 + r0];
             }
+        acc = acc + acc1;
         t1[0] = (float)(acc);
     }
     {
@@ -34,13 +36,15 @@ static void akg_layernorm_fwd_f32_parallel_body_0(int64_t c0, const float *__res
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
         float acc = t2[0];
-        #pragma omp simd reduction(+:acc)
+        float acc1 = 0.0f;
+        #pragma omp simd reduction(+:acc1)
         for (int64_t c1 = 0; (c1 <= 767); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
                 const float v_cse0 = (in0[i0 * 768 + r0] - (t1[0] * 0.00130208337f));
-                acc = acc + (v_cse0 * v_cse0);
+                acc1 = acc1 + (v_cse0 * v_cse0);
             }
+        acc = acc + acc1;
         t2[0] = (float)(acc);
     }
     {

@@ -22,24 +22,28 @@ static void akg_mlm_bias_log_softmax_f32_parallel_body_0(int64_t c0, const float
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
         float acc = t1[0];
-        #pragma omp simd reduction(max:acc)
+        float acc1 = -__builtin_inff();
+        #pragma omp simd reduction(max:acc1)
         for (int64_t c1 = 0; (c1 <= 21127); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
-                acc = akg_fmax(acc, ((float)(((_Float16)((in0[i0 * 21128 + r0] + in1[r0]))))));
+                acc1 = akg_fmax(acc1, ((float)(((_Float16)((in0[i0 * 21128 + r0] + in1[r0]))))));
             }
+        acc = akg_fmax(acc, acc1);
         t1[0] = (float)(acc);
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
         float acc = t2[0];
-        #pragma omp simd reduction(+:acc)
+        float acc1 = 0.0f;
+        #pragma omp simd reduction(+:acc1)
         for (int64_t c1 = 0; (c1 <= 21127); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
-                acc = acc + akg_exp(((in0[i0 * 21128 + r0] + in1[r0]) - ((float)(t1[0]))));
+                acc1 = acc1 + akg_exp(((in0[i0 * 21128 + r0] + in1[r0]) - ((float)(t1[0]))));
             }
+        acc = acc + acc1;
         t2[0] = (float)(acc);
     }
     {

@@ -5,18 +5,11 @@
 #include "akg_kernel_support.h"
 
 static void akg_residual_grad_addn_relugrad_f16_parallel_body_0(int64_t c0, const _Float16 *__restrict in0, const _Float16 *__restrict in1, const _Float16 *__restrict in2, _Float16 *__restrict out0) {
-    for (int64_t c1 = 0; (c1 <= 1023); c1 += 1) {
-        for (int64_t c2 = 0; (c2 <= 13); c2 += 1) {
-            #pragma omp simd
-            for (int64_t c3 = 0; (c3 <= 13); c3 += 1) {
-                {
-                    [[maybe_unused]] const int64_t i0 = c0;
-                    [[maybe_unused]] const int64_t i1 = c1;
-                    [[maybe_unused]] const int64_t i2 = c2;
-                    [[maybe_unused]] const int64_t i3 = c3;
-                    out0[i0 * 200704 + i1 * 196 + i2 * 14 + i3] = (_Float16)(((((float)(in0[i0 * 200704 + i1 * 196 + i2 * 14 + i3])) + ((float)(in1[i0 * 200704 + i1 * 196 + i2 * 14 + i3]))) * ((float)(((_Float16)(((0.0f < ((float)(in2[i0 * 200704 + i1 * 196 + i2 * 14 + i3]))) ? 1.0f : 0.0f)))))));
-                }
-            }
+    #pragma omp simd
+    for (int64_t c1 = 0; (c1 <= 15); c1 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = (c0 + c1);
+            out0[i0] = (_Float16)(((((float)(in0[i0])) + ((float)(in1[i0]))) * ((float)(((_Float16)(((0.0f < ((float)(in2[i0]))) ? 1.0f : 0.0f)))))));
         }
     }
 }
@@ -27,7 +20,7 @@ extern "C" int akg_kernel_fn_residual_grad_addn_relugrad_f16(void *const *buffer
     const _Float16 *__restrict in2 = (const _Float16 *)buffers[2];
     _Float16 *__restrict out0 = (_Float16 *)buffers[3];
     #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
+    for (int64_t c0 = 0; (c0 <= 6422527); c0 += 16)
         akg_residual_grad_addn_relugrad_f16_parallel_body_0(c0, in0, in1, in2, out0);
     return AKG_STATUS_OK;
 }

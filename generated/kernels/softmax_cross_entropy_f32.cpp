@@ -18,12 +18,14 @@ static void akg_softmax_cross_entropy_f32_parallel_body_0(int64_t c0, const floa
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
         float acc = t1[0];
-        #pragma omp simd reduction(max:acc)
+        float acc1 = -__builtin_inff();
+        #pragma omp simd reduction(max:acc1)
         for (int64_t c1 = 0; (c1 <= 1000); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
-                acc = akg_fmax(acc, (in0[i0 * 1001 + r0] + in1[r0]));
+                acc1 = akg_fmax(acc1, (in0[i0 * 1001 + r0] + in1[r0]));
             }
+        acc = akg_fmax(acc, acc1);
         t1[0] = (float)(acc);
     }
     for (int64_t c1 = 0; (c1 <= 1000); c1 += 16) {
@@ -56,12 +58,14 @@ static void akg_softmax_cross_entropy_f32_parallel_body_0(int64_t c0, const floa
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
         float acc = t2[0];
-        #pragma omp simd reduction(+:acc)
+        float acc1 = 0.0f;
+        #pragma omp simd reduction(+:acc1)
         for (int64_t c1 = 0; (c1 <= 1000); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
-                acc = acc + t0[(r0 - (0))];
+                acc1 = acc1 + t0[(r0 - (0))];
             }
+        acc = acc + acc1;
         t2[0] = (float)(acc);
     }
     {
@@ -73,12 +77,14 @@ static void akg_softmax_cross_entropy_f32_parallel_body_0(int64_t c0, const floa
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
         float acc = t3[0];
-        #pragma omp simd reduction(+:acc)
+        float acc1 = 0.0f;
+        #pragma omp simd reduction(+:acc1)
         for (int64_t c1 = 0; (c1 <= 1000); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
-                acc = acc + (in2[i0 * 1001 + r0] * akg_log(akg_fmax((t0[(r0 - (0))] / t2[0]), 9.99999997e-07f)));
+                acc1 = acc1 + (in2[i0 * 1001 + r0] * akg_log(akg_fmax((t0[(r0 - (0))] / t2[0]), 9.99999997e-07f)));
             }
+        acc = acc + acc1;
         t3[0] = (float)(acc);
     }
     {

@@ -4,42 +4,40 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_softmax_grad_f16_parallel_body_0(int64_t c0, const _Float16 *__restrict in0, const _Float16 *__restrict in1, const _Float16 *__restrict in2, _Float16 *__restrict out0) {
-    float t0[1536];
-    for (int64_t c1 = 0; (c1 <= 11); c1 += 1) {
-        for (int64_t c2 = 0; (c2 <= 127); c2 += 1) {
+static void akg_softmax_grad_f16_parallel_body_0(int64_t c0, int64_t c1, int64_t c2, const _Float16 *__restrict in0, const _Float16 *__restrict in1, const _Float16 *__restrict in2, _Float16 *__restrict out0) {
+    float t0[1];
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = c1;
+        [[maybe_unused]] const int64_t i2 = c2;
+        [[maybe_unused]] const int64_t i3 = 0;
+        t0[0] = 0.0f;
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = c1;
+        [[maybe_unused]] const int64_t i2 = c2;
+        [[maybe_unused]] const int64_t i3 = 0;
+        float acc = t0[0];
+        float acc1 = 0.0f;
+        #pragma omp simd reduction(+:acc1)
+        for (int64_t c3 = 0; (c3 <= 127); c3 += 1)
+            {
+                [[maybe_unused]] const int64_t r0 = c3;
+                acc1 = acc1 + (((((float)(in0[i0 * 196608 + i1 * 16384 + i2 * 128 + r0])) * ((float)(in1[i0 * 196608 + i1 * 16384 + i2 * 128 + r0]))) * ((float)(in2[i0 * 196608 + i1 * 16384 + i2 * 128 + r0]))) * 1.11132812f);
+            }
+        acc = acc + acc1;
+        t0[0] = (float)(acc);
+    }
+    for (int64_t c3 = 0; (c3 <= 127); c3 += 16) {
+        #pragma omp simd
+        for (int64_t c4 = 0; (c4 <= 15); c4 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = c1;
                 [[maybe_unused]] const int64_t i2 = c2;
-                [[maybe_unused]] const int64_t i3 = 0;
-                t0[(i1 - (0)) * 128 + (i2 - (0))] = 0.0f;
-            }
-            {
-                [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = c1;
-                [[maybe_unused]] const int64_t i2 = c2;
-                [[maybe_unused]] const int64_t i3 = 0;
-                float acc = t0[(i1 - (0)) * 128 + (i2 - (0))];
-                #pragma omp simd reduction(+:acc)
-                for (int64_t c3 = 0; (c3 <= 127); c3 += 1)
-                    {
-                        [[maybe_unused]] const int64_t r0 = c3;
-                        acc = acc + (((((float)(in0[i0 * 196608 + i1 * 16384 + i2 * 128 + r0])) * ((float)(in1[i0 * 196608 + i1 * 16384 + i2 * 128 + r0]))) * ((float)(in2[i0 * 196608 + i1 * 16384 + i2 * 128 + r0]))) * 1.11132812f);
-                    }
-                t0[(i1 - (0)) * 128 + (i2 - (0))] = (float)(acc);
-            }
-            for (int64_t c3 = 0; (c3 <= 127); c3 += 16) {
-                #pragma omp simd
-                for (int64_t c4 = 0; (c4 <= 15); c4 += 1) {
-                    {
-                        [[maybe_unused]] const int64_t i0 = c0;
-                        [[maybe_unused]] const int64_t i1 = c1;
-                        [[maybe_unused]] const int64_t i2 = c2;
-                        [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                        out0[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] = (_Float16)((((((((float)(in0[i0 * 196608 + i1 * 16384 + i2 * 128 + i3])) * ((float)(in1[i0 * 196608 + i1 * 16384 + i2 * 128 + i3]))) * 1.11132812f) - ((float)(((_Float16)(t0[(i1 - (0)) * 128 + (i2 - (0))]))))) * ((float)(in2[i0 * 196608 + i1 * 16384 + i2 * 128 + i3]))) * 0.125f));
-                    }
-                }
+                [[maybe_unused]] const int64_t i3 = (c3 + c4);
+                out0[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] = (_Float16)((((((((float)(in0[i0 * 196608 + i1 * 16384 + i2 * 128 + i3])) * ((float)(in1[i0 * 196608 + i1 * 16384 + i2 * 128 + i3]))) * 1.11132812f) - ((float)(((_Float16)(t0[0]))))) * ((float)(in2[i0 * 196608 + i1 * 16384 + i2 * 128 + i3]))) * 0.125f));
             }
         }
     }
@@ -50,10 +48,12 @@ extern "C" int akg_kernel_fn_softmax_grad_f16(void *const *buffers) {
     const _Float16 *__restrict in1 = (const _Float16 *)buffers[1];
     const _Float16 *__restrict in2 = (const _Float16 *)buffers[2];
     _Float16 *__restrict out0 = (_Float16 *)buffers[3];
-    float t0[1536];
-    #pragma omp parallel for schedule(static)
+    float t0[1];
+    #pragma omp parallel for collapse(3) schedule(static)
     for (int64_t c0 = 0; (c0 <= 15); c0 += 1)
-        akg_softmax_grad_f16_parallel_body_0(c0, in0, in1, in2, out0);
+        for (int64_t c1 = 0; (c1 <= 11); c1 += 1)
+            for (int64_t c2 = 0; (c2 <= 127); c2 += 1)
+                akg_softmax_grad_f16_parallel_body_0(c0, c1, c2, in0, in1, in2, out0);
     return AKG_STATUS_OK;
 }
 

@@ -65,18 +65,38 @@ static inline float fmaf_(float a, float b, float c) { return a * b + c; }
 static inline double fma_(double a, double b, double c) { return a * b + c; }
 #endif
 
+/* Selects as bit blends, never `c ? a : b`: GCC gimplifies a ternary into a branch, then
+ * (a) sinks floating-point operations used by only one arm into it, and (b) jump-threads clamps
+ * such as `a > 4 ? 4 : a` (the clamped value is a known constant on one path, so the whole
+ * function gets duplicated); under the default -ftrapping-math the if-converter then refuses
+ * the trapping FP operations in the conditional blocks and the loop is not vectorized at all
+ * ("control flow in loop"). A blend of the bits has no branch, and GCC 12 compiles it to
+ * masked moves (AVX-512) or blends. */
+static inline uint32_t sel(bool c, uint32_t a, uint32_t b) {
+    uint32_t m = 0u - (uint32_t)c;
+    return (a & m) | (b & ~m);
+}
+static inline int32_t sel(bool c, int32_t a, int32_t b) {
+    return (int32_t)sel(c, (uint32_t)a, (uint32_t)b);
+}
+static inline float sel(bool c, float a, float b) { return u2f(sel(c, f2u(a), f2u(b))); }
+static inline double sel(bool c, double a, double b) {
+    uint64_t m = 0u - (uint64_t)c;
+    return u2d((d2u(a) & m) | (d2u(b) & ~m));
+}
+
 static constexpr float kInf = __builtin_inff();
 static constexpr float kNaN = __builtin_nanf("");
 
-/* e^r - 1 = r*(1 + r*(E2 + ...)) on |r| <= ln2/2, relative error 2.6e-9. */
+/* e^r = 1 + r + r^2 * q(r) on |r| <= ln2/2 (the r term exact), relative error 3.1e-9. */
 static inline float exp_poly(float r) {
-    float p = 0x1.709ba0p-10f;
-    p = fmaf_(p, r, 0x1.129052p-7f);
-    p = fmaf_(p, r, 0x1.55515ep-5f);
-    p = fmaf_(p, r, 0x1.5553c0p-3f);
-    p = fmaf_(p, r, 0x1.000002p-1f);
-    p = fmaf_(p, r, 1.0f);
-    return fmaf_(p, r, 1.0f);
+    float q = 0x1.6a2434p-10f;
+    q = fmaf_(q, r, 0x1.1239e2p-7f);
+    q = fmaf_(q, r, 0x1.5558f2p-5f);
+    q = fmaf_(q, r, 0x1.555492p-3f);
+    q = fmaf_(q, r, 0x1.fffffcp-2f);
+    q = fmaf_(q, r, 1.0f);
+    return fmaf_(q, r, 1.0f);
 }
 
 /* Cody-Waite reduction x = k*ln2 + r, |r| <= ln2/2 (r exact thanks to FMA); returns e^r and k. */
@@ -92,7 +112,7 @@ static inline float exp_reduce(float x, int32_t &k) {
 
 /* e^x for x <= 0 where a result below 2^-126 may be flushed to 0 (used by tanh). NaN -> NaN. */
 static inline float exp_nonpos_flush(float x) {
-    x = x < -87.0f ? -87.0f : x;
+    x = sel(x < -87.0f, -87.0f, x);
     int32_t k;
     float p = exp_reduce(x, k);
     return p * u2f((uint32_t)(k + 127) << 23);
@@ -102,8 +122,8 @@ static inline float exp_nonpos_flush(float x) {
  * included: x = m * 2^e. Garbage (but no UB) for 0, negative, inf, NaN. */
 static inline float log_reduce(float x, int32_t &e) {
     const bool sub = x < 0x1p-126f;
-    float xs = sub ? x * 0x1p23f : x;
-    int32_t ebias = sub ? -23 : 0;
+    float xs = sel(sub, x * 0x1p23f, x);
+    int32_t ebias = sel(sub, (int32_t)-23, (int32_t)0);
     uint32_t i = f2u(xs);
     int32_t ix = (int32_t)(i - 0x3f3504f3u); /* 0x3f3504f3 = sqrt(1/2) */
     int32_t k = ix >> 23;                     /* arithmetic shift: floor */
@@ -118,12 +138,12 @@ static inline uint16_t f32_to_f16_soft(float x) {
     uint32_t a = u & 0x7fffffffu;
     /* normal f16 range: rebias exponent, round mantissa to 10 bits (RNE); overflow -> inf */
     uint32_t n = (a + 0xfffu + ((a >> 13) & 1u) - (112u << 23)) >> 13;
-    n = n > 0x7c00u ? 0x7c00u : n;
+    n = sel(n > 0x7c00u, 0x7c00u, n);
     /* subnormal f16 range (|x| < 2^-14): let the FPU round x + 0.5 to a multiple of 2^-24 */
     uint32_t s = f2u(u2f(a) + 0.5f) - 0x3f000000u;
     uint32_t nan = 0x7e00u | ((a >> 13) & 0x3ffu);
-    uint32_t h = a < 0x38800000u ? s : n;
-    h = a > 0x7f800000u ? nan : h;
+    uint32_t h = sel(a < 0x38800000u, s, n);
+    h = sel(a > 0x7f800000u, nan, h);
     return (uint16_t)(h | sign);
 }
 
@@ -133,9 +153,9 @@ static inline float f16_to_f32_soft(uint16_t hv) {
     uint32_t sign = (h & 0x8000u) << 16;
     uint32_t em = h & 0x7fffu;
     uint32_t norm = (em << 13) + (112u << 23);
-    norm = em >= 0x7c00u ? norm + (112u << 23) : norm; /* inf / NaN: exponent 255 */
+    norm = sel(em >= 0x7c00u, norm + (112u << 23), norm); /* inf / NaN: exponent 255 */
     uint32_t sub = f2u((float)(int32_t)em * 0x1p-24f); /* zero and subnormals, exact */
-    uint32_t r = em < 0x0400u ? sub : norm;
+    uint32_t r = sel(em < 0x0400u, sub, norm);
     return u2f(r | sign);
 }
 
@@ -146,8 +166,8 @@ static inline float akg_exp(float x) {
     using namespace akg_vm_detail;
     /* Clamp (NaN passes through: comparisons with NaN are false). e^89 overflows to inf and
      * e^-104 rounds to 0, so the clamps do not change any result. */
-    float xc = x > 89.0f ? 89.0f : x;
-    xc = xc < -104.0f ? -104.0f : xc;
+    float xc = sel(x > 89.0f, 89.0f, x);
+    xc = sel(xc < -104.0f, -104.0f, xc);
     int32_t k;
     float p = exp_reduce(xc, k); /* k in [-150, 129] */
     /* 2^k in two normal factors so that subnormal results are rounded once, and overflow -> inf */
@@ -177,9 +197,9 @@ static inline float akg_log(float x) {
     float lo = fmaf_(z * f, P, ef * -0x1.05c610p-29f); /* small terms first */
     lo = lo - hz;
     float r = fmaf_(ef, 0x1.62e430p-1f, lo + f);
-    r = x == 0.0f ? -kInf : r;
-    r = x < 0.0f ? kNaN : r;
-    r = x < kInf ? r : x; /* +inf -> +inf, NaN -> NaN */
+    r = sel(x == 0.0f, -kInf, r);
+    r = sel(x < 0.0f, kNaN, r);
+    r = sel(x < kInf, r, x); /* +inf -> +inf, NaN -> NaN */
     return r;
 }
 
@@ -198,7 +218,7 @@ static inline float akg_tanh(float x) {
     P = fmaf_(P, t, 0x1.110726p-3f);
     P = fmaf_(P, t, -0x1.555532p-2f);
     float small = fmaf_(a * t, P, a);
-    float r = a < 0.625f ? small : big; /* NaN -> big -> NaN */
+    float r = sel(a < 0.625f, small, big); /* NaN -> big -> NaN */
     return __builtin_copysignf(r, x);
 }
 
@@ -206,24 +226,29 @@ static inline float akg_tanh(float x) {
 static inline float akg_erf(float x) {
     using namespace akg_vm_detail;
     float a = __builtin_fabsf(x);
-    a = a > 4.0f ? 4.0f : a; /* erf(x) rounds to 1 for |x| >= 3.92; NaN passes */
+    a = sel(a > 4.0f, 4.0f, a); /* erf(x) rounds to 1 for |x| >= 3.92; NaN passes */
     float t = a * a;
-    /* erf(a) = a * P(t) / Q(t) on [0, 4], relative error 2.0e-9 */
-    float P = -0x1.c5a0e4p-27f;
-    P = fmaf_(P, t, 0x1.3a643ap-18f);
-    P = fmaf_(P, t, 0x1.8e0ca2p-12f);
-    P = fmaf_(P, t, 0x1.f8934ep-9f);
-    P = fmaf_(P, t, 0x1.bcf6ccp-5f);
-    P = fmaf_(P, t, 0x1.7b4bb6p-3f);
-    P = fmaf_(P, t, 0x1.20dd76p+0f);
-    float Q = 0x1.08b4aep-14f;
-    Q = fmaf_(Q, t, 0x1.56c57cp-10f);
-    Q = fmaf_(Q, t, 0x1.faa950p-7f);
-    Q = fmaf_(Q, t, 0x1.d2c5fcp-4f);
-    Q = fmaf_(Q, t, 0x1.fd678cp-2f);
-    Q = fmaf_(Q, t, 1.0f);
-    float r = (a * P) / Q;
-    r = r > 1.0f ? 1.0f : r;
+    /* |x| < 1: erf(a) = a + a * S(t), S(t) = erf(a)/a - 1 in [-0.16, 0.13], error 1.2e-9 */
+    float S = 0x1.4ae4d2p-14f;
+    S = fmaf_(S, t, -0x1.a485ecp-11f);
+    S = fmaf_(S, t, 0x1.5419f6p-8f);
+    S = fmaf_(S, t, -0x1.b7fbb4p-6f);
+    S = fmaf_(S, t, 0x1.ce2d20p-4f);
+    S = fmaf_(S, t, -0x1.81273ep-2f);
+    S = fmaf_(S, t, 0x1.06eba8p-3f);
+    float small = fmaf_(a, S, a);
+    /* 1 <= |x| <= 4: erf(a) = 1 - erfc(a), erfc(a) = exp(h(a) - a^2), h = log(erfc(a)) + a^2
+     * polynomial in a; absolute error of erfc 1.0e-9 (so rounding in h only matters relative
+     * to erfc <= 0.16) */
+    float h = 0x1.852d44p-13f;
+    h = fmaf_(h, a, -0x1.814cd8p-9f);
+    h = fmaf_(h, a, 0x1.654220p-6f);
+    h = fmaf_(h, a, -0x1.a60a82p-4f);
+    h = fmaf_(h, a, 0x1.7274f8p-2f);
+    h = fmaf_(h, a, -0x1.2085b2p+0f);
+    h = fmaf_(h, a, -0x1.72e6fap-12f);
+    float big = 1.0f - exp_nonpos_flush(h - t); /* h - t in [-18, -1.8] */
+    float r = sel(a < 1.0f, small, big); /* NaN -> big -> NaN */
     return __builtin_copysignf(r, x);
 }
 
@@ -231,7 +256,7 @@ static inline float akg_erf(float x) {
 static inline float akg_sigmoid(float x) {
     /* e = e^-|x| <= 1 never overflows; sigmoid = 1/(1+e) (x >= 0) or e/(1+e) (x < 0). */
     float e = akg_exp(-__builtin_fabsf(x));
-    float num = x >= 0.0f ? 1.0f : e; /* NaN -> e = NaN */
+    float num = akg_vm_detail::sel(x >= 0.0f, 1.0f, e); /* NaN -> e = NaN */
     return num / (1.0f + e);
 }
 
@@ -255,12 +280,12 @@ static inline float akg_pow(float x, float y) {
     R = fma_(R, u, 0x1.555554fd41230p-1);
     double l1p = fma_(s * u, R, 2.0 * s);
     double L = fma_(l1p, 0x1.71547652b82fep+0, (double)e); /* log2|x| */
-    L = ax == 0.0f ? -(double)kInf : L;
-    L = ax < kInf ? L : (double)ax; /* inf -> inf, NaN -> NaN */
+    L = sel(ax == 0.0f, -(double)kInf, L);
+    L = sel(ax < kInf, L, (double)ax); /* inf -> inf, NaN -> NaN */
 
     double z = (double)y * L;
-    z = z > 200.0 ? 200.0 : z; /* NaN passes */
-    z = z < -200.0 ? -200.0 : z;
+    z = sel(z > 200.0, 200.0, z); /* NaN passes */
+    z = sel(z < -200.0, -200.0, z);
     const double shifter = 0x1.8p52;
     double tt = z + shifter;
     double kn = tt - shifter;
@@ -279,14 +304,15 @@ static inline float akg_pow(float x, float y) {
     /* classify y: integer? odd integer? (|y| >= 2^24, inf and NaN count as even integers) */
     uint32_t yb = f2u(y);
     int32_t ye = (int32_t)((yb >> 23) & 0xffu) - 127;
-    int32_t yec = ye < 0 ? 0 : (ye > 23 ? 23 : ye);
+    int32_t yec = sel(ye < 0, (int32_t)0, sel(ye > 23, (int32_t)23, ye));
     uint32_t mant = (yb & 0x7fffffu) | 0x800000u;
-    bool y_int = ye >= 0 && (yb & (0x7fffffu >> yec)) == 0;
-    bool y_odd = y_int && ye <= 23 && ((mant >> (23 - yec)) & 1u) != 0;
-
-    res = (y_odd && (f2u(x) >> 31) != 0) ? -res : res;
-    res = (x < 0.0f && x > -kInf && !y_int) ? kNaN : res;
-    res = (x == 1.0f || y == 0.0f || (ax == 1.0f && __builtin_fabsf(y) == kInf)) ? 1.0f : res;
+    /* `&` and `|`, not `&&` / `||` (short-circuits are branches, see sel); the odd bit stays an
+     * integer (GCC 12 cannot vectorize its conversion to bool) */
+    bool y_int = (ye >= 0) & ((yb & (0x7fffffu >> yec)) == 0);
+    uint32_t odd = (mant >> (23 - yec)) & (f2u(x) >> 31) & (uint32_t)(y_int & (ye <= 23));
+    res = u2f(f2u(res) ^ (odd << 31)); /* negative x, odd integer y: negate */
+    res = sel((x < 0.0f) & (x > -kInf) & !y_int, kNaN, res);
+    res = sel((x == 1.0f) | (y == 0.0f) | ((ax == 1.0f) & (__builtin_fabsf(y) == kInf)), 1.0f, res);
     return res;
 }
 

@@ -32,8 +32,8 @@ size_t count(const std::string &text, const std::string &what) {
 void expect_one_fused_parallel_row_loop(const std::string &pattern) {
     std::string tree = dump_after(pattern, "promote");
     SCOPED_TRACE(tree);
-    EXPECT_EQ(count(tree, "mark: \"parallel\""), 1u);
-    std::regex shape(R"(domain: "[^"]*"\nchild:\n  mark: "parallel"\n  child:\n    schedule: "[^"]*"\n    permutable: 1\n    coincident: \[ 1 \]\n    child:\n      sequence:)");
+    EXPECT_EQ(count(tree, "mark: \"parallel_"), 1u);
+    std::regex shape(R"(domain: "[^"]*"\nchild:\n  mark: "parallel_\d"\n  child:\n    schedule: "[^"]*"\n    permutable: 1\n    coincident: \[ 1(, 1)* \]\n    child:\n      sequence:)");
     EXPECT_TRUE(std::regex_search(tree, shape)) << "expected one parallel row band above a sequence";
     std::string code = dump_after(pattern, "emit");
     EXPECT_EQ(count(code, "#pragma omp parallel for"), 1u) << code;
@@ -43,6 +43,10 @@ void expect_one_fused_parallel_row_loop(const std::string &pattern) {
 TEST(PipelineGolden, LayerNormIsOneFusedParallelRowLoop) { expect_one_fused_parallel_row_loop("layernorm_fwd_f32.json"); }
 
 TEST(PipelineGolden, SoftmaxIsOneFusedParallelRowLoop) { expect_one_fused_parallel_row_loop("mlm_bias_log_softmax_f32.json"); }
+
+TEST(PipelineGolden, AttentionSoftmaxIsOneFusedParallelLoopNest) {
+    expect_one_fused_parallel_row_loop("attention_softmax_dropout_f32.json");
+}
 
 TEST(PipelineGolden, RowStatisticsArePromotedToLocals) {
     std::string promote = dump_after("layernorm_fwd_f32.json", "promote");

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
@@ -192,6 +193,37 @@ TEST(Corpus, EveryKernelEvaluates) {
   // storage), but a kernel listed here is a poor random-input test case.
   for (const std::string &rel : non_finite) std::cout << "  non-finite outputs: " << rel << "\n";
   EXPECT_GT(counts[KernelOutcome::Evaluated], 0u);
+}
+
+// A real kernel checked by hand: MindSpore's float16 overflow check (cast to float16, scale,
+// IsInf/IsNan, LogicalOr, ElemAny, InplaceAssign of the flag into a status input).
+TEST(Corpus, OverflowCheckKernelByHand) {
+  const fs::path path = corpus_dir() / "composite" / "elemany" / "level0" /
+                        "Fused_Cast_Mul_IsInf_IsNan_LogicalOr_ElemAny_Assign_split_13807630631961538942.info";
+  if (!fs::exists(path)) GTEST_SKIP() << path << " not found";
+  std::ifstream in(path);
+  const json kernel = json::parse(in);
+  std::vector<Tensor> inputs = kernel_inputs_signature(kernel);  // x [8192] f32, scale [1] f16, status [1] f32
+  ASSERT_EQ(inputs.size(), 3u);
+  inputs[0].data.assign(8192, 0.5);
+  inputs[1].data = {2.0};
+  inputs[2].data = {0.0};
+  Result r = evaluate(kernel, inputs);
+  EXPECT_EQ(r.outputs[0].data, std::vector<double>(8192, 1.0));
+  EXPECT_EQ(r.outputs[1].data, std::vector<double>{0.0});
+  EXPECT_EQ(r.updated_inputs.at(2).data, std::vector<double>{0.0});
+  inputs[0].data[100] = 70000.0;  // overflows float16 in the Cast to inf
+  r = evaluate(kernel, inputs);
+  EXPECT_EQ(r.outputs[0].data[100], std::numeric_limits<double>::infinity());
+  EXPECT_EQ(r.outputs[1].data, std::vector<double>{1.0});
+  EXPECT_EQ(r.updated_inputs.at(2).data, std::vector<double>{1.0});
+  // 40000 fits in float16 and 40000 * 2 is not rounded to float16 before IsInf: float16
+  // arithmetic runs in wider precision (docs/DESIGN.md, "Numerics"), so no overflow is flagged,
+  // although the stored float16 output does overflow.
+  inputs[0].data[100] = 40000.0;
+  r = evaluate(kernel, inputs);
+  EXPECT_EQ(r.outputs[0].data[100], std::numeric_limits<double>::infinity());
+  EXPECT_EQ(r.outputs[1].data, std::vector<double>{0.0});
 }
 
 }  // namespace

@@ -430,6 +430,18 @@ TEST(Graph, Float16IntermediatesAreNotRoundedOnlyOutputs) {
   EXPECT_EQ(evaluate(k3, {tensor({1}, {3.0})}).outputs[0].data[0], 3.0 * 0.1);
 }
 
+TEST(Graph, AssignToAnIntermediateOutput) {
+  const json x = desc("x", {2}), t = desc("t", {2}), v = desc("v", {2}), r = desc("r", {2});
+  const json k = kernel({x},
+                        {op("Mul", {x, constant(2.0)}, t), op("Add", {x, constant(1.0)}, v),
+                         op("InplaceAssign", {t, v, v}, r, {{"fake_output", true}})},
+                        {t, r});
+  const Result res = evaluate(k, {tensor({2}, {1, 2})});
+  EXPECT_EQ(res.outputs[0].data, (std::vector<double>{2, 3}));  // t's buffer received v
+  EXPECT_EQ(res.outputs[1].data, (std::vector<double>{2, 3}));
+  EXPECT_TRUE(res.updated_inputs.empty());
+}
+
 TEST(Graph, ConstantsOfEveryKind) {
   const json x = desc("x", {2}, "int32"), a = desc("a", {2}, "int32"), b = desc("b", {2}, "bool");
   const json c = desc("c", {2}, "bool");
@@ -493,6 +505,14 @@ TEST(Errors, BadInputsAndNames) {
   // A consumer that describes a tensor with another shape.
   const json k2 = kernel({a}, {op("Neg", {desc("a", {3})}, desc("out", {3}))}, {desc("out", {3})});
   expect_error([&] { evaluate(k2, {tensor({2}, {1, 2})}); }, {"op #0 (Neg)", "described as [3]"});
+}
+
+TEST(Errors, NamesAreDefinedOnce) {
+  const json a = desc("a", {2}), t = desc("t", {2});
+  const json k = kernel({a}, {op("Neg", {a}, t), op("Abs", {a}, t)}, {t});
+  expect_error([&] { evaluate(k, {tensor({2}, {1, 2})}); }, {"op #1 (Abs)", "defined twice"});
+  const json k2 = kernel({a}, {op("Neg", {a}, a)}, {a});
+  expect_error([&] { evaluate(k2, {tensor({2}, {1, 2})}); }, {"op #0 (Neg)", "defined twice"});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -593,9 +613,10 @@ TEST(RandomInputs, StandardNormalMoments) {
     sum += v;
     sum_sq += v * v;
   }
-  const double mean = sum / t.data.size();
+  const double count = static_cast<double>(t.data.size());
+  const double mean = sum / count;
   EXPECT_NEAR(mean, 0.0, 0.01);
-  EXPECT_NEAR(std::sqrt(sum_sq / t.data.size() - mean * mean), 1.0, 0.01);
+  EXPECT_NEAR(std::sqrt(sum_sq / count - mean * mean), 1.0, 0.01);
 }
 
 // The generator is mt19937_64 (whose sequence the standard fixes) plus our own Box-Muller, so

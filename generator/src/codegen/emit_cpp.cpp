@@ -465,53 +465,94 @@ private:
         return found;
     }
 
+    // A reduction nest accumulates in registers: one accumulator per loop level, each
+    // starting from the identity and folded into the level above when its loop ends. Partial
+    // sums then stay short (a BN-statistics sum over 100352 elements adds 32 sums of 56 sums of
+    // 56), which keeps float32 rounding error near that of pairwise summation.
     std::string emit_accumulation(isl_ast_node *update, std::vector<isl_ast_node *> &loops, int depth) {
         UserCall c = user_call(update);
         const Stage &s = *c.statement->stage;
         const BufferInfo &b = m_.buffer(s.buffer);
-        std::string acc = "acc";
+        std::string type = c_type_of(s.value.type());
         std::string out = pad(depth) + "{\n" + bind_vars(c, pad(depth + 1), true, false);
         std::string target = out_access(*c.statement);
-        out += pad(depth + 1) + c_type_of(s.value.type()) + " " + acc + " = " + target + ";\n";
+        out += pad(depth + 1) + type + " acc = " + target + ";\n";
+        std::vector<std::string> closers;
         int d = depth + 1;
+        std::string outer = "acc";
         for (size_t k = 0; k < loops.size(); ++k) {
             std::string it;
             std::string header = for_header(loops[k], it);
-            if (k + 1 == loops.size()) out += pad(d) + "#pragma omp simd reduction(" + omp_reduction(s) + ":" + acc + ")\n";
-            out += pad(d) + header + "\n";
-            ++d;
+            std::string inner = "acc" + std::to_string(k + 1);
+            if (k + 1 < loops.size()) {
+                out += pad(d) + header + " {\n";
+                out += pad(d + 1) + type + " " + inner + " = " + identity(s) + ";\n";
+                closers.push_back(pad(d + 1) + outer + " = " + combine(s, outer, inner) + ";\n" + pad(d) + "}\n");
+                outer = inner;
+                ++d;
+            } else {
+                out += pad(d) + type + " " + inner + " = " + identity(s) + ";\n";
+                out += pad(d) + "#pragma omp simd reduction(" + omp_reduction(s) + ":" + inner + ")\n";
+                out += pad(d) + header + "\n";
+                out += emit_user(update, d + 1, &inner);
+                out += pad(d) + outer + " = " + combine(s, outer, inner) + ";\n";
+            }
         }
-        out += emit_user(update, d, &acc);
-        out += pad(depth + 1) + target + " = " + store_cast(b, acc) + ";\n";
+        for (auto it = closers.rbegin(); it != closers.rend(); ++it) out += *it;
+        out += pad(depth + 1) + target + " = " + store_cast(b, "acc") + ";\n";
         out += pad(depth) + "}\n";
         for (auto *l : loops) isl_ast_node_free(l);
         isl_ast_node_free(update);
         return out;
     }
 
-    std::string emit_parallel(isl_ast_node *for_node, int depth) {
-        std::string it;
-        std::string header = for_header(for_node, it);
+    static std::string identity(const Stage &s) { return init_value(s); }
+
+    // The loops of a parallel band (up to `members` perfectly nested, non-degenerate loops)
+    // run under one `omp parallel for collapse`; their body becomes a function of its own.
+    std::string emit_parallel(isl_ast_node *for_node, int depth, int members) {
+        std::vector<isl_ast_node *> chain{isl_ast_node_copy(for_node)};
+        while (static_cast<int>(chain.size()) < members) {
+            isl_ast_node *body = isl_ast_node_for_get_body(chain.back());
+            if (isl_ast_node_get_type(body) != isl_ast_node_for || isl_ast_node_for_is_degenerate(body) == isl_bool_true) {
+                isl_ast_node_free(body);
+                break;
+            }
+            chain.push_back(body);
+        }
+        std::vector<std::string> headers, its;
+        for (auto *loop : chain) {
+            std::string it;
+            headers.push_back(for_header(loop, it));
+            its.push_back(it);
+        }
         int id = static_cast<int>(helpers_.size());
+        helpers_.push_back(""); // reserve the slot: nested helpers are not expected, but keep ids stable
         std::string fn = "akg_" + o_.symbol + "_parallel_body_" + std::to_string(id);
-        std::string params;
-        for (const auto &outer : iterators_) params += "int64_t " + outer + ", ";
-        params += "int64_t " + it;
-        std::string args;
-        for (const auto &outer : iterators_) args += outer + ", ";
-        args += it;
-        iterators_.push_back(it);
-        isl_ast_node *body = isl_ast_node_for_get_body(for_node);
+        std::string params, args;
+        for (const auto &outer : iterators_) {
+            params += "int64_t " + outer + ", ";
+            args += outer + ", ";
+        }
+        for (size_t k = 0; k < its.size(); ++k) {
+            params += std::string(k ? ", " : "") + "int64_t " + its[k];
+            args += std::string(k ? ", " : "") + its[k];
+        }
+        for (const auto &it : its) iterators_.push_back(it);
+        isl_ast_node *body = isl_ast_node_for_get_body(chain.back());
         std::string inner;
         for (const auto &b : m_.buffers)
             if (b.promoted) inner += "    " + storage_type(b) + " " + b.name + "[" + std::to_string(element_count(b.local_shape)) + "];\n";
         inner += emit_node(body, 1);
         isl_ast_node_free(body);
-        iterators_.pop_back();
+        for (size_t k = 0; k < its.size(); ++k) iterators_.pop_back();
+        for (auto *loop : chain) isl_ast_node_free(loop);
         std::string plist = parameter_list(), alist = argument_list();
-        helpers_.push_back("static void " + fn + "(" + params + (plist.empty() ? "" : ", " + plist) + ") {\n" + inner + "}\n");
-        return pad(depth) + "#pragma omp parallel for schedule(static)\n" + pad(depth) + header + "\n" + pad(depth + 1) + fn + "(" +
-               args + (alist.empty() ? "" : ", " + alist) + ");\n";
+        helpers_[id] = "static void " + fn + "(" + params + (plist.empty() ? "" : ", " + plist) + ") {\n" + inner + "}\n";
+        std::string out = pad(depth) + "#pragma omp parallel for" + (chain.size() > 1 ? " collapse(" + std::to_string(chain.size()) + ")" : "") +
+                          " schedule(static)\n";
+        for (size_t k = 0; k < headers.size(); ++k) out += pad(depth + static_cast<int>(k)) + headers[k] + "\n";
+        return out + pad(depth + static_cast<int>(headers.size())) + fn + "(" + args + (alist.empty() ? "" : ", " + alist) + ");\n";
     }
 
     std::string emit_node(isl_ast_node *node, int depth) {
@@ -533,9 +574,9 @@ private:
             isl_id_free(id);
             isl_ast_node *child = isl_ast_node_mark_get_node(node);
             std::string s;
-            if (name == "parallel" && isl_ast_node_get_type(child) == isl_ast_node_for &&
+            if (name.rfind("parallel_", 0) == 0 && isl_ast_node_get_type(child) == isl_ast_node_for &&
                 isl_ast_node_for_is_degenerate(child) != isl_bool_true) {
-                s = emit_parallel(child, depth);
+                s = emit_parallel(child, depth, std::stoi(name.substr(9)));
             } else {
                 bool saved = in_simd_;
                 in_simd_ = name == "simd";

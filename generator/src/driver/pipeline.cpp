@@ -10,6 +10,7 @@
 #include <isl/printer.h>
 
 #include "lower/lower_to_halide.h"
+#include "passes/fold_dimensions.h"
 #include "passes/materialize.h"
 #include "passes/simplify_stages.h"
 #include "poly/schedule_transforms.h"
@@ -19,7 +20,7 @@ namespace akg {
 const char *const kGeneratorVersion = "0.1.0";
 
 const std::vector<std::string> &pipeline_pass_names() {
-    static const std::vector<std::string> names = {"validate", "lower", "materialize", "simplify", "poly-model",
+    static const std::vector<std::string> names = {"validate", "lower", "materialize", "simplify", "fold-dimensions", "poly-model",
                                                    "dependences", "schedule", "parallelize", "vectorize",
                                                    "promote", "ast", "emit"};
     return names;
@@ -124,6 +125,8 @@ std::string run_pipeline(const CompositeKernel &kernel, const PipelineOptions &o
     dump("materialize", [&] { return dump_graph(graph); });
     simplify_stages(graph);
     dump("simplify", [&] { return dump_graph(graph); });
+    fold_dimensions(graph);
+    dump("fold-dimensions", [&] { return dump_graph(graph); });
 
     ContextGuard ctx;
     std::string source;

@@ -135,11 +135,13 @@ void materialize_and_inline(TensorGraph &graph) {
     // 2. Consumers of each stage.
     std::map<std::string, std::vector<const Stage *>> consumers;
     std::map<std::string, bool> expensive;
+    std::map<std::string, std::set<std::string>> producers;
     for (const auto &s : graph.stages) {
         if (s.kind == StageKind::Input) continue;
         ReadCollector rc;
         s.value.accept(&rc);
         expensive[s.tensor] = rc.expensive;
+        producers[s.tensor] = rc.tensors;
         for (const auto &t : rc.tensors) consumers[t].push_back(&s);
     }
 
@@ -148,6 +150,10 @@ void materialize_and_inline(TensorGraph &graph) {
     int scratch = 0;
     for (auto &s : graph.stages) {
         if (s.kind != StageKind::Compute) continue;
+        // Expensive too when it will contain an expensive producer once that is inlined
+        // (a cheap scale around an rsqrt must not carry the rsqrt into every element).
+        for (const auto &p : producers[s.tensor])
+            if (inlined.count(p) && expensive[p]) expensive[s.tensor] = true;
         const auto &cons = consumers[s.tensor];
         bool bigger_consumer = false;
         for (const Stage *c : cons) {

@@ -82,9 +82,13 @@ void mark_parallel_loops(PolyModel &m, const ScheduleOptions &options) {
     if (!options.parallel) return;
     map_bottom_up(m, [](isl_schedule_node *node) {
         if (!is_band(node) || !is_outermost_band(node)) return node;
-        if (isl_schedule_node_band_member_get_coincident(node, 0) != isl_bool_true) return node;
-        if (isl_schedule_node_band_n_member(node) > 1) node = isl_schedule_node_band_split(node, 1);
-        return insert_mark(node, "parallel");
+        // All leading coincident members run in parallel (OpenMP collapse), so that e.g. the
+        // batch, head and row loops of an attention softmax all share the work.
+        int n = isl_schedule_node_band_n_member(node), k = 0;
+        while (k < n && k < 3 && isl_schedule_node_band_member_get_coincident(node, k) == isl_bool_true) ++k;
+        if (k == 0) return node;
+        if (n > k) node = isl_schedule_node_band_split(node, k);
+        return insert_mark(node, ("parallel_" + std::to_string(k)).c_str());
     });
 }
 
@@ -157,7 +161,7 @@ void promote_to_local_buffers(PolyModel &m, const ScheduleOptions &options) {
             auto &c = *static_cast<Ctx *>(user);
             if (isl_schedule_node_get_type(node) != isl_schedule_node_mark) return isl_bool_true;
             isl_id *id = isl_schedule_node_mark_get_id(node);
-            bool parallel = std::string(isl_id_get_name(id)) == "parallel";
+            bool parallel = std::string(isl_id_get_name(id)).rfind("parallel", 0) == 0;
             isl_id_free(id);
             if (!parallel) return isl_bool_true;
             isl_schedule_node *band = isl_schedule_node_child(isl_schedule_node_copy(node), 0);

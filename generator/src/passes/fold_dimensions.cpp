@@ -1,0 +1,140 @@
+#include "passes/fold_dimensions.h"
+
+#include <set>
+
+namespace akg {
+
+using Halide::Expr;
+using namespace Halide::Internal;
+
+namespace {
+
+bool is_var(const Expr &e, const std::string &name) {
+    const Variable *v = e.as<Variable>();
+    return v && v->name == name;
+}
+
+// Checks whether dims (d, d+1) of the common shape can fold, and collects for each buffer
+// the position k at which it is read as (i_d, i_{d+1}).
+class FoldCheck : public IRVisitor {
+public:
+    FoldCheck(const TensorGraph &g, int d, const Shape &shape) : graph(g), d(d), shape(shape) {}
+    const TensorGraph &graph;
+    int d;
+    const Shape &shape;
+    bool ok = true;
+    std::map<std::string, int> position; // buffer -> k
+
+private:
+    using IRVisitor::visit;
+    void visit(const Call *op) override {
+        IRVisitor::visit(op);
+        if (op->name.rfind("buf$", 0) != 0) return;
+        std::string a = index_var(d), b = index_var(d + 1);
+        int found = -1;
+        for (size_t k = 0; k + 1 < op->args.size(); ++k)
+            if (is_var(op->args[k], a) && is_var(op->args[k + 1], b)) found = static_cast<int>(k);
+        if (found < 0) {
+            for (const auto &arg : op->args)
+                if (expr_uses_var(arg, a) || expr_uses_var(arg, b)) ok = false;
+            return;
+        }
+        for (size_t k = 0; k < op->args.size(); ++k)
+            if (static_cast<int>(k) != found && static_cast<int>(k) != found + 1 &&
+                (expr_uses_var(op->args[k], a) || expr_uses_var(op->args[k], b)))
+                ok = false;
+        std::string buffer = op->name.substr(4);
+        auto it = position.find(buffer);
+        if (it != position.end() && it->second != found) ok = false;
+        position[buffer] = found;
+    }
+};
+
+// Rewrites reads of the folded buffers and renumbers the index variables above d.
+class Fold : public IRMutator {
+public:
+    Fold(int d, const std::map<std::string, int> &position) : d(d), position(position) {}
+    int d;
+    const std::map<std::string, int> &position;
+
+private:
+    using IRMutator::visit;
+    Expr visit(const Call *op) override {
+        if (op->name.rfind("buf$", 0) != 0) return IRMutator::visit(op);
+        std::vector<Expr> args;
+        auto it = position.find(op->name.substr(4));
+        for (size_t k = 0; k < op->args.size(); ++k) {
+            if (it != position.end() && static_cast<int>(k) == it->second + 1) continue; // merged into k
+            args.push_back(mutate(op->args[k]));
+        }
+        return Call::make(op->type, op->name, args, op->call_type);
+    }
+    Expr visit(const Variable *op) override {
+        // i_d stays (now the folded index); i_{d+1} only occurred next to it; above shifts down.
+        if (op->name.size() > 1 && op->name[0] == 'i' && isdigit(static_cast<unsigned char>(op->name[1]))) {
+            int n = std::stoi(op->name.substr(1));
+            if (n > d + 1) return index_expr(n - 1);
+        }
+        return op;
+    }
+};
+
+Shape merge(const Shape &s, int k) {
+    Shape out;
+    for (int i = 0; i < static_cast<int>(s.size()); ++i) {
+        if (i == k + 1) continue;
+        out.push_back(i == k ? s[k] * s[k + 1] : s[i]);
+    }
+    return out;
+}
+
+} // namespace
+
+void fold_dimensions(TensorGraph &graph) {
+    // The main stages: elementwise over the largest shape. Other stages keep their loops and
+    // must not read a buffer whose view changes.
+    Shape main_shape;
+    for (auto &s : graph.stages)
+        if (s.materialized && s.kind != StageKind::Input && element_count(s.shape) > element_count(main_shape)) main_shape = s.shape;
+    std::vector<Stage *> stages, others;
+    for (auto &s : graph.stages) {
+        if (!s.materialized || s.kind == StageKind::Input) continue;
+        (s.kind == StageKind::Compute && s.shape == main_shape ? stages : others).push_back(&s);
+    }
+    if (stages.empty()) return;
+    for (int d = static_cast<int>(stages[0]->shape.size()) - 2; d >= 0; --d) {
+        const Shape shape = stages[0]->shape;
+        FoldCheck check(graph, d, shape);
+        for (Stage *s : stages) s->value.accept(&check);
+        for (const auto &[buffer, k] : check.position) {
+            // The buffer's two dimensions must be exactly the two loop extents.
+            for (const auto &s : graph.stages)
+                if (s.materialized && s.buffer == buffer &&
+                    (s.shape.size() < static_cast<size_t>(k + 2) || s.shape[k] != shape[d] || s.shape[k + 1] != shape[d + 1]))
+                    check.ok = false;
+        }
+        for (Stage *o : others) {
+            class Buffers : public IRVisitor {
+            public:
+                std::set<std::string> names;
+                using IRVisitor::visit;
+                void visit(const Call *op) override {
+                    if (op->name.rfind("buf$", 0) == 0) names.insert(op->name.substr(4));
+                    IRVisitor::visit(op);
+                }
+            } used;
+            o->value.accept(&used);
+            for (const auto &[buffer, k] : check.position)
+                if (used.names.count(buffer) || o->buffer == buffer) check.ok = false;
+        }
+        if (!check.ok) continue;
+        // Every stage writes its own buffer at (i_0, ..., i_n): fold that view too.
+        for (Stage *s : stages) check.position[s->buffer] = d;
+        Fold fold(d, check.position);
+        for (Stage *s : stages) s->value = fold.mutate(s->value);
+        for (auto &s : graph.stages)
+            if (s.materialized && check.position.count(s.buffer)) s.shape = merge(s.shape, check.position.at(s.buffer));
+    }
+}
+
+} // namespace akg
