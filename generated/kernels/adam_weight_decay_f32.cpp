@@ -4,47 +4,49 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_adam_weight_decay_f32_parallel_body_0(int64_t c0, const _Float16 *__restrict in0, const float *__restrict in1, const float *__restrict in2, float *__restrict in3, float *__restrict in4, float *__restrict in5, float *__restrict out0) {
-    float t0[16];
-    #pragma omp simd
-    for (int64_t c1 = 0; (c1 <= 15); c1 += 1) {
-        {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            const float v_cse0 = in3[i0];
-            const float v_cse1 = (((float)(in0[i0])) / in1[0]);
-            t0[(i0 - (c0))] = (float)((v_cse0 - (in2[0] * ((((in4[i0] * 0.899999976f) + (v_cse1 * 0.100000024f)) / (akg_sqrt(((in5[i0] * 0.999000013f) + ((v_cse1 * v_cse1) * 0.000999987125f))) + 9.99999997e-07f)) + (v_cse0 * 9.99999975e-06f)))));
-        }
-        {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            in3[i0] = (float)(t0[(i0 - (c0))]);
-        }
-        {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            out0[i0] = (float)(t0[(i0 - (c0))]);
-        }
-        {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            const float v_cse0 = (((float)(in0[i0])) / in1[0]);
-            in5[i0] = (float)(((in5[i0] * 0.999000013f) + ((v_cse0 * v_cse0) * 0.000999987125f)));
-        }
-        {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            in4[i0] = (float)(((in4[i0] * 0.899999976f) + ((((float)(in0[i0])) / in1[0]) * 0.100000024f)));
+static void akg_adam_weight_decay_f32_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, const float *__restrict in1, const float *__restrict in2, float *__restrict in3, float *__restrict in4, float *__restrict in5, float *__restrict out0) {
+    float t0[4096];
+    for (int64_t c1 = 0; (c1 <= 4095); c1 += 64) {
+        #pragma omp simd
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
+                const float v_cse0 = in3[i0];
+                const float v_cse1 = (akg_f16_to_f32(in0[i0]) / in1[0]);
+                t0[(i0 - (c0))] = (float)((v_cse0 - (in2[0] * ((((in4[i0] * 0.899999976f) + (v_cse1 * 0.100000024f)) / (akg_sqrt(((in5[i0] * 0.999000013f) + ((v_cse1 * v_cse1) * 0.000999987125f))) + 9.99999997e-07f)) + (v_cse0 * 9.99999975e-06f)))));
+            }
+            {
+                [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
+                in3[i0] = (float)(t0[(i0 - (c0))]);
+            }
+            {
+                [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
+                out0[i0] = (float)(t0[(i0 - (c0))]);
+            }
+            {
+                [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
+                const float v_cse0 = (akg_f16_to_f32(in0[i0]) / in1[0]);
+                in5[i0] = (float)(((in5[i0] * 0.999000013f) + ((v_cse0 * v_cse0) * 0.000999987125f)));
+            }
+            {
+                [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
+                in4[i0] = (float)(((in4[i0] * 0.899999976f) + ((akg_f16_to_f32(in0[i0]) / in1[0]) * 0.100000024f)));
+            }
         }
     }
 }
 
 extern "C" int akg_kernel_fn_adam_weight_decay_f32(void *const *buffers) {
-    const _Float16 *__restrict in0 = (const _Float16 *)buffers[0];
+    const uint16_t *__restrict in0 = (const uint16_t *)buffers[0];
     const float *__restrict in1 = (const float *)buffers[1];
     const float *__restrict in2 = (const float *)buffers[2];
     float *__restrict in3 = (float *)buffers[3];
     float *__restrict in4 = (float *)buffers[4];
     float *__restrict in5 = (float *)buffers[5];
     float *__restrict out0 = (float *)buffers[6];
-    float t0[16];
+    float t0[4096];
     #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 2359295); c0 += 16)
+    for (int64_t c0 = 0; (c0 <= 2359295); c0 += 4096)
         akg_adam_weight_decay_f32_parallel_body_0(c0, in0, in1, in2, in3, in4, in5, out0);
     return AKG_STATUS_OK;
 }

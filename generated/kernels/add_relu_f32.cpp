@@ -5,11 +5,13 @@
 #include "akg_kernel_support.h"
 
 static void akg_add_relu_f32_parallel_body_0(int64_t c0, const float *__restrict in0, const float *__restrict in1, float *__restrict out0) {
-    #pragma omp simd
-    for (int64_t c1 = 0; (c1 <= 15); c1 += 1) {
-        {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            out0[i0] = (float)(akg_fmax((in0[i0] + in1[i0]), 0.0f));
+    for (int64_t c1 = 0; (c1 <= 4095); c1 += 64) {
+        #pragma omp simd
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
+                out0[i0] = (float)(akg_fmax((in0[i0] + in1[i0]), 0.0f));
+            }
         }
     }
 }
@@ -19,7 +21,7 @@ extern "C" int akg_kernel_fn_add_relu_f32(void *const *buffers) {
     const float *__restrict in1 = (const float *)buffers[1];
     float *__restrict out0 = (float *)buffers[2];
     #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 12845055); c0 += 16)
+    for (int64_t c0 = 0; (c0 <= 12845055); c0 += 4096)
         akg_add_relu_f32_parallel_body_0(c0, in0, in1, out0);
     return AKG_STATUS_OK;
 }

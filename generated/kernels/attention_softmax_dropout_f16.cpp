@@ -4,10 +4,10 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_attention_softmax_dropout_f16_parallel_body_0(int64_t c0, int64_t c1, int64_t c2, const _Float16 *__restrict in0, const _Float16 *__restrict in1, const float *__restrict in2, _Float16 *__restrict out0, _Float16 *__restrict out2, _Float16 *__restrict out1) {
-    float t1[1];
+static void akg_attention_softmax_dropout_f16_parallel_body_0(int64_t c0, int64_t c1, int64_t c2, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, uint16_t *__restrict out0, uint16_t *__restrict out1, uint16_t *__restrict out2) {
+    double t1[1];
     float t0[128];
-    float t2[1];
+    double t2[1];
     {
         [[maybe_unused]] const int64_t i0 = c2;
         [[maybe_unused]] const int64_t i1 = c0;
@@ -26,20 +26,20 @@ static void akg_attention_softmax_dropout_f16_parallel_body_0(int64_t c0, int64_
         for (int64_t c3 = 0; (c3 <= 127); c3 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c3;
-                acc1 = akg_fmax(acc1, ((((float)(in0[i0 * 196608 + i1 * 16384 + i2 * 128 + r0])) * 0.125f) + ((float)(in1[i0 * 128 + r0]))));
+                acc1 = akg_fmax(acc1, ((akg_f16_to_f32(in0[i0 * 196608 + i1 * 16384 + i2 * 128 + r0]) * 0.125f) + akg_f16_to_f32(in1[i0 * 128 + r0])));
             }
         acc = akg_fmax(acc, acc1);
-        t1[0] = (float)(acc);
+        t1[0] = (double)(acc);
     }
-    for (int64_t c3 = 0; (c3 <= 127); c3 += 16) {
+    for (int64_t c3 = 0; (c3 <= 127); c3 += 64) {
         #pragma omp simd
-        for (int64_t c4 = 0; (c4 <= 15); c4 += 1) {
+        for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c2;
                 [[maybe_unused]] const int64_t i1 = c0;
                 [[maybe_unused]] const int64_t i2 = c1;
                 [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                t0[(i3 - (0))] = (float)(akg_exp((((((float)(in0[i0 * 196608 + i1 * 16384 + i2 * 128 + i3])) * 0.125f) + ((float)(in1[i0 * 128 + i3]))) - ((float)(t1[0])))));
+                t0[(i3 - (0))] = (float)(akg_exp((((akg_f16_to_f32(in0[i0 * 196608 + i1 * 16384 + i2 * 128 + i3]) * 0.125f) + akg_f16_to_f32(in1[i0 * 128 + i3])) - ((float)t1[0]))));
             }
         }
     }
@@ -61,75 +61,54 @@ static void akg_attention_softmax_dropout_f16_parallel_body_0(int64_t c0, int64_
         for (int64_t c3 = 0; (c3 <= 127); c3 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c3;
-                acc1 = acc1 + ((float)(t0[(r0 - (0))]));
+                acc1 = acc1 + ((float)t0[(r0 - (0))]);
             }
         acc = acc + acc1;
-        t2[0] = (float)(acc);
+        t2[0] = (double)(acc);
     }
-    for (int64_t c3 = 0; (c3 <= 127); c3 += 16) {
+    for (int64_t c3 = 0; (c3 <= 127); c3 += 64) {
         #pragma omp simd
-        for (int64_t c4 = 0; (c4 <= 15); c4 += 1) {
+        for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c2;
                 [[maybe_unused]] const int64_t i1 = c0;
                 [[maybe_unused]] const int64_t i2 = c1;
                 [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                out0[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] = (_Float16)((((float)(t0[(i3 - (0))])) / ((float)(((_Float16)(t2[0]))))));
+                out0[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] = akg_f32_to_f16((((float)t0[(i3 - (0))]) / akg_round_f16(((float)t2[0]))));
             }
-        }
-    }
-    for (int64_t c3 = 0; (c3 <= 127); c3 += 16) {
-        #pragma omp simd
-        for (int64_t c4 = 0; (c4 <= 15); c4 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c2;
                 [[maybe_unused]] const int64_t i1 = c0;
                 [[maybe_unused]] const int64_t i2 = c1;
                 [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                out1[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] = (_Float16)((((((float)(t0[(i3 - (0))])) / ((float)(((_Float16)(t2[0]))))) * ((float)(((_Float16)(((0.899902344f < ((float)(((_Float16)(in2[i0 * 196608 + i1 * 16384 + i2 * 128 + i3]))))) ? 0.0f : 1.0f)))))) * 1.11132812f));
+                out1[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] = akg_f32_to_f16((((((float)t0[(i3 - (0))]) / akg_round_f16(((float)t2[0]))) * akg_round_f16(akg_select<float>((0.899902344f < akg_round_f16(in2[i0 * 196608 + i1 * 16384 + i2 * 128 + i3])), 0.0f, 1.0f))) * 1.11132812f));
             }
-        }
-    }
-}
-
-static void akg_attention_softmax_dropout_f16_parallel_body_1(int64_t c0, int64_t c1, int64_t c2, const _Float16 *__restrict in0, const _Float16 *__restrict in1, const float *__restrict in2, _Float16 *__restrict out0, _Float16 *__restrict out2, _Float16 *__restrict out1) {
-    float t1[1];
-    float t0[128];
-    float t2[1];
-    for (int64_t c3 = 0; (c3 <= 127); c3 += 16) {
-        #pragma omp simd
-        for (int64_t c4 = 0; (c4 <= 15); c4 += 1) {
             {
-                [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = c1;
-                [[maybe_unused]] const int64_t i2 = c2;
+                [[maybe_unused]] const int64_t i0 = c2;
+                [[maybe_unused]] const int64_t i1 = c0;
+                [[maybe_unused]] const int64_t i2 = c1;
                 [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                out2[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] = (_Float16)(((float)(((_Float16)(((0.899902344f < ((float)(((_Float16)(in2[i0 * 196608 + i1 * 16384 + i2 * 128 + i3]))))) ? 0.0f : 1.0f))))));
+                out2[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] = akg_f32_to_f16(akg_round_f16(akg_select<float>((0.899902344f < akg_round_f16(in2[i0 * 196608 + i1 * 16384 + i2 * 128 + i3])), 0.0f, 1.0f)));
             }
         }
     }
 }
 
 extern "C" int akg_kernel_fn_attention_softmax_dropout_f16(void *const *buffers) {
-    const _Float16 *__restrict in0 = (const _Float16 *)buffers[0];
-    const _Float16 *__restrict in1 = (const _Float16 *)buffers[1];
+    const uint16_t *__restrict in0 = (const uint16_t *)buffers[0];
+    const uint16_t *__restrict in1 = (const uint16_t *)buffers[1];
     const float *__restrict in2 = (const float *)buffers[2];
-    _Float16 *__restrict out0 = (_Float16 *)buffers[3];
-    _Float16 *__restrict out2 = (_Float16 *)buffers[5];
-    _Float16 *__restrict out1 = (_Float16 *)buffers[4];
-    float t1[1];
+    uint16_t *__restrict out0 = (uint16_t *)buffers[3];
+    uint16_t *__restrict out1 = (uint16_t *)buffers[4];
+    uint16_t *__restrict out2 = (uint16_t *)buffers[5];
+    double t1[1];
     float t0[128];
-    float t2[1];
+    double t2[1];
     #pragma omp parallel for collapse(3) schedule(static)
     for (int64_t c0 = 0; (c0 <= 11); c0 += 1)
         for (int64_t c1 = 0; (c1 <= 127); c1 += 1)
             for (int64_t c2 = 0; (c2 <= 15); c2 += 1)
-                akg_attention_softmax_dropout_f16_parallel_body_0(c0, c1, c2, in0, in1, in2, out0, out2, out1);
-    #pragma omp parallel for collapse(3) schedule(static)
-    for (int64_t c0 = 0; (c0 <= 15); c0 += 1)
-        for (int64_t c1 = 0; (c1 <= 11); c1 += 1)
-            for (int64_t c2 = 0; (c2 <= 127); c2 += 1)
-                akg_attention_softmax_dropout_f16_parallel_body_1(c0, c1, c2, in0, in1, in2, out0, out2, out1);
+                akg_attention_softmax_dropout_f16_parallel_body_0(c0, c1, c2, in0, in1, in2, out0, out1, out2);
     return AKG_STATUS_OK;
 }
 

@@ -5,9 +5,9 @@
 #include "akg_kernel_support.h"
 
 static void akg_attention_softmax_dropout_f32_parallel_body_0(int64_t c0, int64_t c1, int64_t c2, const float *__restrict in0, const float *__restrict in1, const float *__restrict in2, float *__restrict out0, float *__restrict out1) {
-    float t1[1];
+    double t1[1];
     float t0[128];
-    float t2[1];
+    double t2[1];
     {
         [[maybe_unused]] const int64_t i0 = c2;
         [[maybe_unused]] const int64_t i1 = c0;
@@ -29,17 +29,17 @@ static void akg_attention_softmax_dropout_f32_parallel_body_0(int64_t c0, int64_
                 acc1 = akg_fmax(acc1, (in1[i0 * 128 + r0] + (in0[i0 * 196608 + i1 * 16384 + i2 * 128 + r0] * 0.125f)));
             }
         acc = akg_fmax(acc, acc1);
-        t1[0] = (float)(acc);
+        t1[0] = (double)(acc);
     }
-    for (int64_t c3 = 0; (c3 <= 127); c3 += 16) {
+    for (int64_t c3 = 0; (c3 <= 127); c3 += 64) {
         #pragma omp simd
-        for (int64_t c4 = 0; (c4 <= 15); c4 += 1) {
+        for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c2;
                 [[maybe_unused]] const int64_t i1 = c0;
                 [[maybe_unused]] const int64_t i2 = c1;
                 [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                t0[(i3 - (0))] = (float)(akg_exp(((in1[i0 * 128 + i3] + (in0[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] * 0.125f)) - t1[0])));
+                t0[(i3 - (0))] = (float)(akg_exp(((in1[i0 * 128 + i3] + (in0[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] * 0.125f)) - ((float)t1[0]))));
             }
         }
     }
@@ -64,29 +64,24 @@ static void akg_attention_softmax_dropout_f32_parallel_body_0(int64_t c0, int64_
                 acc1 = acc1 + t0[(r0 - (0))];
             }
         acc = acc + acc1;
-        t2[0] = (float)(acc);
+        t2[0] = (double)(acc);
     }
-    for (int64_t c3 = 0; (c3 <= 127); c3 += 16) {
+    for (int64_t c3 = 0; (c3 <= 127); c3 += 64) {
         #pragma omp simd
-        for (int64_t c4 = 0; (c4 <= 15); c4 += 1) {
+        for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c2;
                 [[maybe_unused]] const int64_t i1 = c0;
                 [[maybe_unused]] const int64_t i2 = c1;
                 [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                out0[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] = (float)((t0[(i3 - (0))] / t2[0]));
+                out0[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] = (float)((t0[(i3 - (0))] / ((float)t2[0])));
             }
-        }
-    }
-    for (int64_t c3 = 0; (c3 <= 127); c3 += 16) {
-        #pragma omp simd
-        for (int64_t c4 = 0; (c4 <= 15); c4 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c2;
                 [[maybe_unused]] const int64_t i1 = c0;
                 [[maybe_unused]] const int64_t i2 = c1;
                 [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                out1[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] = (float)(((in2[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] * (t0[(i3 - (0))] / t2[0])) * 1.11111116f));
+                out1[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] = (float)(((in2[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] * (t0[(i3 - (0))] / ((float)t2[0]))) * 1.11111116f));
             }
         }
     }
@@ -98,9 +93,9 @@ extern "C" int akg_kernel_fn_attention_softmax_dropout_f32(void *const *buffers)
     const float *__restrict in2 = (const float *)buffers[2];
     float *__restrict out0 = (float *)buffers[3];
     float *__restrict out1 = (float *)buffers[4];
-    float t1[1];
+    double t1[1];
     float t0[128];
-    float t2[1];
+    double t2[1];
     #pragma omp parallel for collapse(3) schedule(static)
     for (int64_t c0 = 0; (c0 <= 11); c0 += 1)
         for (int64_t c1 = 0; (c1 <= 127); c1 += 1)

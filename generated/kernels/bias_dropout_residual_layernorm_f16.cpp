@@ -4,23 +4,9 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, int64_t c1, const _Float16 *__restrict in0, const _Float16 *__restrict in1, const float *__restrict in2, const _Float16 *__restrict in3, const float *__restrict in4, const float *__restrict in5, _Float16 *__restrict out4, _Float16 *__restrict out0, _Float16 *__restrict out3, _Float16 *__restrict out2, _Float16 *__restrict out1) {
-    float t1[1];
-    float t2[1];
-    float t0[1];
-    #pragma omp simd
-    for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
-        {
-            [[maybe_unused]] const int64_t i0 = c0;
-            [[maybe_unused]] const int64_t i1 = (c1 + c2);
-            out0[i0 * 768 + i1] = (_Float16)(((((((float)(in0[i0 * 768 + i1])) + ((float)(in1[i1]))) * ((float)(((_Float16)(((0.899902344f < ((float)(((_Float16)(in2[i0 * 768 + i1]))))) ? 0.0f : 1.0f)))))) * 1.11132812f) + ((float)(in3[i0 * 768 + i1]))));
-        }
-    }
-}
-
-static void akg_bias_dropout_residual_layernorm_f16_parallel_body_1(int64_t c0, const _Float16 *__restrict in0, const _Float16 *__restrict in1, const float *__restrict in2, const _Float16 *__restrict in3, const float *__restrict in4, const float *__restrict in5, _Float16 *__restrict out4, _Float16 *__restrict out0, _Float16 *__restrict out3, _Float16 *__restrict out2, _Float16 *__restrict out1) {
-    float t1[1];
-    float t2[1];
+static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, const uint16_t *__restrict in3, const float *__restrict in4, const float *__restrict in5, uint16_t *__restrict out0, uint16_t *__restrict out1, uint16_t *__restrict out2, uint16_t *__restrict out3, uint16_t *__restrict out4) {
+    double t1[1];
+    double t2[1];
     float t0[1];
     {
         [[maybe_unused]] const int64_t i0 = c0;
@@ -36,10 +22,15 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_1(int64_t c0, 
         for (int64_t c1 = 0; (c1 <= 767); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
-                acc1 = acc1 + ((((((float)(in0[i0 * 768 + r0])) + ((float)(in1[r0]))) * ((float)(((_Float16)(((0.899902344f < ((float)(((_Float16)(in2[i0 * 768 + r0]))))) ? 0.0f : 1.0f)))))) * 1.11132812f) + ((float)(in3[i0 * 768 + r0])));
+                acc1 = acc1 + ((((akg_f16_to_f32(in0[i0 * 768 + r0]) + akg_f16_to_f32(in1[r0])) * akg_round_f16(akg_select<float>((0.899902344f < akg_round_f16(in2[i0 * 768 + r0])), 0.0f, 1.0f))) * 1.11132812f) + akg_f16_to_f32(in3[i0 * 768 + r0]));
             }
         acc = acc + acc1;
-        t1[0] = (float)(acc);
+        t1[0] = (double)(acc);
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = 0;
+        out3[i0] = akg_f32_to_f16((akg_round_f16(((float)t1[0])) * 0.00130176544f));
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
@@ -55,79 +46,81 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_1(int64_t c0, 
         for (int64_t c1 = 0; (c1 <= 767); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
-                const float v_cse0 = (((((((float)(in0[i0 * 768 + r0])) + ((float)(in1[r0]))) * ((float)(((_Float16)(((0.899902344f < ((float)(((_Float16)(in2[i0 * 768 + r0]))))) ? 0.0f : 1.0f)))))) * 1.11132812f) + ((float)(in3[i0 * 768 + r0]))) - (((float)(((_Float16)(t1[0])))) * 0.00130176544f));
+                const float v_cse0 = (((((akg_f16_to_f32(in0[i0 * 768 + r0]) + akg_f16_to_f32(in1[r0])) * akg_round_f16(akg_select<float>((0.899902344f < akg_round_f16(in2[i0 * 768 + r0])), 0.0f, 1.0f))) * 1.11132812f) + akg_f16_to_f32(in3[i0 * 768 + r0])) - (akg_round_f16(((float)t1[0])) * 0.00130176544f));
                 acc1 = acc1 + (v_cse0 * v_cse0);
             }
         acc = acc + acc1;
-        t2[0] = (float)(acc);
+        t2[0] = (double)(acc);
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
-        t0[0] = (float)(akg_rsqrt(((((float)(((_Float16)(t2[0])))) * 0.00130176544f) + 1.1920929e-07f)));
+        out2[i0] = akg_f32_to_f16((akg_round_f16(((float)t2[0])) * 0.00130176544f));
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
-        out2[i0] = (_Float16)((((float)(((_Float16)(t2[0])))) * 0.00130176544f));
+        t0[0] = (float)(akg_rsqrt(((akg_round_f16(((float)t2[0])) * 0.00130176544f) + 1.1920929e-07f)));
     }
-    for (int64_t c1 = 0; (c1 <= 767); c1 += 16) {
+    for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
         #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                out1[i0 * 768 + i1] = (_Float16)(((((((((((float)(in0[i0 * 768 + i1])) + ((float)(in1[i1]))) * ((float)(((_Float16)(((0.899902344f < ((float)(((_Float16)(in2[i0 * 768 + i1]))))) ? 0.0f : 1.0f)))))) * 1.11132812f) + ((float)(in3[i0 * 768 + i1]))) - (((float)(((_Float16)(t1[0])))) * 0.00130176544f)) * ((float)(t0[0]))) * ((float)(((_Float16)(in4[i1]))))) + ((float)(((_Float16)(in5[i1]))))));
+                out0[i0 * 768 + i1] = akg_f32_to_f16(((((akg_f16_to_f32(in0[i0 * 768 + i1]) + akg_f16_to_f32(in1[i1])) * akg_round_f16(akg_select<float>((0.899902344f < akg_round_f16(in2[i0 * 768 + i1])), 0.0f, 1.0f))) * 1.11132812f) + akg_f16_to_f32(in3[i0 * 768 + i1])));
             }
         }
     }
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        [[maybe_unused]] const int64_t i1 = 0;
-        out3[i0] = (_Float16)((((float)(((_Float16)(t1[0])))) * 0.00130176544f));
+    for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
+        #pragma omp simd
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = (c1 + c2);
+                out1[i0 * 768 + i1] = akg_f32_to_f16(((((((((akg_f16_to_f32(in0[i0 * 768 + i1]) + akg_f16_to_f32(in1[i1])) * akg_round_f16(akg_select<float>((0.899902344f < akg_round_f16(in2[i0 * 768 + i1])), 0.0f, 1.0f))) * 1.11132812f) + akg_f16_to_f32(in3[i0 * 768 + i1])) - (akg_round_f16(((float)t1[0])) * 0.00130176544f)) * ((float)t0[0])) * akg_round_f16(in4[i1])) + akg_round_f16(in5[i1])));
+            }
+        }
     }
 }
 
-static void akg_bias_dropout_residual_layernorm_f16_parallel_body_2(int64_t c0, int64_t c1, const _Float16 *__restrict in0, const _Float16 *__restrict in1, const float *__restrict in2, const _Float16 *__restrict in3, const float *__restrict in4, const float *__restrict in5, _Float16 *__restrict out4, _Float16 *__restrict out0, _Float16 *__restrict out3, _Float16 *__restrict out2, _Float16 *__restrict out1) {
-    float t1[1];
-    float t2[1];
+static void akg_bias_dropout_residual_layernorm_f16_parallel_body_1(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, const uint16_t *__restrict in3, const float *__restrict in4, const float *__restrict in5, uint16_t *__restrict out0, uint16_t *__restrict out1, uint16_t *__restrict out2, uint16_t *__restrict out3, uint16_t *__restrict out4) {
+    double t1[1];
+    double t2[1];
     float t0[1];
-    #pragma omp simd
-    for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
-        {
-            [[maybe_unused]] const int64_t i0 = c0;
-            [[maybe_unused]] const int64_t i1 = (c1 + c2);
-            out4[i0 * 768 + i1] = (_Float16)(((float)(((_Float16)(((0.899902344f < ((float)(((_Float16)(in2[i0 * 768 + i1]))))) ? 0.0f : 1.0f))))));
+    for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
+        #pragma omp simd
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = (c1 + c2);
+                out4[i0 * 768 + i1] = akg_f32_to_f16(akg_round_f16(akg_select<float>((0.899902344f < akg_round_f16(in2[i0 * 768 + i1])), 0.0f, 1.0f)));
+            }
         }
     }
 }
 
 extern "C" int akg_kernel_fn_bias_dropout_residual_layernorm_f16(void *const *buffers) {
-    const _Float16 *__restrict in0 = (const _Float16 *)buffers[0];
-    const _Float16 *__restrict in1 = (const _Float16 *)buffers[1];
+    const uint16_t *__restrict in0 = (const uint16_t *)buffers[0];
+    const uint16_t *__restrict in1 = (const uint16_t *)buffers[1];
     const float *__restrict in2 = (const float *)buffers[2];
-    const _Float16 *__restrict in3 = (const _Float16 *)buffers[3];
+    const uint16_t *__restrict in3 = (const uint16_t *)buffers[3];
     const float *__restrict in4 = (const float *)buffers[4];
     const float *__restrict in5 = (const float *)buffers[5];
-    _Float16 *__restrict out4 = (_Float16 *)buffers[10];
-    _Float16 *__restrict out0 = (_Float16 *)buffers[6];
-    _Float16 *__restrict out3 = (_Float16 *)buffers[9];
-    _Float16 *__restrict out2 = (_Float16 *)buffers[8];
-    _Float16 *__restrict out1 = (_Float16 *)buffers[7];
-    float t1[1];
-    float t2[1];
+    uint16_t *__restrict out0 = (uint16_t *)buffers[6];
+    uint16_t *__restrict out1 = (uint16_t *)buffers[7];
+    uint16_t *__restrict out2 = (uint16_t *)buffers[8];
+    uint16_t *__restrict out3 = (uint16_t *)buffers[9];
+    uint16_t *__restrict out4 = (uint16_t *)buffers[10];
+    double t1[1];
+    double t2[1];
     float t0[1];
-    #pragma omp parallel for collapse(2) schedule(static)
-    for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
-        for (int64_t c1 = 0; (c1 <= 767); c1 += 16)
-            akg_bias_dropout_residual_layernorm_f16_parallel_body_0(c0, c1, in0, in1, in2, in3, in4, in5, out4, out0, out3, out2, out1);
     #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
-        akg_bias_dropout_residual_layernorm_f16_parallel_body_1(c0, in0, in1, in2, in3, in4, in5, out4, out0, out3, out2, out1);
-    #pragma omp parallel for collapse(2) schedule(static)
+        akg_bias_dropout_residual_layernorm_f16_parallel_body_0(c0, in0, in1, in2, in3, in4, in5, out0, out1, out2, out3, out4);
+    #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
-        for (int64_t c1 = 0; (c1 <= 767); c1 += 16)
-            akg_bias_dropout_residual_layernorm_f16_parallel_body_2(c0, c1, in0, in1, in2, in3, in4, in5, out4, out0, out3, out2, out1);
+        akg_bias_dropout_residual_layernorm_f16_parallel_body_1(c0, in0, in1, in2, in3, in4, in5, out0, out1, out2, out3, out4);
     return AKG_STATUS_OK;
 }
 

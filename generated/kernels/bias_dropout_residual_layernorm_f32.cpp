@@ -5,8 +5,8 @@
 #include "akg_kernel_support.h"
 
 static void akg_bias_dropout_residual_layernorm_f32_parallel_body_0(int64_t c0, const float *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, const float *__restrict in4, const float *__restrict in5, float *__restrict out0, float *__restrict out2, float *__restrict out3, float *__restrict out1) {
-    float t1[1];
-    float t2[1];
+    double t1[1];
+    double t2[1];
     float t0[1];
     {
         [[maybe_unused]] const int64_t i0 = c0;
@@ -25,7 +25,7 @@ static void akg_bias_dropout_residual_layernorm_f32_parallel_body_0(int64_t c0, 
                 acc1 = acc1 + (in3[i0 * 768 + r0] + ((in2[i0 * 768 + r0] * (in0[i0 * 768 + r0] + in1[r0])) * 1.11111116f));
             }
         acc = acc + acc1;
-        t1[0] = (float)(acc);
+        t1[0] = (double)(acc);
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
@@ -41,49 +41,51 @@ static void akg_bias_dropout_residual_layernorm_f32_parallel_body_0(int64_t c0, 
         for (int64_t c1 = 0; (c1 <= 767); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
-                const float v_cse0 = ((in3[i0 * 768 + r0] + ((in2[i0 * 768 + r0] * (in0[i0 * 768 + r0] + in1[r0])) * 1.11111116f)) - (t1[0] * 0.00130208337f));
+                const float v_cse0 = ((in3[i0 * 768 + r0] + ((in2[i0 * 768 + r0] * (in0[i0 * 768 + r0] + in1[r0])) * 1.11111116f)) - (((float)t1[0]) * 0.00130208337f));
                 acc1 = acc1 + (v_cse0 * v_cse0);
             }
         acc = acc + acc1;
-        t2[0] = (float)(acc);
+        t2[0] = (double)(acc);
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
-        t0[0] = (float)(akg_rsqrt(((t2[0] * 0.00130208337f) + 1.00000001e-07f)));
+        t0[0] = (float)(akg_rsqrt(((((float)t2[0]) * 0.00130208337f) + 1.00000001e-07f)));
     }
-    for (int64_t c1 = 0; (c1 <= 767); c1 += 16) {
+    for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
         #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                out1[i0 * 768 + i1] = (float)((in5[i1] + (in4[i1] * (t0[0] * ((in3[i0 * 768 + i1] + ((in2[i0 * 768 + i1] * (in0[i0 * 768 + i1] + in1[i1])) * 1.11111116f)) - (t1[0] * 0.00130208337f))))));
+                out1[i0 * 768 + i1] = (float)((in5[i1] + (in4[i1] * (t0[0] * ((in3[i0 * 768 + i1] + ((in2[i0 * 768 + i1] * (in0[i0 * 768 + i1] + in1[i1])) * 1.11111116f)) - (((float)t1[0]) * 0.00130208337f))))));
             }
         }
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
-        out3[i0] = (float)((t2[0] * 0.00130208337f));
+        out3[i0] = (float)((((float)t2[0]) * 0.00130208337f));
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
-        out2[i0] = (float)((t1[0] * 0.00130208337f));
+        out2[i0] = (float)((((float)t1[0]) * 0.00130208337f));
     }
 }
 
-static void akg_bias_dropout_residual_layernorm_f32_parallel_body_1(int64_t c0, int64_t c1, const float *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, const float *__restrict in4, const float *__restrict in5, float *__restrict out0, float *__restrict out2, float *__restrict out3, float *__restrict out1) {
-    float t1[1];
-    float t2[1];
+static void akg_bias_dropout_residual_layernorm_f32_parallel_body_1(int64_t c0, const float *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, const float *__restrict in4, const float *__restrict in5, float *__restrict out0, float *__restrict out2, float *__restrict out3, float *__restrict out1) {
+    double t1[1];
+    double t2[1];
     float t0[1];
-    #pragma omp simd
-    for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
-        {
-            [[maybe_unused]] const int64_t i0 = c0;
-            [[maybe_unused]] const int64_t i1 = (c1 + c2);
-            out0[i0 * 768 + i1] = (float)((in3[i0 * 768 + i1] + ((in2[i0 * 768 + i1] * (in0[i0 * 768 + i1] + in1[i1])) * 1.11111116f)));
+    for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
+        #pragma omp simd
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = (c1 + c2);
+                out0[i0 * 768 + i1] = (float)((in3[i0 * 768 + i1] + ((in2[i0 * 768 + i1] * (in0[i0 * 768 + i1] + in1[i1])) * 1.11111116f)));
+            }
         }
     }
 }
@@ -99,16 +101,15 @@ extern "C" int akg_kernel_fn_bias_dropout_residual_layernorm_f32(void *const *bu
     float *__restrict out2 = (float *)buffers[8];
     float *__restrict out3 = (float *)buffers[9];
     float *__restrict out1 = (float *)buffers[7];
-    float t1[1];
-    float t2[1];
+    double t1[1];
+    double t2[1];
     float t0[1];
     #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
         akg_bias_dropout_residual_layernorm_f32_parallel_body_0(c0, in0, in1, in2, in3, in4, in5, out0, out2, out3, out1);
-    #pragma omp parallel for collapse(2) schedule(static)
+    #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
-        for (int64_t c1 = 0; (c1 <= 767); c1 += 16)
-            akg_bias_dropout_residual_layernorm_f32_parallel_body_1(c0, c1, in0, in1, in2, in3, in4, in5, out0, out2, out3, out1);
+        akg_bias_dropout_residual_layernorm_f32_parallel_body_1(c0, in0, in1, in2, in3, in4, in5, out0, out2, out3, out1);
     return AKG_STATUS_OK;
 }
 

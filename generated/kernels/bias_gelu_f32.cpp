@@ -4,14 +4,16 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_bias_gelu_f32_parallel_body_0(int64_t c0, int64_t c1, const float *__restrict in0, const float *__restrict in1, float *__restrict out0) {
-    #pragma omp simd
-    for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
-        {
-            [[maybe_unused]] const int64_t i0 = c0;
-            [[maybe_unused]] const int64_t i1 = (c1 + c2);
-            const float v_cse0 = (in0[i0 * 3072 + i1] + in1[i1]);
-            out0[i0 * 3072 + i1] = (float)(((v_cse0 * (akg_tanh((((((v_cse0 * v_cse0) * v_cse0) * 0.0447149985f) + v_cse0) * 0.797884583f)) + 1.0f)) * 0.5f));
+static void akg_bias_gelu_f32_parallel_body_0(int64_t c0, const float *__restrict in0, const float *__restrict in1, float *__restrict out0) {
+    for (int64_t c1 = 0; (c1 <= 3071); c1 += 64) {
+        #pragma omp simd
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = (c1 + c2);
+                const float v_cse0 = (in0[i0 * 3072 + i1] + in1[i1]);
+                out0[i0 * 3072 + i1] = (float)(((v_cse0 * (akg_tanh((((((v_cse0 * v_cse0) * v_cse0) * 0.0447149985f) + v_cse0) * 0.797884583f)) + 1.0f)) * 0.5f));
+            }
         }
     }
 }
@@ -20,10 +22,9 @@ extern "C" int akg_kernel_fn_bias_gelu_f32(void *const *buffers) {
     const float *__restrict in0 = (const float *)buffers[0];
     const float *__restrict in1 = (const float *)buffers[1];
     float *__restrict out0 = (float *)buffers[2];
-    #pragma omp parallel for collapse(2) schedule(static)
+    #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
-        for (int64_t c1 = 0; (c1 <= 3071); c1 += 16)
-            akg_bias_gelu_f32_parallel_body_0(c0, c1, in0, in1, out0);
+        akg_bias_gelu_f32_parallel_body_0(c0, in0, in1, out0);
     return AKG_STATUS_OK;
 }
 

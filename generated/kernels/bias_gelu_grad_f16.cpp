@@ -4,20 +4,20 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_bias_gelu_grad_f16_parallel_body_0(int64_t c0, const _Float16 *__restrict in0, const _Float16 *__restrict in1, float *__restrict in2, _Float16 *__restrict out0) {
+static void akg_bias_gelu_grad_f16_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, float *__restrict in2, uint16_t *__restrict out0) {
     float t0[2048];
-    float t1[1];
+    double t1[1];
     {
         [[maybe_unused]] const int64_t i0 = c0;
         t1[0] = 0.0f;
     }
-    for (int64_t c1 = 0; (c1 <= 2047); c1 += 16) {
+    for (int64_t c1 = 0; (c1 <= 2047); c1 += 64) {
         #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = (c1 + c2);
                 [[maybe_unused]] const int64_t i1 = c0;
-                const float v_cse0 = ((float)(in1[i0 * 3072 + i1]));
+                const float v_cse0 = akg_f16_to_f32(in1[i0 * 3072 + i1]);
                 t0[(i0 - (0))] = (float)(akg_tanh((((((v_cse0 * v_cse0) * v_cse0) * 0.044708252f) + v_cse0) * 0.797851562f)));
             }
         }
@@ -30,38 +30,38 @@ static void akg_bias_gelu_grad_f16_parallel_body_0(int64_t c0, const _Float16 *_
         for (int64_t c1 = 0; (c1 <= 2047); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
-                const float v_cse0 = ((float)(t0[(r0 - (0))]));
-                const float v_cse1 = ((float)(in1[r0 * 3072 + i0]));
-                acc1 = acc1 + (((((((1.0f - (v_cse0 * v_cse0)) * v_cse1) * (((v_cse1 * v_cse1) * 0.107035995f) + 0.797851562f)) + v_cse0) * 0.5f) + 0.5f) * ((float)(in0[r0 * 3072 + i0])));
+                const float v_cse0 = ((float)t0[(r0 - (0))]);
+                const float v_cse1 = akg_f16_to_f32(in1[r0 * 3072 + i0]);
+                acc1 = acc1 + (((((((1.0f - (v_cse0 * v_cse0)) * v_cse1) * (((v_cse1 * v_cse1) * 0.107035995f) + 0.797851562f)) + v_cse0) * 0.5f) + 0.5f) * akg_f16_to_f32(in0[r0 * 3072 + i0]));
             }
         acc = acc + acc1;
-        t1[0] = (float)(acc);
+        t1[0] = (double)(acc);
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
-        in2[i0] = (float)(t1[0]);
+        in2[i0] = (float)(((float)t1[0]));
     }
-    for (int64_t c1 = 0; (c1 <= 2047); c1 += 16) {
+    for (int64_t c1 = 0; (c1 <= 2047); c1 += 64) {
         #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = (c1 + c2);
                 [[maybe_unused]] const int64_t i1 = c0;
-                const float v_cse0 = ((float)(t0[(i0 - (0))]));
-                const float v_cse1 = ((float)(in1[i0 * 3072 + i1]));
-                out0[i0 * 3072 + i1] = (_Float16)((((((((1.0f - (v_cse0 * v_cse0)) * v_cse1) * (((v_cse1 * v_cse1) * 0.107035995f) + 0.797851562f)) + v_cse0) * 0.5f) + 0.5f) * ((float)(in0[i0 * 3072 + i1]))));
+                const float v_cse0 = ((float)t0[(i0 - (0))]);
+                const float v_cse1 = akg_f16_to_f32(in1[i0 * 3072 + i1]);
+                out0[i0 * 3072 + i1] = akg_f32_to_f16((((((((1.0f - (v_cse0 * v_cse0)) * v_cse1) * (((v_cse1 * v_cse1) * 0.107035995f) + 0.797851562f)) + v_cse0) * 0.5f) + 0.5f) * akg_f16_to_f32(in0[i0 * 3072 + i1])));
             }
         }
     }
 }
 
 extern "C" int akg_kernel_fn_bias_gelu_grad_f16(void *const *buffers) {
-    const _Float16 *__restrict in0 = (const _Float16 *)buffers[0];
-    const _Float16 *__restrict in1 = (const _Float16 *)buffers[1];
+    const uint16_t *__restrict in0 = (const uint16_t *)buffers[0];
+    const uint16_t *__restrict in1 = (const uint16_t *)buffers[1];
     float *__restrict in2 = (float *)buffers[2];
-    _Float16 *__restrict out0 = (_Float16 *)buffers[3];
+    uint16_t *__restrict out0 = (uint16_t *)buffers[3];
     float t0[2048];
-    float t1[1];
+    double t1[1];
     #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 3071); c0 += 1)
         akg_bias_gelu_grad_f16_parallel_body_0(c0, in0, in1, in2, out0);

@@ -4,68 +4,64 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_bn_apply_relu_f16_parallel_body_0(int64_t c0, const _Float16 *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, const float *__restrict in4, float *__restrict out1, float *__restrict out2, _Float16 *__restrict out0) {
+static void akg_bn_apply_relu_f16_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, const float *__restrict in4, float *__restrict out1, float *__restrict out2, uint16_t *__restrict out0) {
     float t0[1];
-    #pragma omp simd
-    for (int64_t c1 = 0; (c1 <= 15); c1 += 1) {
-        {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            out1[i0] = (float)((in1[i0] * 3.98596931e-05f));
-        }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        out1[i0] = (float)((in1[i0] * 3.98596931e-05f));
     }
-}
-
-static void akg_bn_apply_relu_f16_parallel_body_1(int64_t c0, const _Float16 *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, const float *__restrict in4, float *__restrict out1, float *__restrict out2, _Float16 *__restrict out0) {
-    float t0[1];
     {
         [[maybe_unused]] const int64_t i0 = c0;
         const float v_cse0 = in1[i0];
         t0[0] = (float)((in3[i0] * akg_rsqrt((((in2[i0] * 3.98596931e-05f) - ((v_cse0 * v_cse0) * 1.5887951e-09f)) + 9.99999975e-06f))));
     }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        const float v_cse0 = in1[i0];
+        out2[i0] = (float)(((in2[i0] * 3.98596931e-05f) - ((v_cse0 * v_cse0) * 1.5887951e-09f)));
+    }
     for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
-        for (int64_t c2 = 0; (c2 <= 783); c2 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = c1;
-                [[maybe_unused]] const int64_t i1 = c0;
-                [[maybe_unused]] const int64_t i2 = c2;
-                const float v_cse0 = t0[0];
-                out0[i0 * 401408 + i1 * 784 + i2] = (_Float16)(((float)(((_Float16)(akg_fmax(((v_cse0 * ((float)(in0[i0 * 401408 + i1 * 784 + i2]))) + (in4[i1] - ((v_cse0 * in1[i1]) * 3.98596931e-05f))), 0.0f))))));
+        for (int64_t c2 = 0; (c2 <= 783); c2 += 64) {
+            if ((c2 <= 704)) {
+                #pragma omp simd
+                for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+                    {
+                        [[maybe_unused]] const int64_t i0 = c1;
+                        [[maybe_unused]] const int64_t i1 = c0;
+                        [[maybe_unused]] const int64_t i2 = (c2 + c3);
+                        const float v_cse0 = t0[0];
+                        out0[i0 * 401408 + i1 * 784 + i2] = akg_f32_to_f16(akg_round_f16(akg_fmax(((v_cse0 * akg_f16_to_f32(in0[i0 * 401408 + i1 * 784 + i2])) + (in4[i1] - ((v_cse0 * in1[i1]) * 3.98596931e-05f))), 0.0f)));
+                    }
+                }
+            } else {
+                #pragma omp simd
+                for (int64_t c3 = 0; (c3 <= 15); c3 += 1) {
+                    {
+                        [[maybe_unused]] const int64_t i0 = c1;
+                        [[maybe_unused]] const int64_t i1 = c0;
+                        [[maybe_unused]] const int64_t i2 = (c3 + 768);
+                        const float v_cse0 = t0[0];
+                        out0[i0 * 401408 + i1 * 784 + i2] = akg_f32_to_f16(akg_round_f16(akg_fmax(((v_cse0 * akg_f16_to_f32(in0[i0 * 401408 + i1 * 784 + i2])) + (in4[i1] - ((v_cse0 * in1[i1]) * 3.98596931e-05f))), 0.0f)));
+                    }
+                }
             }
         }
     }
 }
 
-static void akg_bn_apply_relu_f16_parallel_body_2(int64_t c0, const _Float16 *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, const float *__restrict in4, float *__restrict out1, float *__restrict out2, _Float16 *__restrict out0) {
-    float t0[1];
-    #pragma omp simd
-    for (int64_t c1 = 0; (c1 <= 15); c1 += 1) {
-        {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            const float v_cse0 = in1[i0];
-            out2[i0] = (float)(((in2[i0] * 3.98596931e-05f) - ((v_cse0 * v_cse0) * 1.5887951e-09f)));
-        }
-    }
-}
-
 extern "C" int akg_kernel_fn_bn_apply_relu_f16(void *const *buffers) {
-    const _Float16 *__restrict in0 = (const _Float16 *)buffers[0];
+    const uint16_t *__restrict in0 = (const uint16_t *)buffers[0];
     const float *__restrict in1 = (const float *)buffers[1];
     const float *__restrict in2 = (const float *)buffers[2];
     const float *__restrict in3 = (const float *)buffers[3];
     const float *__restrict in4 = (const float *)buffers[4];
     float *__restrict out1 = (float *)buffers[6];
     float *__restrict out2 = (float *)buffers[7];
-    _Float16 *__restrict out0 = (_Float16 *)buffers[5];
+    uint16_t *__restrict out0 = (uint16_t *)buffers[5];
     float t0[1];
     #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 511); c0 += 16)
-        akg_bn_apply_relu_f16_parallel_body_0(c0, in0, in1, in2, in3, in4, out1, out2, out0);
-    #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 511); c0 += 1)
-        akg_bn_apply_relu_f16_parallel_body_1(c0, in0, in1, in2, in3, in4, out1, out2, out0);
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 511); c0 += 16)
-        akg_bn_apply_relu_f16_parallel_body_2(c0, in0, in1, in2, in3, in4, out1, out2, out0);
+        akg_bn_apply_relu_f16_parallel_body_0(c0, in0, in1, in2, in3, in4, out1, out2, out0);
     return AKG_STATUS_OK;
 }
 

@@ -4,34 +4,50 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_bn_grad_dx_f16_parallel_body_0(int64_t c0, const _Float16 *__restrict in0, const _Float16 *__restrict in1, const float *__restrict in2, const float *__restrict in3, const float *__restrict in4, const float *__restrict in5, const float *__restrict in6, _Float16 *__restrict out0) {
+static void akg_bn_grad_dx_f16_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, const float *__restrict in3, const float *__restrict in4, const float *__restrict in5, const float *__restrict in6, uint16_t *__restrict out0) {
     float t0[1];
     {
         [[maybe_unused]] const int64_t i0 = c0;
         t0[0] = (float)(akg_rsqrt((in3[i0] + 9.99999975e-06f)));
     }
     for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
-        for (int64_t c2 = 0; (c2 <= 783); c2 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = c1;
-                [[maybe_unused]] const int64_t i1 = c0;
-                [[maybe_unused]] const int64_t i2 = c2;
-                const float v_cse0 = t0[0];
-                out0[i0 * 401408 + i1 * 784 + i2] = (_Float16)(((float)(((_Float16)(((in4[i1] * v_cse0) * (((float)(in0[i0 * 401408 + i1 * 784 + i2])) - ((in6[i1] + (in5[i1] * (v_cse0 * (((float)(in1[i0 * 401408 + i1 * 784 + i2])) - in2[i1])))) * 3.98596931e-05f))))))));
+        for (int64_t c2 = 0; (c2 <= 783); c2 += 64) {
+            if ((c2 <= 704)) {
+                #pragma omp simd
+                for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+                    {
+                        [[maybe_unused]] const int64_t i0 = c1;
+                        [[maybe_unused]] const int64_t i1 = c0;
+                        [[maybe_unused]] const int64_t i2 = (c2 + c3);
+                        const float v_cse0 = t0[0];
+                        out0[i0 * 401408 + i1 * 784 + i2] = akg_f32_to_f16(akg_round_f16(((in4[i1] * v_cse0) * (akg_f16_to_f32(in0[i0 * 401408 + i1 * 784 + i2]) - ((in6[i1] + (in5[i1] * (v_cse0 * (akg_f16_to_f32(in1[i0 * 401408 + i1 * 784 + i2]) - in2[i1])))) * 3.98596931e-05f)))));
+                    }
+                }
+            } else {
+                #pragma omp simd
+                for (int64_t c3 = 0; (c3 <= 15); c3 += 1) {
+                    {
+                        [[maybe_unused]] const int64_t i0 = c1;
+                        [[maybe_unused]] const int64_t i1 = c0;
+                        [[maybe_unused]] const int64_t i2 = (c3 + 768);
+                        const float v_cse0 = t0[0];
+                        out0[i0 * 401408 + i1 * 784 + i2] = akg_f32_to_f16(akg_round_f16(((in4[i1] * v_cse0) * (akg_f16_to_f32(in0[i0 * 401408 + i1 * 784 + i2]) - ((in6[i1] + (in5[i1] * (v_cse0 * (akg_f16_to_f32(in1[i0 * 401408 + i1 * 784 + i2]) - in2[i1])))) * 3.98596931e-05f)))));
+                    }
+                }
             }
         }
     }
 }
 
 extern "C" int akg_kernel_fn_bn_grad_dx_f16(void *const *buffers) {
-    const _Float16 *__restrict in0 = (const _Float16 *)buffers[0];
-    const _Float16 *__restrict in1 = (const _Float16 *)buffers[1];
+    const uint16_t *__restrict in0 = (const uint16_t *)buffers[0];
+    const uint16_t *__restrict in1 = (const uint16_t *)buffers[1];
     const float *__restrict in2 = (const float *)buffers[2];
     const float *__restrict in3 = (const float *)buffers[3];
     const float *__restrict in4 = (const float *)buffers[4];
     const float *__restrict in5 = (const float *)buffers[5];
     const float *__restrict in6 = (const float *)buffers[6];
-    _Float16 *__restrict out0 = (_Float16 *)buffers[7];
+    uint16_t *__restrict out0 = (uint16_t *)buffers[7];
     float t0[1];
     #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 511); c0 += 1)

@@ -6,24 +6,18 @@
 
 static void akg_bn_running_stats_update_f32_parallel_body_0(int64_t c0, float *__restrict in0, float *__restrict in1, const float *__restrict in2, const float *__restrict in3, float *__restrict out0) {
     #pragma omp simd
-    for (int64_t c1 = 0; (c1 <= 15); c1 += 1) {
+    for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
         {
             [[maybe_unused]] const int64_t i0 = (c0 + c1);
             out0[i0] = (float)(((in0[i0] * 0.899999976f) + (in2[i0] * 0.100000001f)));
         }
         {
             [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            in0[i0] = (float)(((in0[i0] * 0.899999976f) + (in2[i0] * 0.100000001f)));
+            in1[i0] = (float)(((in1[i0] * 0.899999976f) + (in3[i0] * 0.100001f)));
         }
-    }
-}
-
-static void akg_bn_running_stats_update_f32_parallel_body_1(int64_t c0, float *__restrict in0, float *__restrict in1, const float *__restrict in2, const float *__restrict in3, float *__restrict out0) {
-    #pragma omp simd
-    for (int64_t c1 = 0; (c1 <= 15); c1 += 1) {
         {
             [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            in1[i0] = (float)(((in1[i0] * 0.899999976f) + (in3[i0] * 0.100001f)));
+            in0[i0] = (float)(((in0[i0] * 0.899999976f) + (in2[i0] * 0.100000001f)));
         }
     }
 }
@@ -35,11 +29,8 @@ extern "C" int akg_kernel_fn_bn_running_stats_update_f32(void *const *buffers) {
     const float *__restrict in3 = (const float *)buffers[3];
     float *__restrict out0 = (float *)buffers[4];
     #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 255); c0 += 16)
+    for (int64_t c0 = 0; (c0 <= 255); c0 += 64)
         akg_bn_running_stats_update_f32_parallel_body_0(c0, in0, in1, in2, in3, out0);
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 255); c0 += 16)
-        akg_bn_running_stats_update_f32_parallel_body_1(c0, in0, in1, in2, in3, out0);
     return AKG_STATUS_OK;
 }
 

@@ -4,14 +4,20 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_bn_train_stats_f16_parallel_body_0(int64_t c0, const _Float16 *__restrict in0, float *__restrict out0, float *__restrict out1) {
+static void akg_bn_train_stats_f16_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, float *__restrict out0, float *__restrict out1) {
+    double t0[1];
+    double t1[1];
     {
         [[maybe_unused]] const int64_t i0 = c0;
-        out0[i0] = 0.0f;
+        t0[0] = 0.0f;
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
-        float acc = out0[i0];
+        t1[0] = 0.0f;
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        float acc = t1[0];
         for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
             float acc1 = 0.0f;
             for (int64_t c2 = 0; (c2 <= 55); c2 += 1) {
@@ -23,37 +29,7 @@ static void akg_bn_train_stats_f16_parallel_body_0(int64_t c0, const _Float16 *_
                         [[maybe_unused]] const int64_t r0 = c1;
                         [[maybe_unused]] const int64_t r1 = c2;
                         [[maybe_unused]] const int64_t r2 = c3;
-                        acc3 = acc3 + ((float)(in0[r0 * 802816 + i0 * 3136 + r1 * 56 + r2]));
-                    }
-                acc2 = acc2 + acc3;
-                acc1 = acc1 + acc2;
-            }
-            acc = acc + acc1;
-        }
-        out0[i0] = (float)(acc);
-    }
-}
-
-static void akg_bn_train_stats_f16_parallel_body_1(int64_t c0, const _Float16 *__restrict in0, float *__restrict out0, float *__restrict out1) {
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        out1[i0] = 0.0f;
-    }
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        float acc = out1[i0];
-        for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
-            float acc1 = 0.0f;
-            for (int64_t c2 = 0; (c2 <= 55); c2 += 1) {
-                float acc2 = 0.0f;
-                float acc3 = 0.0f;
-                #pragma omp simd reduction(+:acc3)
-                for (int64_t c3 = 0; (c3 <= 55); c3 += 1)
-                    {
-                        [[maybe_unused]] const int64_t r0 = c1;
-                        [[maybe_unused]] const int64_t r1 = c2;
-                        [[maybe_unused]] const int64_t r2 = c3;
-                        const float v_cse0 = ((float)(in0[r0 * 802816 + i0 * 3136 + r1 * 56 + r2]));
+                        const float v_cse0 = akg_f16_to_f32(in0[r0 * 802816 + i0 * 3136 + r1 * 56 + r2]);
                         acc3 = acc3 + (v_cse0 * v_cse0);
                     }
                 acc2 = acc2 + acc3;
@@ -61,20 +37,50 @@ static void akg_bn_train_stats_f16_parallel_body_1(int64_t c0, const _Float16 *_
             }
             acc = acc + acc1;
         }
-        out1[i0] = (float)(acc);
+        t1[0] = (double)(acc);
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        float acc = t0[0];
+        for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
+            float acc1 = 0.0f;
+            for (int64_t c2 = 0; (c2 <= 55); c2 += 1) {
+                float acc2 = 0.0f;
+                float acc3 = 0.0f;
+                #pragma omp simd reduction(+:acc3)
+                for (int64_t c3 = 0; (c3 <= 55); c3 += 1)
+                    {
+                        [[maybe_unused]] const int64_t r0 = c1;
+                        [[maybe_unused]] const int64_t r1 = c2;
+                        [[maybe_unused]] const int64_t r2 = c3;
+                        acc3 = acc3 + akg_f16_to_f32(in0[r0 * 802816 + i0 * 3136 + r1 * 56 + r2]);
+                    }
+                acc2 = acc2 + acc3;
+                acc1 = acc1 + acc2;
+            }
+            acc = acc + acc1;
+        }
+        t0[0] = (double)(acc);
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        out0[i0] = (float)(((float)t0[0]));
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        out1[i0] = (float)(((float)t1[0]));
     }
 }
 
 extern "C" int akg_kernel_fn_bn_train_stats_f16(void *const *buffers) {
-    const _Float16 *__restrict in0 = (const _Float16 *)buffers[0];
+    const uint16_t *__restrict in0 = (const uint16_t *)buffers[0];
     float *__restrict out0 = (float *)buffers[1];
     float *__restrict out1 = (float *)buffers[2];
+    double t0[1];
+    double t1[1];
     #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 255); c0 += 1)
         akg_bn_train_stats_f16_parallel_body_0(c0, in0, out0, out1);
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 255); c0 += 1)
-        akg_bn_train_stats_f16_parallel_body_1(c0, in0, out0, out1);
     return AKG_STATUS_OK;
 }
 

@@ -4,33 +4,49 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_bottleneck_end_f16_parallel_body_0(int64_t c0, const _Float16 *__restrict in0, const _Float16 *__restrict in1, const float *__restrict in2, const float *__restrict in3, const float *__restrict in4, const float *__restrict in5, _Float16 *__restrict out0) {
+static void akg_bottleneck_end_f16_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, const float *__restrict in3, const float *__restrict in4, const float *__restrict in5, uint16_t *__restrict out0) {
     float t0[1];
     {
         [[maybe_unused]] const int64_t i0 = c0;
         t0[0] = (float)((in4[i0] * akg_rsqrt((in3[i0] + 9.99999975e-06f))));
     }
     for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
-        for (int64_t c2 = 0; (c2 <= 195); c2 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = c1;
-                [[maybe_unused]] const int64_t i1 = c0;
-                [[maybe_unused]] const int64_t i2 = c2;
-                const float v_cse0 = t0[0];
-                out0[i0 * 200704 + i1 * 196 + i2] = (_Float16)(((float)(((_Float16)(akg_fmax((((v_cse0 * ((float)(in0[i0 * 200704 + i1 * 196 + i2]))) + (in5[i1] - (in2[i1] * v_cse0))) + ((float)(in1[i0 * 200704 + i1 * 196 + i2]))), 0.0f))))));
+        for (int64_t c2 = 0; (c2 <= 195); c2 += 64) {
+            if ((c2 <= 128)) {
+                #pragma omp simd
+                for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+                    {
+                        [[maybe_unused]] const int64_t i0 = c1;
+                        [[maybe_unused]] const int64_t i1 = c0;
+                        [[maybe_unused]] const int64_t i2 = (c2 + c3);
+                        const float v_cse0 = t0[0];
+                        out0[i0 * 200704 + i1 * 196 + i2] = akg_f32_to_f16(akg_round_f16(akg_fmax((((v_cse0 * akg_f16_to_f32(in0[i0 * 200704 + i1 * 196 + i2])) + (in5[i1] - (in2[i1] * v_cse0))) + akg_f16_to_f32(in1[i0 * 200704 + i1 * 196 + i2])), 0.0f)));
+                    }
+                }
+            } else {
+                #pragma omp simd
+                for (int64_t c3 = 0; (c3 <= 3); c3 += 1) {
+                    {
+                        [[maybe_unused]] const int64_t i0 = c1;
+                        [[maybe_unused]] const int64_t i1 = c0;
+                        [[maybe_unused]] const int64_t i2 = (c3 + 192);
+                        const float v_cse0 = t0[0];
+                        out0[i0 * 200704 + i1 * 196 + i2] = akg_f32_to_f16(akg_round_f16(akg_fmax((((v_cse0 * akg_f16_to_f32(in0[i0 * 200704 + i1 * 196 + i2])) + (in5[i1] - (in2[i1] * v_cse0))) + akg_f16_to_f32(in1[i0 * 200704 + i1 * 196 + i2])), 0.0f)));
+                    }
+                }
             }
         }
     }
 }
 
 extern "C" int akg_kernel_fn_bottleneck_end_f16(void *const *buffers) {
-    const _Float16 *__restrict in0 = (const _Float16 *)buffers[0];
-    const _Float16 *__restrict in1 = (const _Float16 *)buffers[1];
+    const uint16_t *__restrict in0 = (const uint16_t *)buffers[0];
+    const uint16_t *__restrict in1 = (const uint16_t *)buffers[1];
     const float *__restrict in2 = (const float *)buffers[2];
     const float *__restrict in3 = (const float *)buffers[3];
     const float *__restrict in4 = (const float *)buffers[4];
     const float *__restrict in5 = (const float *)buffers[5];
-    _Float16 *__restrict out0 = (_Float16 *)buffers[6];
+    uint16_t *__restrict out0 = (uint16_t *)buffers[6];
     float t0[1];
     #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 1023); c0 += 1)

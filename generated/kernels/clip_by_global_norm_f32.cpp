@@ -5,12 +5,14 @@
 #include "akg_kernel_support.h"
 
 static void akg_clip_by_global_norm_f32_parallel_body_0(int64_t c0, const float *__restrict in0, const float *__restrict in1, float *__restrict t0, float *__restrict out0) {
-    #pragma omp simd
-    for (int64_t c1 = 0; (c1 <= 15); c1 += 1) {
-        {
-            [[maybe_unused]] const int64_t i0 = 0;
-            [[maybe_unused]] const int64_t i1 = (c0 + c1);
-            out0[i1] = (float)((in1[i1] / t0[0]));
+    for (int64_t c1 = 0; (c1 <= 4095); c1 += 64) {
+        #pragma omp simd
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = 0;
+                [[maybe_unused]] const int64_t i1 = ((c0 + c1) + c2);
+                out0[i1] = (float)((in1[i1] / t0[0]));
+            }
         }
     }
 }
@@ -29,10 +31,10 @@ extern "C" int akg_kernel_fn_clip_by_global_norm_f32(void *const *buffers) {
         [[maybe_unused]] const int64_t i2 = 0;
         const float v_cse0 = in0[0];
         const bool v_cse1 = (0.0f < v_cse0);
-        t0[0] = (float)(akg_fmax((v_cse1 ? akg_sqrt((v_cse1 ? v_cse0 : 1.0f)) : v_cse0), 1.0f));
+        t0[0] = (float)(akg_fmax(akg_select<float>(v_cse1, akg_sqrt(akg_select<float>(v_cse1, v_cse0, 1.0f)), v_cse0), 1.0f));
     }
     #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 2359295); c0 += 16)
+    for (int64_t c0 = 0; (c0 <= 2359295); c0 += 4096)
         akg_clip_by_global_norm_f32_parallel_body_0(c0, in0, in1, t0, out0);
     free(t0);
     return AKG_STATUS_OK;

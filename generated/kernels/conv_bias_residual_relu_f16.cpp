@@ -4,40 +4,41 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_conv_bias_residual_relu_f16_parallel_body_0(int64_t c0, int64_t c1, int64_t c2, const _Float16 *__restrict in0, const _Float16 *__restrict in1, const _Float16 *__restrict in2, _Float16 *__restrict out0) {
-    if ((c2 <= 176)) {
-        #pragma omp simd
-        for (int64_t c3 = 0; (c3 <= 15); c3 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = c1;
-                [[maybe_unused]] const int64_t i2 = (c2 + c3);
-                out0[i0 * 200704 + i1 * 196 + i2] = (_Float16)(akg_fmax(((((float)(in0[i0 * 200704 + i1 * 196 + i2])) + ((float)(in1[i1]))) + ((float)(in2[i0 * 200704 + i1 * 196 + i2]))), 0.0f));
+static void akg_conv_bias_residual_relu_f16_parallel_body_0(int64_t c0, int64_t c1, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const uint16_t *__restrict in2, uint16_t *__restrict out0) {
+    for (int64_t c2 = 0; (c2 <= 195); c2 += 64) {
+        if ((c2 <= 128)) {
+            #pragma omp simd
+            for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+                {
+                    [[maybe_unused]] const int64_t i0 = c0;
+                    [[maybe_unused]] const int64_t i1 = c1;
+                    [[maybe_unused]] const int64_t i2 = (c2 + c3);
+                    out0[i0 * 200704 + i1 * 196 + i2] = akg_f32_to_f16(akg_fmax(((akg_f16_to_f32(in0[i0 * 200704 + i1 * 196 + i2]) + akg_f16_to_f32(in1[i1])) + akg_f16_to_f32(in2[i0 * 200704 + i1 * 196 + i2])), 0.0f));
+                }
             }
-        }
-    } else {
-        #pragma omp simd
-        for (int64_t c3 = 0; (c3 <= 3); c3 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = c1;
-                [[maybe_unused]] const int64_t i2 = (c3 + 192);
-                out0[i0 * 200704 + i1 * 196 + i2] = (_Float16)(akg_fmax(((((float)(in0[i0 * 200704 + i1 * 196 + i2])) + ((float)(in1[i1]))) + ((float)(in2[i0 * 200704 + i1 * 196 + i2]))), 0.0f));
+        } else {
+            #pragma omp simd
+            for (int64_t c3 = 0; (c3 <= 3); c3 += 1) {
+                {
+                    [[maybe_unused]] const int64_t i0 = c0;
+                    [[maybe_unused]] const int64_t i1 = c1;
+                    [[maybe_unused]] const int64_t i2 = (c3 + 192);
+                    out0[i0 * 200704 + i1 * 196 + i2] = akg_f32_to_f16(akg_fmax(((akg_f16_to_f32(in0[i0 * 200704 + i1 * 196 + i2]) + akg_f16_to_f32(in1[i1])) + akg_f16_to_f32(in2[i0 * 200704 + i1 * 196 + i2])), 0.0f));
+                }
             }
         }
     }
 }
 
 extern "C" int akg_kernel_fn_conv_bias_residual_relu_f16(void *const *buffers) {
-    const _Float16 *__restrict in0 = (const _Float16 *)buffers[0];
-    const _Float16 *__restrict in1 = (const _Float16 *)buffers[1];
-    const _Float16 *__restrict in2 = (const _Float16 *)buffers[2];
-    _Float16 *__restrict out0 = (_Float16 *)buffers[3];
-    #pragma omp parallel for collapse(3) schedule(static)
+    const uint16_t *__restrict in0 = (const uint16_t *)buffers[0];
+    const uint16_t *__restrict in1 = (const uint16_t *)buffers[1];
+    const uint16_t *__restrict in2 = (const uint16_t *)buffers[2];
+    uint16_t *__restrict out0 = (uint16_t *)buffers[3];
+    #pragma omp parallel for collapse(2) schedule(static)
     for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
         for (int64_t c1 = 0; (c1 <= 1023); c1 += 1)
-            for (int64_t c2 = 0; (c2 <= 195); c2 += 16)
-                akg_conv_bias_residual_relu_f16_parallel_body_0(c0, c1, c2, in0, in1, in2, out0);
+            akg_conv_bias_residual_relu_f16_parallel_body_0(c0, c1, in0, in1, in2, out0);
     return AKG_STATUS_OK;
 }
 

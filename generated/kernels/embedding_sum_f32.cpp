@@ -4,15 +4,17 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_embedding_sum_f32_parallel_body_0(int64_t c0, int64_t c1, int64_t c2, const float *__restrict in0, const float *__restrict in1, const float *__restrict in2, float *__restrict out0) {
-    #pragma omp simd
-    for (int64_t c3 = 0; (c3 <= 15); c3 += 1) {
-        {
-            [[maybe_unused]] const int64_t i0 = c0;
-            [[maybe_unused]] const int64_t i1 = c1;
-            [[maybe_unused]] const int64_t i2 = (c2 + c3);
-            const int64_t v_cse0 = ((i0 * INT64_C(128)) + i1);
-            out0[i0 * 98304 + i1 * 768 + i2] = (float)((in2[i1 * 768 + i2] + (in0[v_cse0 * 768 + i2] + in1[v_cse0 * 768 + i2])));
+static void akg_embedding_sum_f32_parallel_body_0(int64_t c0, int64_t c1, const float *__restrict in0, const float *__restrict in1, const float *__restrict in2, float *__restrict out0) {
+    for (int64_t c2 = 0; (c2 <= 767); c2 += 64) {
+        #pragma omp simd
+        for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = c1;
+                [[maybe_unused]] const int64_t i2 = (c2 + c3);
+                const int64_t v_cse0 = ((i0 * INT64_C(128)) + i1);
+                out0[i0 * 98304 + i1 * 768 + i2] = (float)((in2[i1 * 768 + i2] + (in0[v_cse0 * 768 + i2] + in1[v_cse0 * 768 + i2])));
+            }
         }
     }
 }
@@ -22,11 +24,10 @@ extern "C" int akg_kernel_fn_embedding_sum_f32(void *const *buffers) {
     const float *__restrict in1 = (const float *)buffers[1];
     const float *__restrict in2 = (const float *)buffers[2];
     float *__restrict out0 = (float *)buffers[3];
-    #pragma omp parallel for collapse(3) schedule(static)
+    #pragma omp parallel for collapse(2) schedule(static)
     for (int64_t c0 = 0; (c0 <= 15); c0 += 1)
         for (int64_t c1 = 0; (c1 <= 127); c1 += 1)
-            for (int64_t c2 = 0; (c2 <= 767); c2 += 16)
-                akg_embedding_sum_f32_parallel_body_0(c0, c1, c2, in0, in1, in2, out0);
+            akg_embedding_sum_f32_parallel_body_0(c0, c1, in0, in1, in2, out0);
     return AKG_STATUS_OK;
 }
 

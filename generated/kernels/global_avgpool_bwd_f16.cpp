@@ -4,32 +4,33 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_global_avgpool_bwd_f16_parallel_body_0(int64_t c0, int64_t c1, const _Float16 *__restrict in0, _Float16 *__restrict out0) {
-    if ((c1 <= 32)) {
-        #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+static void akg_global_avgpool_bwd_f16_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, uint16_t *__restrict out0) {
+    for (int64_t c1 = 0; (c1 <= 48); c1 += 16) {
+        if ((c1 <= 32)) {
+            #pragma omp simd
+            for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+                {
+                    [[maybe_unused]] const int64_t i0 = c0;
+                    [[maybe_unused]] const int64_t i1 = (c1 + c2);
+                    out0[i0 * 49 + i1] = akg_f32_to_f16((akg_f16_to_f32(in0[i0]) * 0.0204081628f));
+                }
+            }
+        } else {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                out0[i0 * 49 + i1] = (_Float16)((((float)(in0[i0])) * 0.0204081628f));
+                [[maybe_unused]] const int64_t i1 = 48;
+                out0[i0 * 49 + i1] = akg_f32_to_f16((akg_f16_to_f32(in0[i0]) * 0.0204081628f));
             }
-        }
-    } else {
-        {
-            [[maybe_unused]] const int64_t i0 = c0;
-            [[maybe_unused]] const int64_t i1 = 48;
-            out0[i0 * 49 + i1] = (_Float16)((((float)(in0[i0])) * 0.0204081628f));
         }
     }
 }
 
 extern "C" int akg_kernel_fn_global_avgpool_bwd_f16(void *const *buffers) {
-    const _Float16 *__restrict in0 = (const _Float16 *)buffers[0];
-    _Float16 *__restrict out0 = (_Float16 *)buffers[1];
-    #pragma omp parallel for collapse(2) schedule(static)
+    const uint16_t *__restrict in0 = (const uint16_t *)buffers[0];
+    uint16_t *__restrict out0 = (uint16_t *)buffers[1];
+    #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 65535); c0 += 1)
-        for (int64_t c1 = 0; (c1 <= 48); c1 += 16)
-            akg_global_avgpool_bwd_f16_parallel_body_0(c0, c1, in0, out0);
+        akg_global_avgpool_bwd_f16_parallel_body_0(c0, in0, out0);
     return AKG_STATUS_OK;
 }
 

@@ -4,8 +4,8 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_global_avgpool_fwd_f16_parallel_body_0(int64_t c0, int64_t c1, const _Float16 *__restrict in0, _Float16 *__restrict out0) {
-    float t0[1];
+static void akg_global_avgpool_fwd_f16_parallel_body_0(int64_t c0, int64_t c1, const uint16_t *__restrict in0, uint16_t *__restrict out0) {
+    double t0[1];
     {
         [[maybe_unused]] const int64_t i0 = c1;
         [[maybe_unused]] const int64_t i1 = c0;
@@ -27,24 +27,24 @@ static void akg_global_avgpool_fwd_f16_parallel_body_0(int64_t c0, int64_t c1, c
                 {
                     [[maybe_unused]] const int64_t r0 = c2;
                     [[maybe_unused]] const int64_t r1 = c3;
-                    acc2 = acc2 + ((float)(in0[i0 * 100352 + i1 * 49 + r0 * 7 + r1]));
+                    acc2 = acc2 + akg_f16_to_f32(in0[i0 * 100352 + i1 * 49 + r0 * 7 + r1]);
                 }
             acc1 = acc1 + acc2;
             acc = acc + acc1;
         }
-        t0[0] = (float)(acc);
+        t0[0] = (double)(acc);
     }
     {
         [[maybe_unused]] const int64_t i0 = c1;
         [[maybe_unused]] const int64_t i1 = c0;
-        out0[i0 * 2048 + i1] = (_Float16)((((float)(((_Float16)(t0[0])))) * 0.0204081628f));
+        out0[i0 * 2048 + i1] = akg_f32_to_f16((akg_round_f16(((float)t0[0])) * 0.0204081628f));
     }
 }
 
 extern "C" int akg_kernel_fn_global_avgpool_fwd_f16(void *const *buffers) {
-    const _Float16 *__restrict in0 = (const _Float16 *)buffers[0];
-    _Float16 *__restrict out0 = (_Float16 *)buffers[1];
-    float t0[1];
+    const uint16_t *__restrict in0 = (const uint16_t *)buffers[0];
+    uint16_t *__restrict out0 = (uint16_t *)buffers[1];
+    double t0[1];
     #pragma omp parallel for collapse(2) schedule(static)
     for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
         for (int64_t c1 = 0; (c1 <= 31); c1 += 1)

@@ -4,30 +4,31 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_global_norm_sq_unscale_f16_parallel_body_0(int64_t c0, int64_t c1, const float *__restrict in0, const _Float16 *__restrict in1, float *__restrict in2, float *__restrict t0, float *__restrict out0) {
-    #pragma omp simd
-    for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
-        {
-            [[maybe_unused]] const int64_t i0 = c0;
-            [[maybe_unused]] const int64_t i1 = (c1 + c2);
-            out0[i0 * 3072 + i1] = (float)((in0[0] * ((float)(in1[i0 * 3072 + i1]))));
+static void akg_global_norm_sq_unscale_f16_parallel_body_0(int64_t c0, const float *__restrict in0, const uint16_t *__restrict in1, float *__restrict in2, double *__restrict t0, float *__restrict out0) {
+    for (int64_t c1 = 0; (c1 <= 3071); c1 += 64) {
+        #pragma omp simd
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = (c1 + c2);
+                out0[i0 * 3072 + i1] = (float)((in0[0] * akg_f16_to_f32(in1[i0 * 3072 + i1])));
+            }
         }
     }
 }
 
 extern "C" int akg_kernel_fn_global_norm_sq_unscale_f16(void *const *buffers) {
     const float *__restrict in0 = (const float *)buffers[0];
-    const _Float16 *__restrict in1 = (const _Float16 *)buffers[1];
+    const uint16_t *__restrict in1 = (const uint16_t *)buffers[1];
     float *__restrict in2 = (float *)buffers[2];
     float *__restrict out0 = (float *)buffers[3];
-    float *t0 = (float *)malloc(sizeof(float) * 1);
+    double *t0 = (double *)malloc(sizeof(double) * 1);
     if (!t0) {
         return AKG_STATUS_OUT_OF_MEMORY;
     }
-    #pragma omp parallel for collapse(2) schedule(static)
+    #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 767); c0 += 1)
-        for (int64_t c1 = 0; (c1 <= 3071); c1 += 16)
-            akg_global_norm_sq_unscale_f16_parallel_body_0(c0, c1, in0, in1, in2, t0, out0);
+        akg_global_norm_sq_unscale_f16_parallel_body_0(c0, in0, in1, in2, t0, out0);
     {
         [[maybe_unused]] const int64_t i0 = 0;
         [[maybe_unused]] const int64_t i1 = 0;
@@ -45,18 +46,18 @@ extern "C" int akg_kernel_fn_global_norm_sq_unscale_f16(void *const *buffers) {
                 {
                     [[maybe_unused]] const int64_t r0 = c0;
                     [[maybe_unused]] const int64_t r1 = c1;
-                    const float v_cse0 = (in0[0] * ((float)(in1[r0 * 3072 + r1])));
+                    const float v_cse0 = (in0[0] * akg_f16_to_f32(in1[r0 * 3072 + r1]));
                     acc2 = acc2 + (v_cse0 * v_cse0);
                 }
             acc1 = acc1 + acc2;
             acc = acc + acc1;
         }
-        t0[0] = (float)(acc);
+        t0[0] = (double)(acc);
     }
     {
         [[maybe_unused]] const int64_t i0 = 0;
         [[maybe_unused]] const int64_t i1 = 0;
-        in2[0] = (float)(t0[0]);
+        in2[0] = (float)(((float)t0[0]));
     }
     free(t0);
     return AKG_STATUS_OK;

@@ -5,17 +5,21 @@
 #include "akg_kernel_support.h"
 
 extern "C" int akg_kernel_fn_grad_overflow_check_f16(void *const *buffers) {
-    const _Float16 *__restrict in0 = (const _Float16 *)buffers[0];
+    const uint16_t *__restrict in0 = (const uint16_t *)buffers[0];
     float *__restrict out0 = (float *)buffers[1];
-    {
-        [[maybe_unused]] const int64_t i0 = 0;
-        [[maybe_unused]] const int64_t i1 = 0;
-        out0[0] = -__builtin_inff();
+    double *t0 = (double *)malloc(sizeof(double) * 1);
+    if (!t0) {
+        return AKG_STATUS_OUT_OF_MEMORY;
     }
     {
         [[maybe_unused]] const int64_t i0 = 0;
         [[maybe_unused]] const int64_t i1 = 0;
-        float acc = out0[0];
+        t0[0] = -__builtin_inff();
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = 0;
+        [[maybe_unused]] const int64_t i1 = 0;
+        float acc = t0[0];
         for (int64_t c0 = 0; (c0 <= 767); c0 += 1) {
             float acc1 = -__builtin_inff();
             float acc2 = -__builtin_inff();
@@ -24,14 +28,20 @@ extern "C" int akg_kernel_fn_grad_overflow_check_f16(void *const *buffers) {
                 {
                     [[maybe_unused]] const int64_t r0 = c0;
                     [[maybe_unused]] const int64_t r1 = c1;
-                    const float v_cse0 = ((float)(in0[r0 * 3072 + r1]));
-                    acc2 = akg_fmax(acc2, akg_fmax(((3.40282347e+38f < akg_abs(v_cse0)) ? 1.0f : 0.0f), (akg_fne(v_cse0, v_cse0) ? 1.0f : 0.0f)));
+                    const float v_cse0 = akg_f16_to_f32(in0[r0 * 3072 + r1]);
+                    acc2 = akg_fmax(acc2, akg_fmax(akg_select<float>((3.40282347e+38f < akg_abs(v_cse0)), 1.0f, 0.0f), akg_select<float>(akg_fne(v_cse0, v_cse0), 1.0f, 0.0f)));
                 }
             acc1 = akg_fmax(acc1, acc2);
             acc = akg_fmax(acc, acc1);
         }
-        out0[0] = (float)(acc);
+        t0[0] = (double)(acc);
     }
+    {
+        [[maybe_unused]] const int64_t i0 = 0;
+        [[maybe_unused]] const int64_t i1 = 0;
+        out0[0] = (float)(((float)t0[0]));
+    }
+    free(t0);
     return AKG_STATUS_OK;
 }
 

@@ -5,23 +5,25 @@
 #include "akg_kernel_support.h"
 
 static void akg_lamb_next_mv_f32_parallel_body_0(int64_t c0, const float *__restrict in0, float *__restrict in1, const float *__restrict in2, const float *__restrict in3, float *__restrict in4, const float *__restrict in5, const float *__restrict in6, float *__restrict out1, float *__restrict out0) {
-    #pragma omp simd
-    for (int64_t c1 = 0; (c1 <= 15); c1 += 1) {
-        {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            out1[i0] = (float)(((((in4[i0] * 0.899999976f) + (in3[i0] * 0.100000024f)) / in5[0]) / (akg_sqrt((((in1[i0] * 0.999000013f) + (in0[i0] * 0.000999987125f)) / in2[0])) + 9.99999997e-07f)));
-        }
-        {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            out0[i0] = (float)(((akg_rsqrt(((((in1[i0] * 0.999000013f) + (in0[i0] * 0.000999987125f)) / in2[0]) + 9.99999997e-07f)) * (((in4[i0] * 0.899999976f) + (in3[i0] * 0.100000024f)) / in5[0])) + (in6[i0] * 0.00999999978f)));
-        }
-        {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            in4[i0] = (float)(((in4[i0] * 0.899999976f) + (in3[i0] * 0.100000024f)));
-        }
-        {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            in1[i0] = (float)(((in1[i0] * 0.999000013f) + (in0[i0] * 0.000999987125f)));
+    for (int64_t c1 = 0; (c1 <= 4095); c1 += 64) {
+        #pragma omp simd
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
+                out1[i0] = (float)(((((in4[i0] * 0.899999976f) + (in3[i0] * 0.100000024f)) / in5[0]) / (akg_sqrt((((in1[i0] * 0.999000013f) + (in0[i0] * 0.000999987125f)) / in2[0])) + 9.99999997e-07f)));
+            }
+            {
+                [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
+                out0[i0] = (float)(((akg_rsqrt(((((in1[i0] * 0.999000013f) + (in0[i0] * 0.000999987125f)) / in2[0]) + 9.99999997e-07f)) * (((in4[i0] * 0.899999976f) + (in3[i0] * 0.100000024f)) / in5[0])) + (in6[i0] * 0.00999999978f)));
+            }
+            {
+                [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
+                in4[i0] = (float)(((in4[i0] * 0.899999976f) + (in3[i0] * 0.100000024f)));
+            }
+            {
+                [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
+                in1[i0] = (float)(((in1[i0] * 0.999000013f) + (in0[i0] * 0.000999987125f)));
+            }
         }
     }
 }
@@ -37,7 +39,7 @@ extern "C" int akg_kernel_fn_lamb_next_mv_f32(void *const *buffers) {
     float *__restrict out1 = (float *)buffers[8];
     float *__restrict out0 = (float *)buffers[7];
     #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 2359295); c0 += 16)
+    for (int64_t c0 = 0; (c0 <= 2359295); c0 += 4096)
         akg_lamb_next_mv_f32_parallel_body_0(c0, in0, in1, in2, in3, in4, in5, in6, out1, out0);
     return AKG_STATUS_OK;
 }

@@ -4,51 +4,15 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_0(int64_t c0, const float *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, float *__restrict t0, float *__restrict out0, float *__restrict out1) {
-    #pragma omp simd
-    for (int64_t c1 = 0; (c1 <= 15); c1 += 1) {
-        {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            out0[i0] = 0.0f;
-        }
-    }
-}
-
-static void akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_1(int64_t c0, const float *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, float *__restrict t0, float *__restrict out0, float *__restrict out1) {
-    #pragma omp simd
-    for (int64_t c1 = 0; (c1 <= 15); c1 += 1) {
-        {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            [[maybe_unused]] const int64_t i1 = 0;
-            t0[i0] = (float)(akg_rsqrt((in2[i0] + 1.00000001e-07f)));
-        }
-    }
-}
-
-static void akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_2(int64_t c0, const float *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, float *__restrict t0, float *__restrict out0, float *__restrict out1) {
+static void akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_0(int64_t c0, const float *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, float *__restrict t0, double *__restrict t1, float *__restrict out0, float *__restrict out1) {
+    double t2[1];
     {
         [[maybe_unused]] const int64_t i0 = c0;
-        float acc = out0[i0];
-        float acc1 = 0.0f;
-        #pragma omp simd reduction(+:acc1)
-        for (int64_t c1 = 0; (c1 <= 2047); c1 += 1)
-            {
-                [[maybe_unused]] const int64_t r0 = c1;
-                acc1 = acc1 + (in1[r0 * 768 + i0] * (t0[r0] * (in0[r0 * 768 + i0] - in3[r0])));
-            }
-        acc = acc + acc1;
-        out0[i0] = (float)(acc);
-    }
-}
-
-static void akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_3(int64_t c0, const float *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, float *__restrict t0, float *__restrict out0, float *__restrict out1) {
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        out1[i0] = 0.0f;
+        t2[0] = 0.0f;
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
-        float acc = out1[i0];
+        float acc = t2[0];
         float acc1 = 0.0f;
         #pragma omp simd reduction(+:acc1)
         for (int64_t c1 = 0; (c1 <= 2047); c1 += 1)
@@ -57,7 +21,48 @@ static void akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_3(int64_t c0, const
                 acc1 = acc1 + in1[r0 * 768 + i0];
             }
         acc = acc + acc1;
-        out1[i0] = (float)(acc);
+        t2[0] = (double)(acc);
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        t1[i0] = 0.0f;
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        out1[i0] = (float)(((float)t2[0]));
+    }
+}
+
+static void akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_1(int64_t c0, const float *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, float *__restrict t0, double *__restrict t1, float *__restrict out0, float *__restrict out1) {
+    double t2[1];
+    #pragma omp simd
+    for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = (c0 + c1);
+            [[maybe_unused]] const int64_t i1 = 0;
+            t0[i0] = (float)(akg_rsqrt((in2[i0] + 1.00000001e-07f)));
+        }
+    }
+}
+
+static void akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_2(int64_t c0, const float *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, float *__restrict t0, double *__restrict t1, float *__restrict out0, float *__restrict out1) {
+    double t2[1];
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        float acc = t1[i0];
+        float acc1 = 0.0f;
+        #pragma omp simd reduction(+:acc1)
+        for (int64_t c1 = 0; (c1 <= 2047); c1 += 1)
+            {
+                [[maybe_unused]] const int64_t r0 = c1;
+                acc1 = acc1 + (in1[r0 * 768 + i0] * (t0[r0] * (in0[r0 * 768 + i0] - in3[r0])));
+            }
+        acc = acc + acc1;
+        t1[i0] = (double)(acc);
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        out0[i0] = (float)(((float)t1[i0]));
     }
 }
 
@@ -72,19 +77,23 @@ extern "C" int akg_kernel_fn_layernorm_bwd_dgamma_dbeta_f32(void *const *buffers
     if (!t0) {
         return AKG_STATUS_OUT_OF_MEMORY;
     }
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 767); c0 += 16)
-        akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_0(c0, in0, in1, in2, in3, t0, out0, out1);
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 2047); c0 += 16)
-        akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_1(c0, in0, in1, in2, in3, t0, out0, out1);
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 767); c0 += 1)
-        akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_2(c0, in0, in1, in2, in3, t0, out0, out1);
+    double *t1 = (double *)malloc(sizeof(double) * 768);
+    if (!t1) {
+        free(t0);
+        return AKG_STATUS_OUT_OF_MEMORY;
+    }
+    double t2[1];
     #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 767); c0 += 1)
-        akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_3(c0, in0, in1, in2, in3, t0, out0, out1);
+        akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_0(c0, in0, in1, in2, in3, t0, t1, out0, out1);
+    #pragma omp parallel for schedule(static)
+    for (int64_t c0 = 0; (c0 <= 2047); c0 += 64)
+        akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_1(c0, in0, in1, in2, in3, t0, t1, out0, out1);
+    #pragma omp parallel for schedule(static)
+    for (int64_t c0 = 0; (c0 <= 767); c0 += 1)
+        akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_2(c0, in0, in1, in2, in3, t0, t1, out0, out1);
     free(t0);
+    free(t1);
     return AKG_STATUS_OK;
 }
 

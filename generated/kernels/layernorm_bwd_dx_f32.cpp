@@ -6,26 +6,12 @@
 
 static void akg_layernorm_bwd_dx_f32_parallel_body_0(int64_t c0, const float *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, const float *__restrict in4, float *__restrict out0) {
     float t0[1];
-    float t1[1];
-    float t2[1];
+    double t1[1];
+    double t2[1];
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
         t1[0] = 0.0f;
-    }
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        [[maybe_unused]] const int64_t i1 = 0;
-        float acc = t1[0];
-        float acc1 = 0.0f;
-        #pragma omp simd reduction(+:acc1)
-        for (int64_t c1 = 0; (c1 <= 767); c1 += 1)
-            {
-                [[maybe_unused]] const int64_t r0 = c1;
-                acc1 = acc1 + ((in1[i0 * 768 + r0] * in4[r0]) * (in0[i0 * 768 + r0] - in3[i0]));
-            }
-        acc = acc + acc1;
-        t1[0] = (float)(acc);
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
@@ -44,21 +30,35 @@ static void akg_layernorm_bwd_dx_f32_parallel_body_0(int64_t c0, const float *__
                 acc1 = acc1 + (in1[i0 * 768 + r0] * in4[r0]);
             }
         acc = acc + acc1;
-        t2[0] = (float)(acc);
+        t2[0] = (double)(acc);
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = 0;
+        float acc = t1[0];
+        float acc1 = 0.0f;
+        #pragma omp simd reduction(+:acc1)
+        for (int64_t c1 = 0; (c1 <= 767); c1 += 1)
+            {
+                [[maybe_unused]] const int64_t r0 = c1;
+                acc1 = acc1 + ((in1[i0 * 768 + r0] * in4[r0]) * (in0[i0 * 768 + r0] - in3[i0]));
+            }
+        acc = acc + acc1;
+        t1[0] = (double)(acc);
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
         t0[0] = (float)(akg_rsqrt((in2[i0] + 1.00000001e-07f)));
     }
-    for (int64_t c1 = 0; (c1 <= 767); c1 += 16) {
+    for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
         #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = (c1 + c2);
                 const float v_cse0 = t0[0];
-                out0[i0 * 768 + i1] = (float)((v_cse0 * ((in1[i0 * 768 + i1] * in4[i1]) - ((t2[0] + ((t1[0] * (v_cse0 * v_cse0)) * (in0[i0 * 768 + i1] - in3[i0]))) * 0.00130208337f))));
+                out0[i0 * 768 + i1] = (float)((v_cse0 * ((in1[i0 * 768 + i1] * in4[i1]) - ((((float)t2[0]) + ((((float)t1[0]) * (v_cse0 * v_cse0)) * (in0[i0 * 768 + i1] - in3[i0]))) * 0.00130208337f))));
             }
         }
     }
@@ -72,8 +72,8 @@ extern "C" int akg_kernel_fn_layernorm_bwd_dx_f32(void *const *buffers) {
     const float *__restrict in4 = (const float *)buffers[4];
     float *__restrict out0 = (float *)buffers[5];
     float t0[1];
-    float t1[1];
-    float t2[1];
+    double t1[1];
+    double t2[1];
     #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
         akg_layernorm_bwd_dx_f32_parallel_body_0(c0, in0, in1, in2, in3, in4, out0);

@@ -4,9 +4,9 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_layernorm_fwd_f16_parallel_body_0(int64_t c0, const _Float16 *__restrict in0, const float *__restrict in1, const float *__restrict in2, float *__restrict out1, float *__restrict out2, _Float16 *__restrict out0) {
-    float t1[1];
-    float t2[1];
+static void akg_layernorm_fwd_f16_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, const float *__restrict in1, const float *__restrict in2, float *__restrict out1, float *__restrict out2, uint16_t *__restrict out0) {
+    double t1[1];
+    double t2[1];
     float t0[1];
     {
         [[maybe_unused]] const int64_t i0 = c0;
@@ -22,10 +22,10 @@ static void akg_layernorm_fwd_f16_parallel_body_0(int64_t c0, const _Float16 *__
         for (int64_t c1 = 0; (c1 <= 767); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
-                acc1 = acc1 + ((float)(in0[i0 * 768 + r0]));
+                acc1 = acc1 + akg_f16_to_f32(in0[i0 * 768 + r0]);
             }
         acc = acc + acc1;
-        t1[0] = (float)(acc);
+        t1[0] = (double)(acc);
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
@@ -41,48 +41,48 @@ static void akg_layernorm_fwd_f16_parallel_body_0(int64_t c0, const _Float16 *__
         for (int64_t c1 = 0; (c1 <= 767); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
-                const float v_cse0 = (((float)(in0[i0 * 768 + r0])) - (t1[0] * 0.00130208337f));
+                const float v_cse0 = (akg_f16_to_f32(in0[i0 * 768 + r0]) - (((float)t1[0]) * 0.00130208337f));
                 acc1 = acc1 + (v_cse0 * v_cse0);
             }
         acc = acc + acc1;
-        t2[0] = (float)(acc);
+        t2[0] = (double)(acc);
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
-        t0[0] = (float)(akg_rsqrt(((t2[0] * 0.00130208337f) + 1.00000001e-07f)));
+        out1[i0] = (float)((((float)t1[0]) * 0.00130208337f));
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
-        out2[i0] = (float)((t2[0] * 0.00130208337f));
+        out2[i0] = (float)((((float)t2[0]) * 0.00130208337f));
     }
-    for (int64_t c1 = 0; (c1 <= 767); c1 += 16) {
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = 0;
+        t0[0] = (float)(akg_rsqrt(((((float)t2[0]) * 0.00130208337f) + 1.00000001e-07f)));
+    }
+    for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
         #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                out0[i0 * 768 + i1] = (_Float16)(((float)(((_Float16)((in2[i1] + (in1[i1] * (t0[0] * (((float)(in0[i0 * 768 + i1])) - (t1[0] * 0.00130208337f))))))))));
+                out0[i0 * 768 + i1] = akg_f32_to_f16(akg_round_f16((in2[i1] + (in1[i1] * (t0[0] * (akg_f16_to_f32(in0[i0 * 768 + i1]) - (((float)t1[0]) * 0.00130208337f)))))));
             }
         }
-    }
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        [[maybe_unused]] const int64_t i1 = 0;
-        out1[i0] = (float)((t1[0] * 0.00130208337f));
     }
 }
 
 extern "C" int akg_kernel_fn_layernorm_fwd_f16(void *const *buffers) {
-    const _Float16 *__restrict in0 = (const _Float16 *)buffers[0];
+    const uint16_t *__restrict in0 = (const uint16_t *)buffers[0];
     const float *__restrict in1 = (const float *)buffers[1];
     const float *__restrict in2 = (const float *)buffers[2];
     float *__restrict out1 = (float *)buffers[4];
     float *__restrict out2 = (float *)buffers[5];
-    _Float16 *__restrict out0 = (_Float16 *)buffers[3];
-    float t1[1];
-    float t2[1];
+    uint16_t *__restrict out0 = (uint16_t *)buffers[3];
+    double t1[1];
+    double t2[1];
     float t0[1];
     #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)

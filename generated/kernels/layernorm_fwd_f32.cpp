@@ -5,8 +5,8 @@
 #include "akg_kernel_support.h"
 
 static void akg_layernorm_fwd_f32_parallel_body_0(int64_t c0, const float *__restrict in0, const float *__restrict in1, const float *__restrict in2, float *__restrict out1, float *__restrict out2, float *__restrict out0) {
-    float t1[1];
-    float t2[1];
+    double t1[1];
+    double t2[1];
     float t0[1];
     {
         [[maybe_unused]] const int64_t i0 = c0;
@@ -25,7 +25,7 @@ static void akg_layernorm_fwd_f32_parallel_body_0(int64_t c0, const float *__res
                 acc1 = acc1 + in0[i0 * 768 + r0];
             }
         acc = acc + acc1;
-        t1[0] = (float)(acc);
+        t1[0] = (double)(acc);
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
@@ -41,36 +41,36 @@ static void akg_layernorm_fwd_f32_parallel_body_0(int64_t c0, const float *__res
         for (int64_t c1 = 0; (c1 <= 767); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
-                const float v_cse0 = (in0[i0 * 768 + r0] - (t1[0] * 0.00130208337f));
+                const float v_cse0 = (in0[i0 * 768 + r0] - (((float)t1[0]) * 0.00130208337f));
                 acc1 = acc1 + (v_cse0 * v_cse0);
             }
         acc = acc + acc1;
-        t2[0] = (float)(acc);
+        t2[0] = (double)(acc);
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
-        t0[0] = (float)(akg_rsqrt(((t2[0] * 0.00130208337f) + 1.00000001e-07f)));
+        out1[i0] = (float)((((float)t1[0]) * 0.00130208337f));
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
-        out2[i0] = (float)((t2[0] * 0.00130208337f));
+        out2[i0] = (float)((((float)t2[0]) * 0.00130208337f));
     }
-    for (int64_t c1 = 0; (c1 <= 767); c1 += 16) {
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = 0;
+        t0[0] = (float)(akg_rsqrt(((((float)t2[0]) * 0.00130208337f) + 1.00000001e-07f)));
+    }
+    for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
         #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                out0[i0 * 768 + i1] = (float)((in2[i1] + (in1[i1] * (t0[0] * (in0[i0 * 768 + i1] - (t1[0] * 0.00130208337f))))));
+                out0[i0 * 768 + i1] = (float)((in2[i1] + (in1[i1] * (t0[0] * (in0[i0 * 768 + i1] - (((float)t1[0]) * 0.00130208337f))))));
             }
         }
-    }
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        [[maybe_unused]] const int64_t i1 = 0;
-        out1[i0] = (float)((t1[0] * 0.00130208337f));
     }
 }
 
@@ -81,8 +81,8 @@ extern "C" int akg_kernel_fn_layernorm_fwd_f32(void *const *buffers) {
     float *__restrict out1 = (float *)buffers[4];
     float *__restrict out2 = (float *)buffers[5];
     float *__restrict out0 = (float *)buffers[3];
-    float t1[1];
-    float t2[1];
+    double t1[1];
+    double t2[1];
     float t0[1];
     #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)

@@ -4,24 +4,25 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_merge_heads_f16_parallel_body_0(int64_t c0, int64_t c1, const _Float16 *__restrict in0, _Float16 *__restrict out0) {
-    #pragma omp simd
-    for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
-        {
-            [[maybe_unused]] const int64_t i0 = c0;
-            [[maybe_unused]] const int64_t i1 = (c1 + c2);
-            out0[i0 * 768 + i1] = (_Float16)(((float)(in0[(((i0 * INT64_C(768)) + i1) / INT64_C(98304)) * 98304 + (i1 / INT64_C(64)) * 8192 + (i0 % INT64_C(128)) * 64 + (i1 % INT64_C(64))])));
+static void akg_merge_heads_f16_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, uint16_t *__restrict out0) {
+    for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
+        #pragma omp simd
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = (c1 + c2);
+                out0[i0 * 768 + i1] = akg_f32_to_f16(akg_f16_to_f32(in0[(((i0 * INT64_C(768)) + i1) / INT64_C(98304)) * 98304 + (i1 / INT64_C(64)) * 8192 + (i0 % INT64_C(128)) * 64 + (i1 % INT64_C(64))]));
+            }
         }
     }
 }
 
 extern "C" int akg_kernel_fn_merge_heads_f16(void *const *buffers) {
-    const _Float16 *__restrict in0 = (const _Float16 *)buffers[0];
-    _Float16 *__restrict out0 = (_Float16 *)buffers[1];
-    #pragma omp parallel for collapse(2) schedule(static)
+    const uint16_t *__restrict in0 = (const uint16_t *)buffers[0];
+    uint16_t *__restrict out0 = (uint16_t *)buffers[1];
+    #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
-        for (int64_t c1 = 0; (c1 <= 767); c1 += 16)
-            akg_merge_heads_f16_parallel_body_0(c0, c1, in0, out0);
+        akg_merge_heads_f16_parallel_body_0(c0, in0, out0);
     return AKG_STATUS_OK;
 }
 

@@ -5,8 +5,8 @@
 #include "akg_kernel_support.h"
 
 static void akg_mlm_bias_log_softmax_f32_parallel_body_0(int64_t c0, const float *__restrict in0, const float *__restrict in1, float *__restrict out0) {
-    float t1[1];
-    float t2[1];
+    double t1[1];
+    double t2[1];
     float t0[1];
     {
         [[maybe_unused]] const int64_t i0 = c0;
@@ -27,10 +27,10 @@ static void akg_mlm_bias_log_softmax_f32_parallel_body_0(int64_t c0, const float
         for (int64_t c1 = 0; (c1 <= 21127); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
-                acc1 = akg_fmax(acc1, ((float)(((_Float16)((in0[i0 * 21128 + r0] + in1[r0]))))));
+                acc1 = akg_fmax(acc1, akg_round_f16((in0[i0 * 21128 + r0] + in1[r0])));
             }
         acc = akg_fmax(acc, acc1);
-        t1[0] = (float)(acc);
+        t1[0] = (double)(acc);
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
@@ -41,24 +41,24 @@ static void akg_mlm_bias_log_softmax_f32_parallel_body_0(int64_t c0, const float
         for (int64_t c1 = 0; (c1 <= 21127); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
-                acc1 = acc1 + akg_exp(((in0[i0 * 21128 + r0] + in1[r0]) - ((float)(t1[0]))));
+                acc1 = acc1 + akg_exp(((in0[i0 * 21128 + r0] + in1[r0]) - ((float)t1[0])));
             }
         acc = acc + acc1;
-        t2[0] = (float)(acc);
+        t2[0] = (double)(acc);
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
-        t0[0] = (float)(akg_log(t2[0]));
+        t0[0] = (float)(akg_log(((float)t2[0])));
     }
-    for (int64_t c1 = 0; (c1 <= 21127); c1 += 16) {
-        if ((c1 <= 21104)) {
+    for (int64_t c1 = 0; (c1 <= 21127); c1 += 64) {
+        if ((c1 <= 21056)) {
             #pragma omp simd
-            for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+            for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                    out0[i0 * 21128 + i1] = (float)((((in0[i0 * 21128 + i1] + in1[i1]) - ((float)(t1[0]))) - t0[0]));
+                    out0[i0 * 21128 + i1] = (float)((((in0[i0 * 21128 + i1] + in1[i1]) - ((float)t1[0])) - t0[0]));
                 }
             }
         } else {
@@ -67,7 +67,7 @@ static void akg_mlm_bias_log_softmax_f32_parallel_body_0(int64_t c0, const float
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = (c2 + 21120);
-                    out0[i0 * 21128 + i1] = (float)((((in0[i0 * 21128 + i1] + in1[i1]) - ((float)(t1[0]))) - t0[0]));
+                    out0[i0 * 21128 + i1] = (float)((((in0[i0 * 21128 + i1] + in1[i1]) - ((float)t1[0])) - t0[0]));
                 }
             }
         }
@@ -78,8 +78,8 @@ extern "C" int akg_kernel_fn_mlm_bias_log_softmax_f32(void *const *buffers) {
     const float *__restrict in0 = (const float *)buffers[0];
     const float *__restrict in1 = (const float *)buffers[1];
     float *__restrict out0 = (float *)buffers[2];
-    float t1[1];
-    float t2[1];
+    double t1[1];
+    double t2[1];
     float t0[1];
     #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 319); c0 += 1)

@@ -5,26 +5,28 @@
 #include "akg_kernel_support.h"
 
 static void akg_momentum_sgd_weight_decay_f32_parallel_body_0(int64_t c0, float *__restrict in0, const float *__restrict in1, float *__restrict in2, const float *__restrict in3, float *__restrict out0) {
-    float t0[16];
-    #pragma omp simd
-    for (int64_t c1 = 0; (c1 <= 15); c1 += 1) {
-        {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            const float v_cse0 = in0[i0];
-            out0[i0] = (float)((v_cse0 - (in3[0] * ((in2[i0] * 0.899999976f) + (in1[i0] + (v_cse0 * 9.99999975e-05f))))));
-        }
-        {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            const float v_cse0 = in0[i0];
-            t0[(i0 - (c0))] = (float)((v_cse0 - (in3[0] * ((in2[i0] * 0.899999976f) + (in1[i0] + (v_cse0 * 9.99999975e-05f))))));
-        }
-        {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            in2[i0] = (float)(((in2[i0] * 0.899999976f) + (in1[i0] + (in0[i0] * 9.99999975e-05f))));
-        }
-        {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            in0[i0] = (float)(t0[(i0 - (c0))]);
+    float t0[4096];
+    for (int64_t c1 = 0; (c1 <= 4095); c1 += 64) {
+        #pragma omp simd
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
+                const float v_cse0 = in0[i0];
+                out0[i0] = (float)((v_cse0 - (in3[0] * ((in2[i0] * 0.899999976f) + (in1[i0] + (v_cse0 * 9.99999975e-05f))))));
+            }
+            {
+                [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
+                const float v_cse0 = in0[i0];
+                t0[(i0 - (c0))] = (float)((v_cse0 - (in3[0] * ((in2[i0] * 0.899999976f) + (in1[i0] + (v_cse0 * 9.99999975e-05f))))));
+            }
+            {
+                [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
+                in2[i0] = (float)(((in2[i0] * 0.899999976f) + (in1[i0] + (in0[i0] * 9.99999975e-05f))));
+            }
+            {
+                [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
+                in0[i0] = (float)(t0[(i0 - (c0))]);
+            }
         }
     }
 }
@@ -35,9 +37,9 @@ extern "C" int akg_kernel_fn_momentum_sgd_weight_decay_f32(void *const *buffers)
     float *__restrict in2 = (float *)buffers[2];
     const float *__restrict in3 = (const float *)buffers[3];
     float *__restrict out0 = (float *)buffers[4];
-    float t0[16];
+    float t0[4096];
     #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 2359295); c0 += 16)
+    for (int64_t c0 = 0; (c0 <= 2359295); c0 += 4096)
         akg_momentum_sgd_weight_decay_f32_parallel_body_0(c0, in0, in1, in2, in3, out0);
     return AKG_STATUS_OK;
 }

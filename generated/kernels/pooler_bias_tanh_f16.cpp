@@ -4,25 +4,26 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_pooler_bias_tanh_f16_parallel_body_0(int64_t c0, int64_t c1, const float *__restrict in0, const _Float16 *__restrict in1, _Float16 *__restrict out0) {
-    #pragma omp simd
-    for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
-        {
-            [[maybe_unused]] const int64_t i0 = c0;
-            [[maybe_unused]] const int64_t i1 = (c1 + c2);
-            out0[i0 * 768 + i1] = (_Float16)(akg_tanh((((float)(in1[i0 * 768 + i1])) + ((float)(((_Float16)(in0[i1])))))));
+static void akg_pooler_bias_tanh_f16_parallel_body_0(int64_t c0, const float *__restrict in0, const uint16_t *__restrict in1, uint16_t *__restrict out0) {
+    for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
+        #pragma omp simd
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = (c1 + c2);
+                out0[i0 * 768 + i1] = akg_f32_to_f16(akg_tanh((akg_f16_to_f32(in1[i0 * 768 + i1]) + akg_round_f16(in0[i1]))));
+            }
         }
     }
 }
 
 extern "C" int akg_kernel_fn_pooler_bias_tanh_f16(void *const *buffers) {
     const float *__restrict in0 = (const float *)buffers[0];
-    const _Float16 *__restrict in1 = (const _Float16 *)buffers[1];
-    _Float16 *__restrict out0 = (_Float16 *)buffers[2];
-    #pragma omp parallel for collapse(2) schedule(static)
+    const uint16_t *__restrict in1 = (const uint16_t *)buffers[1];
+    uint16_t *__restrict out0 = (uint16_t *)buffers[2];
+    #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 15); c0 += 1)
-        for (int64_t c1 = 0; (c1 <= 767); c1 += 16)
-            akg_pooler_bias_tanh_f16_parallel_body_0(c0, c1, in0, in1, out0);
+        akg_pooler_bias_tanh_f16_parallel_body_0(c0, in0, in1, out0);
     return AKG_STATUS_OK;
 }
 

@@ -4,26 +4,24 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_qkv_bias_split_heads_f16_parallel_body_0(int64_t c0, int64_t c1, int64_t c2, const float *__restrict in0, const _Float16 *__restrict in1, _Float16 *__restrict out0) {
-    for (int64_t c3 = 0; (c3 <= 63); c3 += 16) {
-        #pragma omp simd
-        for (int64_t c4 = 0; (c4 <= 15); c4 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = c1;
-                [[maybe_unused]] const int64_t i2 = c2;
-                [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                const int64_t v_cse0 = ((i1 * INT64_C(64)) + i3);
-                out0[i0 * 98304 + i1 * 8192 + i2 * 64 + i3] = (_Float16)((((float)(in1[((i0 * INT64_C(128)) + i2) * 768 + v_cse0])) + ((float)(((_Float16)(in0[v_cse0]))))));
-            }
+static void akg_qkv_bias_split_heads_f16_parallel_body_0(int64_t c0, int64_t c1, int64_t c2, const float *__restrict in0, const uint16_t *__restrict in1, uint16_t *__restrict out0) {
+    #pragma omp simd
+    for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = c0;
+            [[maybe_unused]] const int64_t i1 = c1;
+            [[maybe_unused]] const int64_t i2 = c2;
+            [[maybe_unused]] const int64_t i3 = c4;
+            const int64_t v_cse0 = ((i1 * INT64_C(64)) + i3);
+            out0[i0 * 98304 + i1 * 8192 + i2 * 64 + i3] = akg_f32_to_f16((akg_f16_to_f32(in1[((i0 * INT64_C(128)) + i2) * 768 + v_cse0]) + akg_round_f16(in0[v_cse0])));
         }
     }
 }
 
 extern "C" int akg_kernel_fn_qkv_bias_split_heads_f16(void *const *buffers) {
     const float *__restrict in0 = (const float *)buffers[0];
-    const _Float16 *__restrict in1 = (const _Float16 *)buffers[1];
-    _Float16 *__restrict out0 = (_Float16 *)buffers[2];
+    const uint16_t *__restrict in1 = (const uint16_t *)buffers[1];
+    uint16_t *__restrict out0 = (uint16_t *)buffers[2];
     #pragma omp parallel for collapse(3) schedule(static)
     for (int64_t c0 = 0; (c0 <= 15); c0 += 1)
         for (int64_t c1 = 0; (c1 <= 11); c1 += 1)

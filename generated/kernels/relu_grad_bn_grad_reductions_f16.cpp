@@ -4,45 +4,10 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_0(int64_t c0, const _Float16 *__restrict in0, const _Float16 *__restrict in1, const _Float16 *__restrict in2, const float *__restrict in3, const float *__restrict in4, _Float16 *__restrict out0, float *__restrict out2, float *__restrict out1) {
+static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_0(int64_t c0, int64_t c1, int64_t c2, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const uint16_t *__restrict in2, const float *__restrict in3, const float *__restrict in4, uint16_t *__restrict out0, float *__restrict out1, float *__restrict out2) {
+    double t1[1];
     float t0[1];
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        [[maybe_unused]] const int64_t i1 = 0;
-        [[maybe_unused]] const int64_t i2 = 0;
-        t0[0] = (float)(akg_rsqrt((in4[i0] + 9.99999975e-06f)));
-    }
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        out1[i0] = 0.0f;
-    }
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        float acc = out1[i0];
-        for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
-            float acc1 = 0.0f;
-            for (int64_t c2 = 0; (c2 <= 55); c2 += 1) {
-                float acc2 = 0.0f;
-                float acc3 = 0.0f;
-                #pragma omp simd reduction(+:acc3)
-                for (int64_t c3 = 0; (c3 <= 55); c3 += 1)
-                    {
-                        [[maybe_unused]] const int64_t r0 = c1;
-                        [[maybe_unused]] const int64_t r1 = c2;
-                        [[maybe_unused]] const int64_t r2 = c3;
-                        acc3 = acc3 + (((0.0f < ((float)(in1[r0 * 802816 + i0 * 3136 + r1 * 56 + r2]))) ? ((float)(in0[r0 * 802816 + i0 * 3136 + r1 * 56 + r2])) : 0.0f) * (t0[0] * (((float)(in2[r0 * 802816 + i0 * 3136 + r1 * 56 + r2])) - in3[i0])));
-                    }
-                acc2 = acc2 + acc3;
-                acc1 = acc1 + acc2;
-            }
-            acc = acc + acc1;
-        }
-        out1[i0] = (float)(acc);
-    }
-}
-
-static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_1(int64_t c0, int64_t c1, int64_t c2, const _Float16 *__restrict in0, const _Float16 *__restrict in1, const _Float16 *__restrict in2, const float *__restrict in3, const float *__restrict in4, _Float16 *__restrict out0, float *__restrict out2, float *__restrict out1) {
-    float t0[1];
+    double t2[1];
     for (int64_t c3 = 0; (c3 <= 55); c3 += 16) {
         if ((c3 <= 32)) {
             #pragma omp simd
@@ -52,7 +17,7 @@ static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_1(int64_t c0, int
                     [[maybe_unused]] const int64_t i1 = c1;
                     [[maybe_unused]] const int64_t i2 = c2;
                     [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                    out0[i0 * 802816 + i1 * 3136 + i2 * 56 + i3] = (_Float16)(((0.0f < ((float)(in1[i0 * 802816 + i1 * 3136 + i2 * 56 + i3]))) ? ((float)(in0[i0 * 802816 + i1 * 3136 + i2 * 56 + i3])) : 0.0f));
+                    out0[i0 * 802816 + i1 * 3136 + i2 * 56 + i3] = akg_f32_to_f16(akg_select<float>((0.0f < akg_f16_to_f32(in1[i0 * 802816 + i1 * 3136 + i2 * 56 + i3])), akg_f16_to_f32(in0[i0 * 802816 + i1 * 3136 + i2 * 56 + i3]), 0.0f));
                 }
             }
         } else {
@@ -63,22 +28,24 @@ static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_1(int64_t c0, int
                     [[maybe_unused]] const int64_t i1 = c1;
                     [[maybe_unused]] const int64_t i2 = c2;
                     [[maybe_unused]] const int64_t i3 = (c4 + 48);
-                    out0[i0 * 802816 + i1 * 3136 + i2 * 56 + i3] = (_Float16)(((0.0f < ((float)(in1[i0 * 802816 + i1 * 3136 + i2 * 56 + i3]))) ? ((float)(in0[i0 * 802816 + i1 * 3136 + i2 * 56 + i3])) : 0.0f));
+                    out0[i0 * 802816 + i1 * 3136 + i2 * 56 + i3] = akg_f32_to_f16(akg_select<float>((0.0f < akg_f16_to_f32(in1[i0 * 802816 + i1 * 3136 + i2 * 56 + i3])), akg_f16_to_f32(in0[i0 * 802816 + i1 * 3136 + i2 * 56 + i3]), 0.0f));
                 }
             }
         }
     }
 }
 
-static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_2(int64_t c0, const _Float16 *__restrict in0, const _Float16 *__restrict in1, const _Float16 *__restrict in2, const float *__restrict in3, const float *__restrict in4, _Float16 *__restrict out0, float *__restrict out2, float *__restrict out1) {
+static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_1(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const uint16_t *__restrict in2, const float *__restrict in3, const float *__restrict in4, uint16_t *__restrict out0, float *__restrict out1, float *__restrict out2) {
+    double t1[1];
     float t0[1];
+    double t2[1];
     {
         [[maybe_unused]] const int64_t i0 = c0;
-        out2[i0] = 0.0f;
+        t1[0] = 0.0f;
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
-        float acc = out2[i0];
+        float acc = t1[0];
         for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
             float acc1 = 0.0f;
             for (int64_t c2 = 0; (c2 <= 55); c2 += 1) {
@@ -90,38 +57,78 @@ static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_2(int64_t c0, con
                         [[maybe_unused]] const int64_t r0 = c1;
                         [[maybe_unused]] const int64_t r1 = c2;
                         [[maybe_unused]] const int64_t r2 = c3;
-                        acc3 = acc3 + ((0.0f < ((float)(in1[r0 * 802816 + i0 * 3136 + r1 * 56 + r2]))) ? ((float)(in0[r0 * 802816 + i0 * 3136 + r1 * 56 + r2])) : 0.0f);
+                        acc3 = acc3 + akg_select<float>((0.0f < akg_f16_to_f32(in1[r0 * 802816 + i0 * 3136 + r1 * 56 + r2])), akg_f16_to_f32(in0[r0 * 802816 + i0 * 3136 + r1 * 56 + r2]), 0.0f);
                     }
                 acc2 = acc2 + acc3;
                 acc1 = acc1 + acc2;
             }
             acc = acc + acc1;
         }
-        out2[i0] = (float)(acc);
+        t1[0] = (double)(acc);
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        out2[i0] = (float)(((float)t1[0]));
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = 0;
+        [[maybe_unused]] const int64_t i2 = 0;
+        t0[0] = (float)(akg_rsqrt((in4[i0] + 9.99999975e-06f)));
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        t2[0] = 0.0f;
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        float acc = t2[0];
+        for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
+            float acc1 = 0.0f;
+            for (int64_t c2 = 0; (c2 <= 55); c2 += 1) {
+                float acc2 = 0.0f;
+                float acc3 = 0.0f;
+                #pragma omp simd reduction(+:acc3)
+                for (int64_t c3 = 0; (c3 <= 55); c3 += 1)
+                    {
+                        [[maybe_unused]] const int64_t r0 = c1;
+                        [[maybe_unused]] const int64_t r1 = c2;
+                        [[maybe_unused]] const int64_t r2 = c3;
+                        acc3 = acc3 + (akg_select<float>((0.0f < akg_f16_to_f32(in1[r0 * 802816 + i0 * 3136 + r1 * 56 + r2])), akg_f16_to_f32(in0[r0 * 802816 + i0 * 3136 + r1 * 56 + r2]), 0.0f) * (t0[0] * (akg_f16_to_f32(in2[r0 * 802816 + i0 * 3136 + r1 * 56 + r2]) - in3[i0])));
+                    }
+                acc2 = acc2 + acc3;
+                acc1 = acc1 + acc2;
+            }
+            acc = acc + acc1;
+        }
+        t2[0] = (double)(acc);
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        out1[i0] = (float)(((float)t2[0]));
     }
 }
 
 extern "C" int akg_kernel_fn_relu_grad_bn_grad_reductions_f16(void *const *buffers) {
-    const _Float16 *__restrict in0 = (const _Float16 *)buffers[0];
-    const _Float16 *__restrict in1 = (const _Float16 *)buffers[1];
-    const _Float16 *__restrict in2 = (const _Float16 *)buffers[2];
+    const uint16_t *__restrict in0 = (const uint16_t *)buffers[0];
+    const uint16_t *__restrict in1 = (const uint16_t *)buffers[1];
+    const uint16_t *__restrict in2 = (const uint16_t *)buffers[2];
     const float *__restrict in3 = (const float *)buffers[3];
     const float *__restrict in4 = (const float *)buffers[4];
-    _Float16 *__restrict out0 = (_Float16 *)buffers[5];
-    float *__restrict out2 = (float *)buffers[7];
+    uint16_t *__restrict out0 = (uint16_t *)buffers[5];
     float *__restrict out1 = (float *)buffers[6];
+    float *__restrict out2 = (float *)buffers[7];
+    double t1[1];
     float t0[1];
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 255); c0 += 1)
-        akg_relu_grad_bn_grad_reductions_f16_parallel_body_0(c0, in0, in1, in2, in3, in4, out0, out2, out1);
+    double t2[1];
     #pragma omp parallel for collapse(3) schedule(static)
     for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
         for (int64_t c1 = 0; (c1 <= 255); c1 += 1)
             for (int64_t c2 = 0; (c2 <= 55); c2 += 1)
-                akg_relu_grad_bn_grad_reductions_f16_parallel_body_1(c0, c1, c2, in0, in1, in2, in3, in4, out0, out2, out1);
+                akg_relu_grad_bn_grad_reductions_f16_parallel_body_0(c0, c1, c2, in0, in1, in2, in3, in4, out0, out1, out2);
     #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 255); c0 += 1)
-        akg_relu_grad_bn_grad_reductions_f16_parallel_body_2(c0, in0, in1, in2, in3, in4, out0, out2, out1);
+        akg_relu_grad_bn_grad_reductions_f16_parallel_body_1(c0, in0, in1, in2, in3, in4, out0, out1, out2);
     return AKG_STATUS_OK;
 }
 

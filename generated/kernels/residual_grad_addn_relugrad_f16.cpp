@@ -4,23 +4,25 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_residual_grad_addn_relugrad_f16_parallel_body_0(int64_t c0, const _Float16 *__restrict in0, const _Float16 *__restrict in1, const _Float16 *__restrict in2, _Float16 *__restrict out0) {
-    #pragma omp simd
-    for (int64_t c1 = 0; (c1 <= 15); c1 += 1) {
-        {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            out0[i0] = (_Float16)(((((float)(in0[i0])) + ((float)(in1[i0]))) * ((float)(((_Float16)(((0.0f < ((float)(in2[i0]))) ? 1.0f : 0.0f)))))));
+static void akg_residual_grad_addn_relugrad_f16_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const uint16_t *__restrict in2, uint16_t *__restrict out0) {
+    for (int64_t c1 = 0; (c1 <= 4095); c1 += 64) {
+        #pragma omp simd
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
+                out0[i0] = akg_f32_to_f16(((akg_f16_to_f32(in0[i0]) + akg_f16_to_f32(in1[i0])) * akg_round_f16(akg_select<float>((0.0f < akg_f16_to_f32(in2[i0])), 1.0f, 0.0f))));
+            }
         }
     }
 }
 
 extern "C" int akg_kernel_fn_residual_grad_addn_relugrad_f16(void *const *buffers) {
-    const _Float16 *__restrict in0 = (const _Float16 *)buffers[0];
-    const _Float16 *__restrict in1 = (const _Float16 *)buffers[1];
-    const _Float16 *__restrict in2 = (const _Float16 *)buffers[2];
-    _Float16 *__restrict out0 = (_Float16 *)buffers[3];
+    const uint16_t *__restrict in0 = (const uint16_t *)buffers[0];
+    const uint16_t *__restrict in1 = (const uint16_t *)buffers[1];
+    const uint16_t *__restrict in2 = (const uint16_t *)buffers[2];
+    uint16_t *__restrict out0 = (uint16_t *)buffers[3];
     #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 6422527); c0 += 16)
+    for (int64_t c0 = 0; (c0 <= 6422527); c0 += 4096)
         akg_residual_grad_addn_relugrad_f16_parallel_body_0(c0, in0, in1, in2, out0);
     return AKG_STATUS_OK;
 }

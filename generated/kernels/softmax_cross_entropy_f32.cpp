@@ -5,10 +5,10 @@
 #include "akg_kernel_support.h"
 
 static void akg_softmax_cross_entropy_f32_parallel_body_0(int64_t c0, const float *__restrict in0, const float *__restrict in1, const float *__restrict in2, float *__restrict out0, float *__restrict out1) {
-    float t1[1];
+    double t1[1];
     float t0[1001];
-    float t2[1];
-    float t3[1];
+    double t2[1];
+    double t3[1];
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
@@ -26,25 +26,25 @@ static void akg_softmax_cross_entropy_f32_parallel_body_0(int64_t c0, const floa
                 acc1 = akg_fmax(acc1, (in0[i0 * 1001 + r0] + in1[r0]));
             }
         acc = akg_fmax(acc, acc1);
-        t1[0] = (float)(acc);
+        t1[0] = (double)(acc);
     }
-    for (int64_t c1 = 0; (c1 <= 1000); c1 += 16) {
-        if ((c1 <= 976)) {
+    for (int64_t c1 = 0; (c1 <= 1000); c1 += 64) {
+        if ((c1 <= 896)) {
             #pragma omp simd
-            for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+            for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                    t0[(i1 - (0))] = (float)(akg_exp(((in0[i0 * 1001 + i1] + in1[i1]) - t1[0])));
+                    t0[(i1 - (0))] = (float)(akg_exp(((in0[i0 * 1001 + i1] + in1[i1]) - ((float)t1[0]))));
                 }
             }
         } else {
             #pragma omp simd
-            for (int64_t c2 = 0; (c2 <= 8); c2 += 1) {
+            for (int64_t c2 = 0; (c2 <= 40); c2 += 1) {
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
-                    [[maybe_unused]] const int64_t i1 = (c2 + 992);
-                    t0[(i1 - (0))] = (float)(akg_exp(((in0[i0 * 1001 + i1] + in1[i1]) - t1[0])));
+                    [[maybe_unused]] const int64_t i1 = (c2 + 960);
+                    t0[(i1 - (0))] = (float)(akg_exp(((in0[i0 * 1001 + i1] + in1[i1]) - ((float)t1[0]))));
                 }
             }
         }
@@ -66,7 +66,7 @@ static void akg_softmax_cross_entropy_f32_parallel_body_0(int64_t c0, const floa
                 acc1 = acc1 + t0[(r0 - (0))];
             }
         acc = acc + acc1;
-        t2[0] = (float)(acc);
+        t2[0] = (double)(acc);
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
@@ -82,33 +82,33 @@ static void akg_softmax_cross_entropy_f32_parallel_body_0(int64_t c0, const floa
         for (int64_t c1 = 0; (c1 <= 1000); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
-                acc1 = acc1 + (in2[i0 * 1001 + r0] * akg_log(akg_fmax((t0[(r0 - (0))] / t2[0]), 9.99999997e-07f)));
+                acc1 = acc1 + (in2[i0 * 1001 + r0] * akg_log(akg_fmax((t0[(r0 - (0))] / ((float)t2[0])), 9.99999997e-07f)));
             }
         acc = acc + acc1;
-        t3[0] = (float)(acc);
+        t3[0] = (double)(acc);
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
-        out0[i0] = (float)((t3[0] * -1.0f));
+        out0[i0] = (float)((((float)t3[0]) * -1.0f));
     }
-    for (int64_t c1 = 0; (c1 <= 1000); c1 += 16) {
-        if ((c1 <= 976)) {
+    for (int64_t c1 = 0; (c1 <= 1000); c1 += 64) {
+        if ((c1 <= 896)) {
             #pragma omp simd
-            for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+            for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                    out1[i0 * 1001 + i1] = (float)((((t0[(i1 - (0))] / t2[0]) - in2[i0 * 1001 + i1]) * 0.03125f));
+                    out1[i0 * 1001 + i1] = (float)((((t0[(i1 - (0))] / ((float)t2[0])) - in2[i0 * 1001 + i1]) * 0.03125f));
                 }
             }
         } else {
             #pragma omp simd
-            for (int64_t c2 = 0; (c2 <= 8); c2 += 1) {
+            for (int64_t c2 = 0; (c2 <= 40); c2 += 1) {
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
-                    [[maybe_unused]] const int64_t i1 = (c2 + 992);
-                    out1[i0 * 1001 + i1] = (float)((((t0[(i1 - (0))] / t2[0]) - in2[i0 * 1001 + i1]) * 0.03125f));
+                    [[maybe_unused]] const int64_t i1 = (c2 + 960);
+                    out1[i0 * 1001 + i1] = (float)((((t0[(i1 - (0))] / ((float)t2[0])) - in2[i0 * 1001 + i1]) * 0.03125f));
                 }
             }
         }
@@ -121,10 +121,10 @@ extern "C" int akg_kernel_fn_softmax_cross_entropy_f32(void *const *buffers) {
     const float *__restrict in2 = (const float *)buffers[2];
     float *__restrict out0 = (float *)buffers[3];
     float *__restrict out1 = (float *)buffers[4];
-    float t1[1];
+    double t1[1];
     float t0[1001];
-    float t2[1];
-    float t3[1];
+    double t2[1];
+    double t3[1];
     #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
         akg_softmax_cross_entropy_f32_parallel_body_0(c0, in0, in1, in2, out0, out1);

@@ -4,8 +4,8 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_softmax_grad_f16_parallel_body_0(int64_t c0, int64_t c1, int64_t c2, const _Float16 *__restrict in0, const _Float16 *__restrict in1, const _Float16 *__restrict in2, _Float16 *__restrict out0) {
-    float t0[1];
+static void akg_softmax_grad_f16_parallel_body_0(int64_t c0, int64_t c1, int64_t c2, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const uint16_t *__restrict in2, uint16_t *__restrict out0) {
+    double t0[1];
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = c1;
@@ -24,31 +24,31 @@ static void akg_softmax_grad_f16_parallel_body_0(int64_t c0, int64_t c1, int64_t
         for (int64_t c3 = 0; (c3 <= 127); c3 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c3;
-                acc1 = acc1 + (((((float)(in0[i0 * 196608 + i1 * 16384 + i2 * 128 + r0])) * ((float)(in1[i0 * 196608 + i1 * 16384 + i2 * 128 + r0]))) * ((float)(in2[i0 * 196608 + i1 * 16384 + i2 * 128 + r0]))) * 1.11132812f);
+                acc1 = acc1 + (((akg_f16_to_f32(in0[i0 * 196608 + i1 * 16384 + i2 * 128 + r0]) * akg_f16_to_f32(in1[i0 * 196608 + i1 * 16384 + i2 * 128 + r0])) * akg_f16_to_f32(in2[i0 * 196608 + i1 * 16384 + i2 * 128 + r0])) * 1.11132812f);
             }
         acc = acc + acc1;
-        t0[0] = (float)(acc);
+        t0[0] = (double)(acc);
     }
-    for (int64_t c3 = 0; (c3 <= 127); c3 += 16) {
+    for (int64_t c3 = 0; (c3 <= 127); c3 += 64) {
         #pragma omp simd
-        for (int64_t c4 = 0; (c4 <= 15); c4 += 1) {
+        for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = c1;
                 [[maybe_unused]] const int64_t i2 = c2;
                 [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                out0[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] = (_Float16)((((((((float)(in0[i0 * 196608 + i1 * 16384 + i2 * 128 + i3])) * ((float)(in1[i0 * 196608 + i1 * 16384 + i2 * 128 + i3]))) * 1.11132812f) - ((float)(((_Float16)(t0[0]))))) * ((float)(in2[i0 * 196608 + i1 * 16384 + i2 * 128 + i3]))) * 0.125f));
+                out0[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] = akg_f32_to_f16((((((akg_f16_to_f32(in0[i0 * 196608 + i1 * 16384 + i2 * 128 + i3]) * akg_f16_to_f32(in1[i0 * 196608 + i1 * 16384 + i2 * 128 + i3])) * 1.11132812f) - akg_round_f16(((float)t0[0]))) * akg_f16_to_f32(in2[i0 * 196608 + i1 * 16384 + i2 * 128 + i3])) * 0.125f));
             }
         }
     }
 }
 
 extern "C" int akg_kernel_fn_softmax_grad_f16(void *const *buffers) {
-    const _Float16 *__restrict in0 = (const _Float16 *)buffers[0];
-    const _Float16 *__restrict in1 = (const _Float16 *)buffers[1];
-    const _Float16 *__restrict in2 = (const _Float16 *)buffers[2];
-    _Float16 *__restrict out0 = (_Float16 *)buffers[3];
-    float t0[1];
+    const uint16_t *__restrict in0 = (const uint16_t *)buffers[0];
+    const uint16_t *__restrict in1 = (const uint16_t *)buffers[1];
+    const uint16_t *__restrict in2 = (const uint16_t *)buffers[2];
+    uint16_t *__restrict out0 = (uint16_t *)buffers[3];
+    double t0[1];
     #pragma omp parallel for collapse(3) schedule(static)
     for (int64_t c0 = 0; (c0 <= 15); c0 += 1)
         for (int64_t c1 = 0; (c1 <= 11); c1 += 1)

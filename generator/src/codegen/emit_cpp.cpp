@@ -18,7 +18,7 @@ namespace {
 
 std::string c_type_of(Halide::Type t) {
     if (t.is_bool()) return "bool";
-    if (t.is_float()) return t.bits() == 16 ? "_Float16" : t.bits() == 64 ? "double" : "float";
+    if (t.is_float()) return t.bits() == 16 ? "uint16_t" : t.bits() == 64 ? "double" : "float";
     if (t.is_uint()) return "uint" + std::to_string(t.bits()) + "_t";
     return "int" + std::to_string(t.bits()) + "_t";
 }
@@ -67,7 +67,29 @@ private:
     }
     void visit(const UIntImm *op) override { out_ += op->type.is_bool() ? (op->value ? "true" : "false") : std::to_string(op->value) + "u"; }
     void visit(const FloatImm *op) override { out_ += float_literal(op->value, op->type.bits()); }
-    void visit(const Cast *op) override { out_ += "((" + c_type_of(op->type) + ")(" + print(op->value) + "))"; }
+    void visit(const Cast *op) override {
+        // float16 goes through akg_vmath's integer conversions: GCC 12 vectorizes no _Float16
+        // conversion. Storage is uint16_t; Cast(f32, Cast(f16, x)) is a rounding.
+        if (op->type == Halide::Float(32) && op->value.type() == Halide::Float(16)) {
+            const Call *read = op->value.as<Call>();
+            if (read && read->name.rfind("buf$", 0) == 0 && model_->buffer(read->name.substr(4)).dtype != DType::Float16) {
+                // A float16 tensor kept in a wider scratch buffer.
+                out_ += "((float)" + buffer_access(read->name.substr(4), read->args) + ")";
+                return;
+            }
+            if (const Cast *inner = op->value.as<Cast>()) {
+                out_ += "akg_round_f16(" + print(inner->value) + ")";
+                return;
+            }
+            out_ += "akg_f16_to_f32(" + print(op->value) + ")";
+            return;
+        }
+        if (op->type == Halide::Float(16)) {
+            out_ += "akg_f32_to_f16(" + print(op->value) + ")";
+            return;
+        }
+        out_ += "((" + c_type_of(op->type) + ")(" + print(op->value) + "))";
+    }
     void visit(const Variable *op) override {
         out_ += op->name.size() > 1 && (op->name[0] == 'i' || op->name[0] == 'r') && isdigit(static_cast<unsigned char>(op->name[1]))
                     ? op->name
@@ -101,7 +123,8 @@ private:
     void visit(const Or *op) override { bin(op->a, "||", op->b); }
     void visit(const Not *op) override { out_ += "(!" + print(op->a) + ")"; }
     void visit(const Select *op) override {
-        out_ += "(" + print(op->condition) + " ? " + print(op->true_value) + " : " + print(op->false_value) + ")";
+        out_ += "akg_select<" + c_type_of(op->type) + ">(" + print(op->condition) + ", " + print(op->true_value) + ", " +
+                print(op->false_value) + ")";
     }
     void visit(const Let *op) override {
         // Lets below the top of an expression: a GNU statement expression keeps sharing.
@@ -109,7 +132,11 @@ private:
     }
     void visit(const Call *op) override {
         if (op->name.rfind("buf$", 0) == 0) {
-            out_ += buffer_access(op->name.substr(4), op->args);
+            std::string access = buffer_access(op->name.substr(4), op->args);
+            // Double accumulators are read back as the float32 values the IR computes with.
+            if (model_->buffer(op->name.substr(4)).dtype == DType::Float64 && op->type == Halide::Float(32))
+                access = "((float)" + access + ")";
+            out_ += access;
             return;
         }
         out_ += op->name + "(";
@@ -354,6 +381,7 @@ private:
     }
 
     std::string store_cast(const BufferInfo &b, const std::string &v) const {
+        if (b.dtype == DType::Float16) return "akg_f32_to_f16(" + v + ")";
         return "(" + storage_type(b) + ")(" + v + ")";
     }
 
@@ -389,9 +417,9 @@ private:
         std::string lets, v = value_with_lets(s, in, lets);
         out += lets;
         if (st.role == StatementRole::ReduceUpdate) {
+            // In memory, in the accumulator's own precision.
             std::string target = out_access(st);
-            std::string acc = "(" + c_type_of(s.value.type()) + ")" + target;
-            out += in + target + " = " + store_cast(b, combine(s, acc, v)) + ";\n";
+            out += in + target + " = " + store_cast(b, combine(s, target, v)) + ";\n";
         } else {
             out += in + out_access(st) + " = " + store_cast(b, v) + ";\n";
         }

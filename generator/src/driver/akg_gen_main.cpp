@@ -6,10 +6,13 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
 #include "driver/catalog_files.h"
+#include "driver/check_kernels.h"
+#include "driver/compile_shared.h"
 #include "driver/pipeline.h"
 
 namespace fs = std::filesystem;
@@ -130,6 +133,22 @@ int main(int argc, char **argv) {
     cat->add_option("--table-name", table, "the table is <name>_kernels[] / <name>_kernel_count")->capture_default_str();
     cat->add_flag("--no-typed-entry-points", no_typed, "do not emit akg_<kernel>() entry points and their header");
 
+    std::string compile_json, compile_out, keep_dir;
+    auto *compile = app.add_subcommand("compile", "generate and compile one kernel into a shared object exporting the C ABI");
+    compile->add_option("kernel", compile_json, "composite JSON file")->required()->check(CLI::ExistingFile);
+    compile->add_option("-o,--output", compile_out, "the .so to write")->required();
+    compile->add_option("--keep-sources", keep_dir, "keep the generated sources and objects in this folder");
+
+    CheckOptions check_options;
+    auto *check_cmd = app.add_subcommand("check", "generate, compile and run kernels on random inputs against the reference evaluator");
+    check_cmd->add_option("paths", check_options.paths, "composite JSON files or folders (searched recursively)")->required();
+    check_cmd->add_option("--seeds", check_options.seeds, "random seeds (each kernel runs once per seed)")->capture_default_str();
+    check_cmd->add_option("--batch", check_options.batch, "kernels per compiled shared object")->capture_default_str();
+    check_cmd->add_option("--max-elements", check_options.max_elements, "skip kernels with more input+output elements")->capture_default_str();
+    check_cmd->add_flag("--unsupported-is-failure", check_options.unsupported_is_failure, "exit non-zero on unsupported kernels too");
+    check_cmd->add_flag("--skip-missing", check_options.skip_missing, "exit 77 (skipped) when no path exists");
+    check_cmd->add_option("--work-dir", check_options.work_dir, "keep the generated sources and libraries in this folder");
+
     CLI11_PARSE(app, argc, argv);
     try {
         if (*gen) return generate(patterns, out_dir, source_root, suffix, table, !no_typed, !unfused, check, quiet);
@@ -157,6 +176,25 @@ int main(int argc, char **argv) {
                 if (!write_if_changed(path, content)) fs::last_write_time(path, fs::file_time_type::clock::now());
             return 0;
         }
+        if (*compile) {
+            CompositeKernel kernel = load_composite(compile_json);
+            PipelineOptions o = make_options(compile_json, "", "", true, kernel, false);
+            std::vector<CatalogEntry> entries{{o.emit.kernel_name, o.emit.symbol, kernel}};
+            std::vector<std::pair<std::string, std::string>> sources{
+                {o.emit.symbol + ".cpp", run_pipeline(kernel, o)},
+                {"akg_catalog.cpp", emit_catalog_cpp(entries, "akg_catalog", false)}};
+            std::string work = keep_dir.empty() ? (fs::temp_directory_path() / ("akg-compile-" + std::to_string(getpid()))).string() : keep_dir;
+            try {
+                compile_shared_object(sources, work, compile_out, Toolchain::from_environment());
+            } catch (...) {
+                if (keep_dir.empty()) fs::remove_all(work);
+                throw;
+            }
+            if (keep_dir.empty()) fs::remove_all(work);
+            std::cerr << "compiled " << o.emit.kernel_name << " into " << compile_out << "\n";
+            return 0;
+        }
+        if (*check_cmd) return check_kernels(check_options, Toolchain::from_environment());
         if (*passes) {
             for (const auto &p : pipeline_pass_names()) std::cout << p << "\n";
             return 0;

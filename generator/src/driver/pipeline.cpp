@@ -21,7 +21,7 @@ const char *const kGeneratorVersion = "0.1.0";
 
 const std::vector<std::string> &pipeline_pass_names() {
     static const std::vector<std::string> names = {"validate", "lower", "materialize", "simplify", "fold-dimensions", "poly-model",
-                                                   "dependences", "schedule", "parallelize", "vectorize",
+                                                   "dependences", "schedule", "parallelize", "split-bands", "vectorize",
                                                    "promote", "ast", "emit"};
     return names;
 }
@@ -140,6 +140,8 @@ std::string run_pipeline(const CompositeKernel &kernel, const PipelineOptions &o
         // Parallel marks first: vectorization must not split the outer band that is run in parallel.
         mark_parallel_loops(model, options.schedule);
         dump("parallelize", [&] { return dump_schedule(model); });
+        split_bands_by_dimensionality(model);
+        dump("split-bands", [&] { return dump_schedule(model); });
         vectorize_inner_loops(model, options.schedule);
         dump("vectorize", [&] { return dump_schedule(model); });
         promote_to_local_buffers(model, options.schedule);

@@ -12,7 +12,7 @@ struct DTypeInfo {
     int bytes;
 };
 constexpr DTypeInfo kDTypes[] = {
-    {DType::Float16, "float16", "_Float16", "AKG_DTYPE_FLOAT16", 2},
+    {DType::Float16, "float16", "uint16_t", "AKG_DTYPE_FLOAT16", 2},
     {DType::Float32, "float32", "float", "AKG_DTYPE_FLOAT32", 4},
     {DType::Float64, "float64", "double", "AKG_DTYPE_FLOAT64", 8},
     {DType::Int8, "int8", "int8_t", "AKG_DTYPE_INT8", 1},

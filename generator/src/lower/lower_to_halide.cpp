@@ -287,6 +287,10 @@ DType scratch_dtype(Halide::Type t) {
     return t.bits() == 64 ? DType::Int64 : DType::Int32;
 }
 
+DType reduce_accumulator_dtype(const Stage &s) {
+    return s.value.type().is_float() ? DType::Float64 : scratch_dtype(s.value.type());
+}
+
 static Halide::Type storage_type(DType t) {
     switch (t) {
     case DType::Float16: return Halide::Float(16);

@@ -61,6 +61,10 @@ Halide::Type compute_type(DType t);
 // Storage type of a scratch buffer holding a value of the given compute type.
 DType scratch_dtype(Halide::Type t);
 
+// The dtype of the buffer a reduction accumulates into: float64 for float data, else the
+// compute type's scratch dtype.
+DType reduce_accumulator_dtype(const Stage &s);
+
 // A read of tensor `name` (stored as `dtype`) at `index`, converted to its compute type.
 Halide::Expr tensor_read(const std::string &name, DType dtype, const std::vector<Halide::Expr> &index);
 // Is `call` a tensor read made by tensor_read (as opposed to a math function)?

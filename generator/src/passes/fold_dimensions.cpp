@@ -113,6 +113,8 @@ void fold_dimensions(TensorGraph &graph) {
                     (s.shape.size() < static_cast<size_t>(k + 2) || s.shape[k] != shape[d] || s.shape[k + 1] != shape[d + 1]))
                     check.ok = false;
         }
+        // Every main stage writes its own buffer at (i_0, ..., i_n): its view folds too.
+        for (Stage *s : stages) check.position[s->buffer] = d;
         for (Stage *o : others) {
             class Buffers : public IRVisitor {
             public:
@@ -128,8 +130,6 @@ void fold_dimensions(TensorGraph &graph) {
                 if (used.names.count(buffer) || o->buffer == buffer) check.ok = false;
         }
         if (!check.ok) continue;
-        // Every stage writes its own buffer at (i_0, ..., i_n): fold that view too.
-        for (Stage *s : stages) check.position[s->buffer] = d;
         Fold fold(d, check.position);
         for (Stage *s : stages) s->value = fold.mutate(s->value);
         for (auto &s : graph.stages)

@@ -96,7 +96,13 @@ void materialize_and_inline(TensorGraph &graph) {
     std::vector<Stage> stores;
     for (size_t k = 0; k < kernel.outputs.size(); ++k) {
         Stage &x = graph.stage(kernel.outputs[k].name);
-        if (x.kind != StageKind::Input && x.buffer_kind != BufferKind::KernelOutput && !x.inplace_write) {
+        // Only when the output stores the value exactly: a float16 output rounds, and its
+        // consumers must see the unrounded value (x^-0.5 cubed from a rounded x^-0.5 is three
+        // float16 ulps off), so it gets a store stage and the value keeps float32.
+        DType value_dtype = x.kind == StageKind::Reduce ? reduce_accumulator_dtype(x)
+                            : scratch_dtype(x.value.defined() ? x.value.type() : compute_type(x.dtype));
+        bool exact = value_dtype == kernel.outputs[k].dtype;
+        if (x.kind != StageKind::Input && x.buffer_kind != BufferKind::KernelOutput && !x.inplace_write && exact) {
             x.materialized = true;
             x.buffer_kind = BufferKind::KernelOutput;
             x.buffer_index = static_cast<int>(k);

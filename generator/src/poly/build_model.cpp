@@ -94,7 +94,9 @@ PolyModel build_poly_model(isl_ctx *ctx, const TensorGraph &graph) {
         b.shape = s.shape;
         b.kind = s.buffer_kind;
         b.dtype = s.buffer_kind == BufferKind::Scratch ? scratch_dtype(s.value.type()) : s.dtype;
-        if (s.kind == StageKind::Reduce && s.buffer_kind == BufferKind::Scratch) b.dtype = scratch_dtype(s.value.type());
+        // Sums accumulate in double where they live in memory (column reductions add one
+        // value per row into each column: thousands of float32 additions in a row lose digits).
+        if (s.kind == StageKind::Reduce && s.buffer_kind == BufferKind::Scratch) b.dtype = reduce_accumulator_dtype(s);
         bool seen = false;
         for (const auto &other : m.buffers) seen |= other.name == b.name;
         if (!seen) m.buffers.push_back(b);

@@ -43,6 +43,7 @@ struct PolyModel {
     isl::union_map original_schedule; // program order: statement k before k+1, loops lexicographic
     isl::union_map dep_flow;  // read after write
     isl::union_map dep_false; // write after read, write after write
+    isl::union_map dep_input; // same iteration of equal domains: proximity only (fusion)
     isl::schedule schedule;   // the schedule tree, transformed by the passes
 
     const PolyStatement &statement(const std::string &name) const;
@@ -54,6 +55,10 @@ struct PolyModel {
 // targets and tuning can change them without touching the passes.
 struct ScheduleOptions {
     int vector_width = 16;          // float32 lanes of the target's vectors (AVX-512)
+    // Inner loops are strip-mined by vector_width * vector_unroll when long enough: GCC fully
+    // unrolls 16-iteration loops before its loop vectorizer sees them.
+    int vector_unroll = 4;
+    int64_t parallel_chunk = 4096;  // iterations per parallel task of a one-dimensional loop
     int64_t promotion_limit = 1 << 16; // elements of a per-iteration local buffer
     int tile_size = 32;             // tiles of bands whose accesses are transposed
     bool fuse = true;               // false: one loop nest per statement (the ablation)

@@ -71,6 +71,103 @@ bool is_outermost_band(isl_schedule_node *node) {
     return outer;
 }
 
+// Number of values the (first member of the) band takes over its domain; 0 if unbounded.
+long band_extent(isl_schedule_node *node) {
+    isl_union_map *partial = isl_schedule_node_band_get_partial_schedule_union_map(node);
+    isl_union_set *range = isl_union_map_range(isl_union_map_intersect_domain(partial, isl_schedule_node_get_domain(node)));
+    isl_set *values = isl_set_from_union_set(range);
+    isl_val *lo = isl_set_dim_min_val(isl_set_copy(values), 0);
+    isl_val *hi = isl_set_dim_max_val(values, 0);
+    long extent = isl_val_is_int(lo) && isl_val_is_int(hi) ? isl_val_get_num_si(hi) - isl_val_get_num_si(lo) + 1 : 0;
+    isl_val_free(lo);
+    isl_val_free(hi);
+    return extent;
+}
+
+
+// Is band member `k` of `node` parallel: does every dependence between instances below the
+// node that agree on all outer schedule dimensions and on members 0..k-1 also agree on k?
+bool member_is_parallel(isl_schedule_node *node, int k, isl_union_map *deps) {
+    isl_union_set *domain = isl_schedule_node_get_domain(node);
+    isl_union_map *d = isl_union_map_intersect_range(isl_union_map_intersect_domain(isl_union_map_copy(deps),
+                                                                                  isl_union_set_copy(domain)),
+                                                     domain);
+    isl_union_map *prefix = isl_schedule_node_get_prefix_schedule_relation(node);
+    isl_union_map *partial = isl_schedule_node_band_get_partial_schedule_union_map(node);
+    isl_union_map *sched = isl_union_map_flat_range_product(prefix, partial);
+    int outer = isl_schedule_node_get_schedule_depth(node);
+    d = isl_union_map_apply_domain(d, isl_union_map_copy(sched));
+    d = isl_union_map_apply_range(d, sched);
+    if (isl_union_map_is_empty(d) == isl_bool_true) {
+        isl_union_map_free(d);
+        return true;
+    }
+    isl_set *deltas = isl_set_from_union_set(isl_union_map_deltas(d));
+    for (int j = 0; j < outer + k; ++j) deltas = isl_set_fix_si(deltas, isl_dim_set, j, 0);
+    isl_set *zero = isl_set_fix_si(isl_set_copy(deltas), isl_dim_set, outer + k, 0);
+    bool parallel = isl_set_is_subset(deltas, zero) == isl_bool_true;
+    isl_set_free(deltas);
+    isl_set_free(zero);
+    return parallel;
+}
+
+// Statements of a band whose schedule is constant over the band (a per-channel statistic in an
+// [n, hw] band below the channel loop) go first in a sequence of their own, when nothing of the
+// band flows back into them; the others keep the band, whose members' coincidence is then
+// recomputed from the dependences.
+isl_schedule_node *split_constant_statements(isl_schedule_node *node, isl_union_map *deps) {
+    isl_union_set *domain = isl_schedule_node_get_domain(node);
+    isl_union_map *partial = isl_schedule_node_band_get_partial_schedule_union_map(node);
+    isl_union_map *prefix = isl_schedule_node_get_prefix_schedule_relation(node);
+    struct Split {
+        isl_union_set *low;
+        isl_union_set *high;
+        isl_union_map *partial;
+        isl_union_map *prefix;
+    } split{isl_union_set_empty(isl_union_set_get_space(domain)), isl_union_set_empty(isl_union_set_get_space(domain)), partial,
+            prefix};
+    isl_union_set_foreach_set(
+        domain,
+        [](isl_set *set, void *user) -> isl_stat {
+            auto &sp = *static_cast<Split *>(user);
+            isl_union_set *one = isl_union_set_from_set(set);
+            // Constant for each value of the outer prefix: the map prefix -> band values is single-valued
+            // with one point per prefix.
+            isl_union_map *own = isl_union_map_intersect_domain(isl_union_map_copy(sp.partial), isl_union_set_copy(one));
+            isl_union_map *outer = isl_union_map_intersect_domain(isl_union_map_copy(sp.prefix), isl_union_set_copy(one));
+            isl_union_map *by_prefix = isl_union_map_apply_range(isl_union_map_reverse(outer), own);
+            bool constant = isl_union_map_is_single_valued(by_prefix) == isl_bool_true;
+            isl_union_map_free(by_prefix);
+            if (constant) sp.low = isl_union_set_union(sp.low, one);
+            else sp.high = isl_union_set_union(sp.high, one);
+            return isl_stat_ok;
+        },
+        &split);
+    isl_union_set_free(domain);
+    isl_union_map_free(partial);
+    isl_union_map_free(prefix);
+    bool useful = isl_union_set_is_empty(split.low) != isl_bool_true && isl_union_set_is_empty(split.high) != isl_bool_true;
+    // Nothing may flow from the varying statements back into the constant ones.
+    isl_union_map *back = isl_union_map_intersect_range(isl_union_map_intersect_domain(isl_union_map_copy(deps),
+                                                                                     isl_union_set_copy(split.high)),
+                                                        isl_union_set_copy(split.low));
+    useful = useful && isl_union_map_is_empty(back) == isl_bool_true;
+    isl_union_map_free(back);
+    if (!useful) {
+        isl_union_set_free(split.low);
+        isl_union_set_free(split.high);
+        return node;
+    }
+    isl_union_set_list *filters = isl_union_set_list_from_union_set(split.low);
+    filters = isl_union_set_list_add(filters, split.high);
+    node = isl_schedule_node_insert_sequence(node, filters);
+    // node: the sequence; its second child's band is the varying statements'.
+    node = isl_schedule_node_child(isl_schedule_node_child(node, 1), 0);
+    int n = isl_schedule_node_band_n_member(node);
+    for (int k = 0; k < n; ++k) node = isl_schedule_node_band_member_set_coincident(node, k, member_is_parallel(node, k, deps));
+    return isl_schedule_node_parent(isl_schedule_node_parent(node));
+}
+
 isl_schedule_node *insert_mark(isl_schedule_node *node, const char *name) {
     isl_ctx *ctx = isl_schedule_node_get_ctx(node);
     return isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, name, nullptr));
@@ -80,21 +177,46 @@ isl_schedule_node *insert_mark(isl_schedule_node *node, const char *name) {
 
 void mark_parallel_loops(PolyModel &m, const ScheduleOptions &options) {
     if (!options.parallel) return;
-    map_bottom_up(m, [](isl_schedule_node *node) {
+    int64_t chunk = options.parallel_chunk;
+    map_bottom_up(m, [chunk](isl_schedule_node *node) {
         if (!is_band(node) || !is_outermost_band(node)) return node;
         // All leading coincident members run in parallel (OpenMP collapse), so that e.g. the
-        // batch, head and row loops of an attention softmax all share the work.
+        // batch, head and row loops of an attention softmax all share the work; in a nest
+        // without inner bands the innermost member stays for vectorization.
         int n = isl_schedule_node_band_n_member(node), k = 0;
+        bool leaf = !has_band_below(node);
         while (k < n && k < 3 && isl_schedule_node_band_member_get_coincident(node, k) == isl_bool_true) ++k;
+        if (leaf && k == n && n > 1) k = n - 1;
         if (k == 0) return node;
+        if (leaf && n == 1) {
+            // One long loop: parallel over chunks, vectorized within each.
+            if (band_extent(node) > chunk) {
+                isl_ctx *ctx = isl_schedule_node_get_ctx(node);
+                node = isl_schedule_node_band_tile(node, isl_multi_val_from_val_list(isl_schedule_node_band_get_space(node),
+                                                                                   isl_val_list_from_val(isl_val_int_from_si(ctx, chunk))));
+            }
+            return insert_mark(node, "parallel_1");
+        }
         if (n > k) node = isl_schedule_node_band_split(node, k);
         return insert_mark(node, ("parallel_" + std::to_string(k)).c_str());
     });
 }
 
+void split_bands_by_dimensionality(PolyModel &m) {
+    isl::union_map deps = m.dep_flow.unite(m.dep_false);
+    isl_union_map *d = deps.get();
+    map_bottom_up(m, [d](isl_schedule_node *node) {
+        if (!is_band(node) || has_band_below(node)) return node;
+        int n = isl_schedule_node_band_n_member(node);
+        bool all = true;
+        for (int k = 0; k < n; ++k) all &= isl_schedule_node_band_member_get_coincident(node, k) == isl_bool_true;
+        return all ? node : split_constant_statements(node, d);
+    });
+}
+
 void vectorize_inner_loops(PolyModel &m, const ScheduleOptions &options) {
-    int width = options.vector_width;
-    map_bottom_up(m, [width](isl_schedule_node *node) {
+    int width = options.vector_width, unroll = options.vector_unroll;
+    map_bottom_up(m, [width, unroll](isl_schedule_node *node) {
         if (!is_band(node) || has_band_below(node)) return node;
         int n = isl_schedule_node_band_n_member(node);
         int descended = 0;
@@ -106,20 +228,14 @@ void vectorize_inner_loops(PolyModel &m, const ScheduleOptions &options) {
         if (isl_schedule_node_band_member_get_coincident(node, 0) != isl_bool_true) {
             node = insert_mark(node, "reduction");
         } else {
-            // Extent of the loop: skip strip-mining when it is shorter than one vector.
-            isl_union_map *partial = isl_schedule_node_band_get_partial_schedule_union_map(node);
-            isl_union_set *range = isl_union_map_range(isl_union_map_intersect_domain(
-                partial, isl_schedule_node_get_domain(node)));
-            isl_set *values = isl_set_from_union_set(range);
-            isl_val *lo = isl_set_dim_min_val(isl_set_copy(values), 0);
-            isl_val *hi = isl_set_dim_max_val(values, 0);
-            long extent = isl_val_is_int(lo) && isl_val_is_int(hi) ? isl_val_get_num_si(hi) - isl_val_get_num_si(lo) + 1 : 0;
-            isl_val_free(lo);
-            isl_val_free(hi);
+            // Strip-mine by several vectors when the loop is long enough (see vector_unroll),
+            // by one vector when it is shorter, not at all below one vector.
+            long extent = band_extent(node);
+            int strip = extent >= width * unroll ? width * unroll : width;
             if (extent >= width) {
                 isl_ctx *ctx = isl_schedule_node_get_ctx(node);
                 isl_multi_val *sizes = isl_multi_val_from_val_list(
-                    isl_schedule_node_band_get_space(node), isl_val_list_from_val(isl_val_int_from_si(ctx, width)));
+                    isl_schedule_node_band_get_space(node), isl_val_list_from_val(isl_val_int_from_si(ctx, strip)));
                 node = isl_schedule_node_band_tile(node, sizes);
                 node = isl_schedule_node_child(node, 0); // the point band
                 ++descended;
@@ -131,11 +247,11 @@ void vectorize_inner_loops(PolyModel &m, const ScheduleOptions &options) {
                 isl_map *present = isl_set_unwrap(wrapped);
                 isl_set *tiles = isl_map_domain(isl_map_copy(present));
                 isl_map *all = isl_map_from_domain_and_range(
-                    isl_set_copy(tiles), isl_set_read_from_str(ctx, ("{ [p] : 0 <= p < " + std::to_string(width) + " }").c_str()));
+                    isl_set_copy(tiles), isl_set_read_from_str(ctx, ("{ [p] : 0 <= p < " + std::to_string(strip) + " }").c_str()));
                 isl_set *partial_tiles = isl_map_domain(isl_map_subtract(all, present));
                 isl_set *full = isl_set_subtract(tiles, partial_tiles);
                 isl_map *iso = isl_map_from_domain_and_range(
-                    full, isl_set_read_from_str(ctx, ("{ [p] : 0 <= p < " + std::to_string(width) + " }").c_str()));
+                    full, isl_set_read_from_str(ctx, ("{ [p] : 0 <= p < " + std::to_string(strip) + " }").c_str()));
                 isl_set *option = isl_set_set_tuple_name(isl_map_wrap(iso), "isolate");
                 node = isl_schedule_node_band_set_ast_build_options(node, isl_union_set_from_set(option));
             }

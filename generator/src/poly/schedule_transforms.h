@@ -8,6 +8,11 @@ namespace akg {
 // sequential when options.parallel is false.
 void mark_parallel_loops(PolyModel &model, const ScheduleOptions &options);
 
+// In a leaf band that is not fully parallel, moves the statements whose schedule is constant
+// over the band (lower-dimensional ones) into a sequence before the others, and recomputes the
+// parallelism of the remaining band from the dependences.
+void split_bands_by_dimensionality(PolyModel &model);
+
 // Strip-mines the innermost coincident loop of every leaf band by the vector width, isolates
 // the full vector tiles from the partial one (isl's "isolate" AST option) and marks the point
 // loop "simd". Innermost loops that carry a reduction are marked "reduction".

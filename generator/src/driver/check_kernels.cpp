@@ -1,0 +1,222 @@
+#include "driver/check_kernels.h"
+
+#include <algorithm>
+#include <chrono>
+#include <dlfcn.h>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <unistd.h>
+
+#include "driver/pipeline.h"
+#include "kernel_check.h"
+
+namespace fs = std::filesystem;
+
+namespace akg {
+
+namespace {
+
+enum class Outcome { Pass, Fail, Unsupported, Skipped };
+
+struct Item {
+    std::string path;
+    std::string name;
+    std::string symbol;
+    nlohmann::json json;
+    std::string source;
+    CompositeKernel kernel;
+    Outcome outcome = Outcome::Pass;
+    std::string detail;
+    bool generated = false;
+};
+
+std::vector<std::string> collect(const std::vector<std::string> &paths, bool &any_exists) {
+    std::vector<std::string> files;
+    any_exists = false;
+    for (const auto &p : paths) {
+        if (!fs::exists(p)) continue;
+        any_exists = true;
+        if (fs::is_directory(p)) {
+            for (const auto &e : fs::recursive_directory_iterator(p)) {
+                auto ext = e.path().extension().string();
+                if (e.is_regular_file() && (ext == ".json" || ext == ".info")) files.push_back(e.path().string());
+            }
+        } else files.push_back(p);
+    }
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+// "file: op #3 (MatMul): op MatMul is not supported yet" → "op MatMul is not supported yet"
+std::string reason_of(const std::string &message) {
+    size_t op = message.find("): ");
+    if (op != std::string::npos) return message.substr(op + 3);
+    size_t colon = message.find(": ");
+    return colon == std::string::npos ? message : message.substr(colon + 2);
+}
+
+int64_t elements_of(const CompositeKernel &k) {
+    int64_t n = 0;
+    for (const auto &t : k.inputs) n += element_count(t.shape);
+    for (const auto &t : k.outputs) n += element_count(t.shape);
+    return n;
+}
+
+const char *label(Outcome o) {
+    switch (o) {
+    case Outcome::Pass: return "PASS";
+    case Outcome::Fail: return "FAIL";
+    case Outcome::Unsupported: return "UNSUPPORTED";
+    case Outcome::Skipped: return "SKIPPED";
+    }
+    return "?";
+}
+
+} // namespace
+
+int check_kernels(const CheckOptions &options, const Toolchain &toolchain) {
+    auto start = std::chrono::steady_clock::now();
+    bool any_exists = false;
+    std::vector<std::string> files = collect(options.paths, any_exists);
+    if (!any_exists) {
+        std::cout << "akg-gen check: none of the given paths exists";
+        for (const auto &p : options.paths) std::cout << " '" << p << "'";
+        std::cout << (options.skip_missing ? "; skipped\n" : "\n");
+        return options.skip_missing ? 77 : 1;
+    }
+    std::string work = options.work_dir.empty() ? (fs::temp_directory_path() / ("akg-check-" + std::to_string(getpid()))).string()
+                                                : options.work_dir;
+    fs::create_directories(work);
+
+    // 1. Generate every kernel.
+    std::vector<Item> items(files.size());
+    for (size_t i = 0; i < files.size(); ++i) {
+        Item &it = items[i];
+        it.path = files[i];
+        it.name = fs::path(files[i]).stem().string();
+        it.symbol = "k" + std::to_string(i);
+        try {
+            std::ifstream in(it.path);
+            std::ostringstream text;
+            text << in.rdbuf();
+            it.kernel = parse_composite(text.str(), it.path);
+            it.json = nlohmann::json::parse(text.str());
+            validate_composite(it.kernel);
+            int64_t n = elements_of(it.kernel);
+            if (n > options.max_elements) {
+                it.outcome = Outcome::Skipped;
+                it.detail = std::to_string(n) + " elements exceed the limit of " + std::to_string(options.max_elements) +
+                            " (--max-elements)";
+                continue;
+            }
+            PipelineOptions o;
+            o.emit.kernel_name = it.kernel.name;
+            o.emit.symbol = it.symbol;
+            o.emit.pattern_file = it.name;
+            o.emit.generator_version = kGeneratorVersion;
+            it.source = run_pipeline(it.kernel, o);
+            it.generated = true;
+        } catch (const UserError &e) {
+            it.outcome = Outcome::Unsupported;
+            it.detail = reason_of(e.what());
+        } catch (const std::exception &e) {
+            it.outcome = Outcome::Fail;
+            it.detail = std::string("generator error: ") + e.what();
+        }
+    }
+
+    // 2. Compile in batches (one shared object each); a batch that fails is retried kernel by kernel.
+    std::map<size_t, void *> handle_of; // item index → dlopen handle
+    std::vector<size_t> pending;
+    for (size_t i = 0; i < items.size(); ++i)
+        if (items[i].generated) pending.push_back(i);
+    auto build = [&](const std::vector<size_t> &group, const std::string &tag) -> void * {
+        std::vector<std::pair<std::string, std::string>> sources;
+        std::vector<CatalogEntry> entries;
+        for (size_t i : group) {
+            sources.push_back({items[i].symbol + ".cpp", items[i].source});
+            entries.push_back({items[i].kernel.name, items[i].symbol, items[i].kernel});
+        }
+        sources.push_back({"akg_catalog.cpp", emit_catalog_cpp(entries, "akg_catalog", false)});
+        std::string dir = work + "/" + tag, so = work + "/" + tag + ".so";
+        compile_shared_object(sources, dir, so, toolchain);
+        void *h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+        if (!h) throw UserError(std::string("dlopen failed: ") + dlerror());
+        return h;
+    };
+    size_t batch_size = static_cast<size_t>(std::max(1, options.batch));
+    for (size_t b = 0; b < pending.size(); b += batch_size) {
+        std::vector<size_t> group(pending.begin() + b, pending.begin() + std::min(pending.size(), b + batch_size));
+        try {
+            void *h = build(group, "batch" + std::to_string(b / batch_size));
+            for (size_t i : group) handle_of[i] = h;
+        } catch (const UserError &) {
+            for (size_t i : group) {
+                try {
+                    handle_of[i] = build({i}, "single" + std::to_string(i));
+                } catch (const UserError &e) {
+                    items[i].outcome = Outcome::Fail;
+                    items[i].detail = std::string("compile error: ") + e.what();
+                }
+            }
+        }
+        std::cerr << "compiled " << std::min(pending.size(), b + batch_size) << "/" << pending.size() << " kernels\n";
+    }
+
+    // 3. Run and compare.
+    std::map<Outcome, int> counts;
+    std::map<std::string, int> reasons;
+    for (size_t i = 0; i < items.size(); ++i) {
+        Item &it = items[i];
+        if (it.outcome == Outcome::Pass && handle_of.count(i)) {
+            void *h = handle_of[i];
+            auto run = reinterpret_cast<reference::RunFn>(dlsym(h, "akg_run"));
+            auto table = reinterpret_cast<const akg_kernel *const *>(dlsym(h, "akg_catalog_kernels"));
+            auto count = reinterpret_cast<const size_t *>(dlsym(h, "akg_catalog_kernel_count"));
+            const akg_kernel *k = nullptr;
+            std::string desc = "akg_kernel_desc_" + it.symbol;
+            for (size_t j = 0; table && count && j < *count; ++j)
+                if (table[j] == dlsym(h, desc.c_str())) k = table[j];
+            if (!run || !k) {
+                it.outcome = Outcome::Fail;
+                it.detail = "kernel not found in its shared object";
+            } else {
+                try {
+                    for (uint64_t seed : options.seeds) {
+                        auto r = reference::check_kernel(k, it.json, seed, run);
+                        if (!r.ok) {
+                            it.outcome = Outcome::Fail;
+                            std::string first = r.message.substr(0, r.message.find('\n'));
+                            it.detail = "seed " + std::to_string(seed) + ": " + first;
+                            break;
+                        }
+                        it.detail = "worst abs error " + std::to_string(r.worst_abs_error);
+                    }
+                } catch (const std::exception &e) {
+                    it.outcome = Outcome::Unsupported;
+                    it.detail = std::string("reference: ") + e.what();
+                }
+            }
+        }
+        ++counts[it.outcome];
+        if (it.outcome == Outcome::Unsupported) ++reasons[it.detail];
+        std::cout << "[" << i + 1 << "/" << items.size() << "] " << label(it.outcome) << " " << it.path
+                  << (it.detail.empty() ? "" : ": " + it.detail) << "\n";
+    }
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!reasons.empty()) {
+        std::cout << "unsupported, by reason:\n";
+        for (const auto &[r, n] : reasons) std::cout << "  " << n << " x " << r << "\n";
+    }
+    std::cout << "akg-gen check: " << items.size() << " kernels in " << static_cast<int>(seconds) << " s: " << counts[Outcome::Pass]
+              << " passed, " << counts[Outcome::Fail] << " failed, " << counts[Outcome::Unsupported] << " unsupported, "
+              << counts[Outcome::Skipped] << " skipped\n";
+    if (options.work_dir.empty()) fs::remove_all(work);
+    bool failed = counts[Outcome::Fail] > 0 || (options.unsupported_is_failure && counts[Outcome::Unsupported] > 0);
+    return failed ? 1 : 0;
+}
+
+} // namespace akg

@@ -1,0 +1,26 @@
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "driver/compile_shared.h"
+
+namespace akg {
+
+struct CheckOptions {
+    std::vector<std::string> paths;  // files or folders (searched recursively for *.json, *.info)
+    std::vector<uint64_t> seeds{1};
+    int batch = 24;                  // kernels per shared object (one compile/link per batch)
+    int64_t max_elements = 64 << 20; // kernels with more input+output elements are skipped (said so)
+    bool unsupported_is_failure = false;
+    bool skip_missing = false;       // exit 77 (skipped) when no path exists
+    std::string work_dir;            // scratch folder (default: a fresh one under /tmp)
+};
+
+// `akg-gen check`: generates, compiles and runs every kernel under the paths on random inputs
+// and compares it with the reference evaluator. One line per kernel (PASS / FAIL with the
+// worst error / UNSUPPORTED with the reason / SKIPPED with why), then a summary.
+// Returns the process exit status: non-zero when a kernel failed.
+int check_kernels(const CheckOptions &options, const Toolchain &toolchain);
+
+} // namespace akg

@@ -1,0 +1,125 @@
+#include "driver/compile_shared.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace akg {
+
+namespace {
+
+std::string quote(const std::string &s) {
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+std::string read_file(const std::string &path) {
+    std::ifstream in(path);
+    std::ostringstream os;
+    os << in.rdbuf();
+    return os.str();
+}
+
+// Runs a shell command with its output in `log`; returns the exit status.
+int run(const std::string &command, const std::string &log) {
+    int status = std::system((command + " >" + quote(log) + " 2>&1").c_str());
+    if (status == -1) return 127;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+std::string tail(const std::string &text, size_t max_chars = 4000) {
+    return text.size() <= max_chars ? text : "...\n" + text.substr(text.size() - max_chars);
+}
+
+void require_tool(const std::string &tool) {
+    std::string first = tool.substr(0, tool.find(' '));
+    if (std::system(("command -v " + quote(first) + " >/dev/null 2>&1").c_str()) != 0)
+        throw UserError("the compiler '" + first + "' was not found (set CXX / CC to another one)");
+}
+
+} // namespace
+
+Toolchain Toolchain::from_environment() {
+    Toolchain t;
+#ifdef AKG_KERNELLIB_DIR
+    t.kernellib_dir = AKG_KERNELLIB_DIR;
+#endif
+#ifdef AKG_KERNEL_CXXFLAGS
+    t.kernel_flags = AKG_KERNEL_CXXFLAGS;
+#else
+    t.kernel_flags = "-O3 -march=native -fno-math-errno -fopenmp";
+#endif
+    if (const char *e = std::getenv("AKG_KERNELLIB_DIR")) t.kernellib_dir = e;
+    if (const char *e = std::getenv("AKG_KERNEL_CXXFLAGS")) t.kernel_flags = e;
+    if (const char *e = std::getenv("CXX")) t.cxx = e;
+    if (const char *e = std::getenv("CC")) t.cc = e;
+    unsigned hw = std::thread::hardware_concurrency();
+    t.jobs = hw ? static_cast<int>(hw) : 2;
+    return t;
+}
+
+void compile_shared_object(const std::vector<std::pair<std::string, std::string>> &sources, const std::string &work_dir,
+                           const std::string &output, const Toolchain &t) {
+    fs::path parent = fs::path(output).parent_path();
+    std::error_code ec;
+    if (!parent.empty() && !fs::is_directory(parent, ec))
+        throw UserError(output + ": cannot write (" + parent.string() + " is not a directory)");
+    require_tool(t.cxx);
+    require_tool(t.cc);
+    if (t.kernellib_dir.empty() || !fs::exists(t.kernellib_dir + "/runtime/akg_kernel_def.h"))
+        throw UserError("the kernel runtime was not found at '" + t.kernellib_dir + "' (set AKG_KERNELLIB_DIR)");
+    fs::create_directories(work_dir);
+    std::string includes = " -I" + quote(t.kernellib_dir + "/include") + " -I" + quote(t.kernellib_dir + "/runtime") +
+                           " -I" + quote(work_dir);
+    std::vector<std::string> objects, commands, logs;
+    for (const auto &[name, content] : sources) {
+        std::string path = work_dir + "/" + name;
+        write_if_changed(path, content);
+        if (name.size() < 4 || name.substr(name.size() - 4) != ".cpp") continue;
+        std::string object = path + ".o";
+        objects.push_back(object);
+        commands.push_back(t.cxx + " -std=c++17 -fPIC " + t.kernel_flags + " -w" + includes + " -c " + quote(path) + " -o " + quote(object));
+        logs.push_back(object + ".log");
+    }
+    std::string runtime_object = work_dir + "/akg_runtime.o";
+    objects.push_back(runtime_object);
+    commands.push_back(t.cc + " -std=c99 -O2 -fPIC" + includes + " -c " + quote(t.kernellib_dir + "/src/akg_runtime.c") + " -o " +
+                       quote(runtime_object));
+    logs.push_back(runtime_object + ".log");
+
+    // Compile in parallel, several kernels per process count being the job count.
+    std::atomic<size_t> next{0};
+    std::vector<int> status(commands.size(), 0);
+    std::vector<std::thread> workers;
+    for (int w = 0; w < std::max(1, t.jobs); ++w)
+        workers.emplace_back([&] {
+            for (size_t k = next++; k < commands.size(); k = next++) status[k] = run(commands[k], logs[k]);
+        });
+    for (auto &w : workers) w.join();
+    for (size_t k = 0; k < commands.size(); ++k)
+        if (status[k] != 0) throw UserError("compiling failed: " + commands[k] + "\n" + tail(read_file(logs[k])));
+
+    std::string tmp = output + ".tmp." + std::to_string(getpid());
+    std::string link = t.cxx + " -shared -fPIC -fopenmp -o " + quote(tmp);
+    for (const auto &o : objects) link += " " + quote(o);
+    std::string log = work_dir + "/link.log";
+    if (run(link, log) != 0) {
+        fs::remove(tmp, ec);
+        throw UserError("linking failed: " + link + "\n" + tail(read_file(log)));
+    }
+    fs::rename(tmp, output, ec);
+    if (ec) {
+        fs::remove(tmp, ec);
+        throw UserError(output + ": cannot write (" + ec.message() + ")");
+    }
+}
+
+} // namespace akg

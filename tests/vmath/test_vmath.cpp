@@ -1,0 +1,570 @@
+// Tests of kernellib/runtime/akg_vmath.h, compiled with the generated kernels' flags
+// (-O3 -march=native -mprefer-vector-width=512 -fopenmp -fno-math-errno, no -ffast-math):
+//  * max ULP error against double-precision libm over a sweep of all float bit patterns
+//    (every 97th) plus dense sweeps of the ranges that matter, asserting the bounds stated in the
+//    header (the header's figures come from exhaustive runs over all 2^32 floats);
+//  * special values (NaN, +-inf, +-0, subnormals, overflow / underflow);
+//  * bit-for-bit agreement of a `#pragma omp simd` loop with per-element scalar calls;
+//  * float16 conversions against the F16C instructions and the portable integer path.
+#include "akg_vmath.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <initializer_list>
+#include <limits>
+#include <random>
+#include <utility>
+#include <vector>
+
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
+
+namespace {
+
+// Bounds asserted here = the bounds stated in akg_vmath.h.
+constexpr double kExpUlp = 1.0;
+constexpr double kLogUlp = 1.0;
+constexpr double kTanhUlp = 2.0;
+constexpr double kErfUlp = 1.5;
+constexpr double kSigmoidUlp = 2.5;
+constexpr double kRsqrtUlp = 1.5;
+constexpr double kPowUlp = 1.0;
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+float bits_to_float(uint32_t u) {
+    float f;
+    std::memcpy(&f, &u, sizeof f);
+    return f;
+}
+uint32_t float_to_bits(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+// Error of `got` in units of the float ULP at the exact value `ref` (a double-precision libm
+// result). NaN must match NaN; an infinite result counts as 2^128 unless the reference rounds to
+// the same infinity.
+double ulp_error(float got, double ref) {
+    if (std::isnan(ref)) return std::isnan(got) ? 0.0 : 1e30;
+    if (std::isnan(got)) return 1e30;
+    double g = got;
+    if (std::isinf(got)) {
+        if (static_cast<float>(ref) == got) return 0.0;
+        g = std::copysign(0x1p128, got);
+    }
+    double a = std::fabs(ref);
+    if (a >= 0x1p128) ref = std::copysign(0x1p128, ref), a = 0x1p128;
+    double ulp = a < 0x1p-126 ? 0x1p-149 : std::ldexp(1.0, std::ilogb(a) - 23);
+    return std::fabs(g - ref) / ulp;
+}
+
+enum Fn { kExp, kLog, kTanh, kErf, kSigmoid, kRsqrt, kSqrt };
+
+double reference(Fn fn, double x) {
+    switch (fn) {
+    case kExp: return std::exp(x);
+    case kLog: return std::log(x);
+    case kTanh: return std::tanh(x);
+    case kErf: return std::erf(x);
+    case kSigmoid: return 1.0 / (1.0 + std::exp(-x));
+    case kRsqrt: return 1.0 / std::sqrt(x);
+    case kSqrt: return std::sqrt(x);
+    }
+    return 0.0;
+}
+
+// The vector path: one `#pragma omp simd` loop per function (the code generated kernels run).
+__attribute__((noinline)) void eval_simd(Fn fn, const float *__restrict x, float *__restrict y,
+                                         long n) {
+    switch (fn) {
+    case kExp:
+#pragma omp simd
+        for (long i = 0; i < n; i++) y[i] = akg_exp(x[i]);
+        break;
+    case kLog:
+#pragma omp simd
+        for (long i = 0; i < n; i++) y[i] = akg_log(x[i]);
+        break;
+    case kTanh:
+#pragma omp simd
+        for (long i = 0; i < n; i++) y[i] = akg_tanh(x[i]);
+        break;
+    case kErf:
+#pragma omp simd
+        for (long i = 0; i < n; i++) y[i] = akg_erf(x[i]);
+        break;
+    case kSigmoid:
+#pragma omp simd
+        for (long i = 0; i < n; i++) y[i] = akg_sigmoid(x[i]);
+        break;
+    case kRsqrt:
+#pragma omp simd
+        for (long i = 0; i < n; i++) y[i] = akg_rsqrt(x[i]);
+        break;
+    case kSqrt:
+#pragma omp simd
+        for (long i = 0; i < n; i++) y[i] = akg_sqrt(x[i]);
+        break;
+    }
+}
+
+// The scalar path: a call the compiler cannot inline into (and so cannot vectorize) the loop.
+__attribute__((noinline)) float eval_scalar(Fn fn, float x) {
+    switch (fn) {
+    case kExp: return akg_exp(x);
+    case kLog: return akg_log(x);
+    case kTanh: return akg_tanh(x);
+    case kErf: return akg_erf(x);
+    case kSigmoid: return akg_sigmoid(x);
+    case kRsqrt: return akg_rsqrt(x);
+    case kSqrt: return akg_sqrt(x);
+    }
+    return 0.0f;
+}
+
+__attribute__((noinline)) void pow_simd(const float *__restrict x, const float *__restrict y,
+                                        float *__restrict z, long n) {
+#pragma omp simd
+    for (long i = 0; i < n; i++) z[i] = akg_pow(x[i], y[i]);
+}
+__attribute__((noinline)) float pow_scalar(float x, float y) { return akg_pow(x, y); }
+
+__attribute__((noinline)) void f32_to_f16_simd(const float *__restrict x, uint16_t *__restrict h,
+                                               long n) {
+#pragma omp simd
+    for (long i = 0; i < n; i++) h[i] = akg_f32_to_f16(x[i]);
+}
+__attribute__((noinline)) void f16_to_f32_simd(const uint16_t *__restrict h, float *__restrict x,
+                                               long n) {
+#pragma omp simd
+    for (long i = 0; i < n; i++) x[i] = akg_f16_to_f32(h[i]);
+}
+__attribute__((noinline)) void round_f16_simd(const float *__restrict x, float *__restrict y,
+                                              long n) {
+#pragma omp simd
+    for (long i = 0; i < n; i++) y[i] = akg_round_f16(x[i]);
+}
+
+struct SweepResult {
+    double max_ulp = 0.0;
+    float worst_x = 0.0f;
+    float worst_got = 0.0f;
+};
+
+// Inputs: bit patterns first, first + stride, ... while <= last (64-bit arithmetic).
+SweepResult sweep(Fn fn, uint64_t first, uint64_t last, uint64_t stride) {
+    const uint64_t count = (last - first) / stride + 1;
+    const long kBlock = 4096;
+    const long nblocks = static_cast<long>((count + kBlock - 1) / kBlock);
+    SweepResult total;
+#pragma omp parallel
+    {
+        SweepResult local;
+        std::vector<float> x(kBlock), y(kBlock);
+#pragma omp for schedule(dynamic, 16)
+        for (long b = 0; b < nblocks; b++) {
+            const uint64_t base = static_cast<uint64_t>(b) * kBlock;
+            const long n = static_cast<long>(std::min<uint64_t>(kBlock, count - base));
+            for (long i = 0; i < n; i++)
+                x[i] = bits_to_float(static_cast<uint32_t>(first + (base + i) * stride));
+            eval_simd(fn, x.data(), y.data(), n);
+            for (long i = 0; i < n; i++) {
+                double e = ulp_error(y[i], reference(fn, x[i]));
+                if (e > local.max_ulp) local = {e, x[i], y[i]};
+            }
+        }
+#pragma omp critical
+        if (local.max_ulp > total.max_ulp) total = local;
+    }
+    return total;
+}
+
+void expect_sweep(Fn fn, const char *name, uint64_t first, uint64_t last, uint64_t stride,
+                  double bound) {
+    SweepResult r = sweep(fn, first, last, stride);
+    std::printf("  %-8s [%a, %a] stride %llu: max %.3f ULP at x = %a\n", name,
+                bits_to_float(static_cast<uint32_t>(first)),
+                bits_to_float(static_cast<uint32_t>(last)),
+                static_cast<unsigned long long>(stride), r.max_ulp, r.worst_x);
+    EXPECT_LE(r.max_ulp, bound) << name << "(" << r.worst_x << ") = " << r.worst_got
+                                << ", reference " << reference(fn, r.worst_x);
+}
+
+struct Range {
+    float lo, hi;     // same sign; every `stride`-th float between them
+    uint64_t stride;
+};
+
+// Every 97th bit pattern of all 2^32 (both signs, subnormals, inf and NaN patterns included),
+// then dense sweeps of the listed ranges.
+void accuracy_suite(Fn fn, const char *name, double bound, std::initializer_list<Range> dense) {
+    expect_sweep(fn, name, 0, 0xffffffffull, 97, bound);
+    for (const Range &r : dense) {
+        uint32_t a = float_to_bits(r.lo), b = float_to_bits(r.hi);
+        expect_sweep(fn, name, std::min(a, b), std::max(a, b), r.stride, bound);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Accuracy (the dense ranges skip |x| < 2^-8, where the 1/97 sweep already covers the trivial
+// behaviour and most bit patterns lie)
+
+TEST(VmathAccuracy, Exp) {
+    accuracy_suite(kExp, "exp", kExpUlp,
+                   {{0x1p-8f, 20.0f, 5}, {-0x1p-8f, -20.0f, 5},  // softmax / sigmoid range
+                    {0.125f, 1.0f, 1}, {-0.125f, -1.0f, 1},     // around the reduction core
+                    {-85.0f, -104.0f, 1},                       // subnormal results, underflow
+                    {85.0f, 89.0f, 1}});                        // overflow boundary
+}
+
+TEST(VmathAccuracy, Log) {
+    accuracy_suite(kLog, "log", kLogUlp,
+                   {{0.5f, 2.0f, 1},             // every float around 1
+                    {0x1p-149f, 0x1p-126f, 7},   // subnormals
+                    {1e-6f, 1e6f, 13}});
+}
+
+TEST(VmathAccuracy, Tanh) {
+    accuracy_suite(kTanh, "tanh", kTanhUlp,
+                   {{0x1p-8f, 10.0f, 5}, {-0x1p-8f, -10.0f, 5},
+                    {0.5f, 1.0f, 1}});           // both sides of the polynomial/exp switch
+}
+
+TEST(VmathAccuracy, Erf) {
+    accuracy_suite(kErf, "erf", kErfUlp,
+                   {{0x1p-8f, 5.0f, 5}, {-0x1p-8f, -5.0f, 5},
+                    {0.75f, 1.25f, 1}});         // both sides of the polynomial/erfc switch
+}
+
+TEST(VmathAccuracy, Sigmoid) {
+    accuracy_suite(kSigmoid, "sigmoid", kSigmoidUlp,
+                   {{0x1p-8f, 20.0f, 5}, {-0x1p-8f, -20.0f, 5}, {-85.0f, -104.0f, 1}});
+}
+
+TEST(VmathAccuracy, SqrtRsqrt) {
+    accuracy_suite(kSqrt, "sqrt", 0.5, {{0.5f, 2.0f, 5}});
+    accuracy_suite(kRsqrt, "rsqrt", kRsqrtUlp, {{0.5f, 2.0f, 1}});
+}
+
+TEST(VmathAccuracy, Pow) {
+    std::mt19937_64 rng(12345);
+    const long n = 1 << 16;
+    std::vector<float> x(n), y(n), z(n);
+    double max_ulp = 0.0;
+    float wx = 0.0f, wy = 0.0f, wz = 0.0f;
+    for (int round = 0; round < 200; round++) {
+        for (long i = 0; i < n; i++) {
+            uint64_t r = rng();
+            float u1 = static_cast<float>((r & 0xffffff) * 0x1p-24);
+            float u2 = static_cast<float>(((r >> 24) & 0xffffff) * 0x1p-24);
+            switch (round % 5) {
+            case 0:  // arbitrary finite/non-finite x >= 0 and y
+                x[i] = bits_to_float(static_cast<uint32_t>(r) & 0x7fffffffu);
+                y[i] = bits_to_float(static_cast<uint32_t>(r >> 32));
+                break;
+            case 1:  // integer exponents, both signs of x
+                x[i] = std::ldexp(1.0f + u1, static_cast<int>((r >> 48) % 40) - 20);
+                y[i] = static_cast<float>(static_cast<int>((r >> 40) % 64) - 32);
+                if (r >> 63) x[i] = -x[i];
+                break;
+            case 2:  // typical DL use
+                x[i] = 4.0f * u1;
+                y[i] = 20.0f * u2 - 10.0f;
+                break;
+            case 3: {  // results near overflow / underflow / subnormal
+                float lx = 2.0f * u1 - 1.0f;
+                x[i] = std::exp2(8.0f * lx);
+                y[i] = (2.0f * u2 - 1.0f) * 140.0f / (8.0f * std::fabs(lx) + 1e-3f);
+                break;
+            }
+            default:  // x near 1 with large y (where log(x) must be accurate)
+                x[i] = 1.0f + (static_cast<float>(r & 0xffff) - 32768.0f) * 0x1p-23f;
+                y[i] = bits_to_float(0x4b000000u - static_cast<uint32_t>((r >> 20) & 0xfffffff));
+                break;
+            }
+        }
+        pow_simd(x.data(), y.data(), z.data(), n);
+        for (long i = 0; i < n; i++) {
+            double e = ulp_error(z[i], std::pow(static_cast<double>(x[i]), static_cast<double>(y[i])));
+            if (e > max_ulp) max_ulp = e, wx = x[i], wy = y[i], wz = z[i];
+        }
+    }
+    std::printf("  pow random: max %.3f ULP at pow(%a, %a) = %a\n", max_ulp, wx, wy, wz);
+    EXPECT_LE(max_ulp, kPowUlp);
+    // exact cases
+    EXPECT_EQ(akg_pow(2.0f, 10.0f), 1024.0f);
+    EXPECT_EQ(akg_pow(3.0f, 2.0f), 9.0f);
+    EXPECT_EQ(akg_pow(-2.0f, 3.0f), -8.0f);
+    EXPECT_EQ(akg_pow(4.0f, 0.5f), 2.0f);
+    EXPECT_EQ(akg_pow(2.0f, -1.0f), 0.5f);
+    EXPECT_EQ(akg_pow(0x1p-70f, 2.0f), 0x1p-140f);  // subnormal result
+    EXPECT_EQ(akg_pow(0x1p-75f, 2.0f), 0.0f);       // 2^-150: tie, rounds to even (0)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Special values
+
+#define EXPECT_BITS_EQ(a, b) EXPECT_EQ(float_to_bits(a), float_to_bits(b)) << (a) << " vs " << (b)
+
+TEST(VmathSpecial, Exp) {
+    EXPECT_BITS_EQ(akg_exp(-kInf), 0.0f);
+    EXPECT_BITS_EQ(akg_exp(kInf), kInf);
+    EXPECT_TRUE(std::isnan(akg_exp(kNaN)));
+    EXPECT_TRUE(std::isnan(akg_exp(-kNaN)));
+    EXPECT_BITS_EQ(akg_exp(0.0f), 1.0f);
+    EXPECT_BITS_EQ(akg_exp(-0.0f), 1.0f);
+    EXPECT_BITS_EQ(akg_exp(88.8f), kInf);      // overflow
+    EXPECT_BITS_EQ(akg_exp(1e30f), kInf);
+    EXPECT_LE(ulp_error(akg_exp(88.72f), std::exp(static_cast<double>(88.72f))), kExpUlp);
+    EXPECT_LT(akg_exp(88.72f), kInf);
+    EXPECT_BITS_EQ(akg_exp(-104.0f), 0.0f);    // underflow
+    EXPECT_BITS_EQ(akg_exp(-1e30f), 0.0f);
+    EXPECT_EQ(akg_exp(-103.2f), 0x1p-149f);    // smallest subnormal
+    EXPECT_GT(akg_exp(-90.0f), 0.0f);          // subnormal, not flushed
+    EXPECT_LT(akg_exp(-90.0f), 0x1p-126f);
+    EXPECT_BITS_EQ(akg_exp(0x1p-149f), 1.0f);
+}
+
+TEST(VmathSpecial, Log) {
+    EXPECT_BITS_EQ(akg_log(0.0f), -kInf);
+    EXPECT_BITS_EQ(akg_log(-0.0f), -kInf);
+    EXPECT_TRUE(std::isnan(akg_log(-1.0f)));
+    EXPECT_TRUE(std::isnan(akg_log(-0x1p-149f)));
+    EXPECT_TRUE(std::isnan(akg_log(-kInf)));
+    EXPECT_BITS_EQ(akg_log(kInf), kInf);
+    EXPECT_TRUE(std::isnan(akg_log(kNaN)));
+    EXPECT_BITS_EQ(akg_log(1.0f), 0.0f);
+    EXPECT_LE(ulp_error(akg_log(0x1p-149f), std::log(0x1p-149)), kLogUlp);  // subnormals
+    EXPECT_LE(ulp_error(akg_log(0x1.8p-140f), std::log(0x1.8p-140)), kLogUlp);
+    EXPECT_LE(ulp_error(akg_log(std::numeric_limits<float>::max()),
+                        std::log(static_cast<double>(std::numeric_limits<float>::max()))),
+              kLogUlp);
+}
+
+TEST(VmathSpecial, Tanh) {
+    EXPECT_BITS_EQ(akg_tanh(kInf), 1.0f);
+    EXPECT_BITS_EQ(akg_tanh(-kInf), -1.0f);
+    EXPECT_TRUE(std::isnan(akg_tanh(kNaN)));
+    EXPECT_BITS_EQ(akg_tanh(0.0f), 0.0f);
+    EXPECT_BITS_EQ(akg_tanh(-0.0f), -0.0f);
+    EXPECT_BITS_EQ(akg_tanh(1e-20f), 1e-20f);   // tiny x: tanh(x) = x
+    EXPECT_BITS_EQ(akg_tanh(-1e-20f), -1e-20f);
+    EXPECT_BITS_EQ(akg_tanh(0x1p-149f), 0x1p-149f);
+    EXPECT_BITS_EQ(akg_tanh(0x1p-13f), 0x1p-13f);
+    EXPECT_BITS_EQ(akg_tanh(20.0f), 1.0f);
+    EXPECT_BITS_EQ(akg_tanh(-1e30f), -1.0f);
+}
+
+TEST(VmathSpecial, Erf) {
+    EXPECT_BITS_EQ(akg_erf(kInf), 1.0f);
+    EXPECT_BITS_EQ(akg_erf(-kInf), -1.0f);
+    EXPECT_TRUE(std::isnan(akg_erf(kNaN)));
+    EXPECT_BITS_EQ(akg_erf(0.0f), 0.0f);
+    EXPECT_BITS_EQ(akg_erf(-0.0f), -0.0f);
+    EXPECT_BITS_EQ(akg_erf(4.0f), 1.0f);
+    EXPECT_BITS_EQ(akg_erf(-1e30f), -1.0f);
+    EXPECT_LE(ulp_error(akg_erf(0x1p-140f), std::erf(0x1p-140)), kErfUlp);
+    EXPECT_LE(ulp_error(akg_erf(1e-20f), std::erf(1e-20)), kErfUlp);
+}
+
+TEST(VmathSpecial, SigmoidSqrt) {
+    EXPECT_BITS_EQ(akg_sigmoid(-kInf), 0.0f);
+    EXPECT_BITS_EQ(akg_sigmoid(kInf), 1.0f);
+    EXPECT_TRUE(std::isnan(akg_sigmoid(kNaN)));
+    EXPECT_BITS_EQ(akg_sigmoid(0.0f), 0.5f);
+    EXPECT_GT(akg_sigmoid(-95.0f), 0.0f);  // subnormal tail, not flushed
+    EXPECT_BITS_EQ(akg_sqrt(4.0f), 2.0f);
+    EXPECT_BITS_EQ(akg_sqrt(-0.0f), -0.0f);
+    EXPECT_TRUE(std::isnan(akg_sqrt(-1.0f)));
+    EXPECT_BITS_EQ(akg_sqrt(kInf), kInf);
+    EXPECT_BITS_EQ(akg_rsqrt(4.0f), 0.5f);
+    EXPECT_BITS_EQ(akg_rsqrt(0.0f), kInf);
+    EXPECT_BITS_EQ(akg_rsqrt(kInf), 0.0f);
+    EXPECT_TRUE(std::isnan(akg_rsqrt(-1.0f)));
+}
+
+// C powf (Annex F) special cases, compared with the C library's powf (bit-exact, or both NaN).
+TEST(VmathSpecial, Pow) {
+    const float v[] = {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, -0.5f, 2.0f, -2.0f, 3.0f, -3.0f, 0.25f,
+                       1.5f, -1.5f, kInf, -kInf, kNaN, -kNaN, 0x1p-149f, -0x1p-149f, 1e-40f,
+                       3.4e38f, -3.4e38f, 0x1p24f, -0x1p24f, 0x1p24f + 2.0f, 0x1p23f + 1.0f,
+                       -(0x1p23f + 1.0f), 1e30f, -1e30f, 7.0f, -7.0f, 0.1f, -0.1f, 100.0f,
+                       -100.0f, 2.5f, -2.5f, 127.0f, -149.0f, 0x1.fffffep-1f, 0x1.000002p+0f};
+    for (float x : v) {
+        for (float y : v) {
+            float got = akg_pow(x, y);
+            float want = std::pow(x, y);
+            if (std::isnan(want)) {
+                EXPECT_TRUE(std::isnan(got)) << "pow(" << x << ", " << y << ") = " << got;
+            } else if (std::isinf(want) || want == 0.0f) {
+                EXPECT_BITS_EQ(got, want) << " at pow(" << x << ", " << y << ")";
+            } else {
+                EXPECT_LE(ulp_error(got, std::pow(static_cast<double>(x), static_cast<double>(y))),
+                          kPowUlp)
+                    << "pow(" << x << ", " << y << ") = " << got;
+                EXPECT_EQ(std::signbit(got), std::signbit(want)) << "pow(" << x << ", " << y << ")";
+            }
+        }
+    }
+    EXPECT_BITS_EQ(akg_pow(kNaN, 0.0f), 1.0f);
+    EXPECT_BITS_EQ(akg_pow(1.0f, kNaN), 1.0f);
+    EXPECT_BITS_EQ(akg_pow(-1.0f, kInf), 1.0f);
+    EXPECT_BITS_EQ(akg_pow(-0.0f, -3.0f), -kInf);
+    EXPECT_BITS_EQ(akg_pow(-0.0f, 3.0f), -0.0f);
+    EXPECT_BITS_EQ(akg_pow(-0.0f, 0.5f), 0.0f);
+    EXPECT_BITS_EQ(akg_pow(0.0f, -2.0f), kInf);
+    EXPECT_TRUE(std::isnan(akg_pow(-2.0f, 0.5f)));
+    EXPECT_BITS_EQ(akg_pow(-kInf, 0.5f), kInf);
+    EXPECT_BITS_EQ(akg_pow(-kInf, -3.0f), -0.0f);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Vector path == scalar path, bit for bit
+
+std::vector<float> agreement_inputs() {
+    std::vector<float> x = {0.0f, -0.0f, kInf, -kInf, kNaN, -kNaN, 1.0f, -1.0f, 0x1p-149f,
+                            -0x1p-149f, 0x1p-126f, 88.72f, 88.8f, -87.3f, -103.9f, -104.5f,
+                            0.625f, 0.62499997f, 1.0f, 0.99999994f, 3.92f, 4.0f, 4.0000005f,
+                            std::numeric_limits<float>::max(), -std::numeric_limits<float>::max()};
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> dense(-30.0f, 30.0f);
+    for (int i = 0; i < (1 << 18); i++) x.push_back(bits_to_float(rng()));
+    for (int i = 0; i < (1 << 18); i++) x.push_back(dense(rng));
+    x.push_back(0.5f);  // odd total length: the loop has a remainder
+    return x;
+}
+
+TEST(VmathSimd, MatchesScalarBitForBit) {
+    const std::vector<float> x = agreement_inputs();
+    std::vector<float> y(x.size());
+    const std::pair<Fn, const char *> fns[] = {{kExp, "exp"}, {kLog, "log"},
+                                               {kTanh, "tanh"}, {kErf, "erf"},
+                                               {kSigmoid, "sigmoid"}, {kRsqrt, "rsqrt"},
+                                               {kSqrt, "sqrt"}};
+    for (const auto &[fn, name] : fns) {
+        eval_simd(fn, x.data(), y.data(), static_cast<long>(x.size()));
+        long mismatches = 0;
+        for (size_t i = 0; i < x.size(); i++) {
+            float s = eval_scalar(fn, x[i]);
+            if (float_to_bits(s) != float_to_bits(y[i]) && !(std::isnan(s) && std::isnan(y[i]))) {
+                if (mismatches++ < 5)
+                    ADD_FAILURE() << name << "(" << std::hexfloat << x[i] << "): simd " << y[i]
+                                  << " scalar " << s;
+            }
+        }
+        EXPECT_EQ(mismatches, 0) << name;
+    }
+    // pow: pair up the inputs with a shuffled copy
+    std::vector<float> y2(x.rbegin(), x.rend()), z(x.size());
+    pow_simd(x.data(), y2.data(), z.data(), static_cast<long>(x.size()));
+    long mismatches = 0;
+    for (size_t i = 0; i < x.size(); i++) {
+        float s = pow_scalar(x[i], y2[i]);
+        if (float_to_bits(s) != float_to_bits(z[i]) && !(std::isnan(s) && std::isnan(z[i])))
+            mismatches++;
+    }
+    EXPECT_EQ(mismatches, 0) << "pow";
+}
+
+// ---------------------------------------------------------------------------------------------
+// float16
+
+uint16_t f32_to_f16_reference(float x) {
+#if defined(__F16C__)
+    return _cvtss_sh(x, _MM_FROUND_TO_NEAREST_INT);
+#else
+    return akg_vm_detail::f32_to_f16_soft(x);
+#endif
+}
+
+TEST(VmathF16, AllHalvesToFloat) {
+    std::vector<uint16_t> h(1 << 16);
+    for (uint32_t i = 0; i < (1u << 16); i++) h[i] = static_cast<uint16_t>(i);
+    std::vector<float> f(h.size());
+    f16_to_f32_simd(h.data(), f.data(), static_cast<long>(h.size()));
+    for (uint32_t i = 0; i < (1u << 16); i++) {
+        float soft = akg_vm_detail::f16_to_f32_soft(h[i]);
+        bool nan = std::isnan(soft);
+        ASSERT_TRUE(nan ? std::isnan(f[i]) : float_to_bits(f[i]) == float_to_bits(soft))
+            << std::hex << i;
+        ASSERT_EQ(float_to_bits(akg_f16_to_f32(h[i])), float_to_bits(f[i])) << std::hex << i;
+#if defined(__F16C__)
+        float hw = _cvtsh_ss(h[i]);
+        ASSERT_EQ(float_to_bits(soft), float_to_bits(hw)) << std::hex << i;
+#endif
+        // round trip (NaNs come back quieted)
+        uint16_t back = akg_f32_to_f16(f[i]);
+        ASSERT_EQ(back, nan ? static_cast<uint16_t>(h[i] | 0x0200u) : h[i]) << std::hex << i;
+    }
+    EXPECT_EQ(akg_f16_to_f32(0x3c00), 1.0f);
+    EXPECT_EQ(akg_f16_to_f32(0x0001), 0x1p-24f);
+    EXPECT_EQ(akg_f16_to_f32(0x7bff), 65504.0f);
+    EXPECT_EQ(akg_f16_to_f32(0xfc00), -kInf);
+}
+
+// Checks one run of float bit patterns through the vector loops against F16C and the portable
+// path; returns the number of mismatches.
+long check_f32_to_f16(uint64_t first, uint64_t last, uint64_t stride) {
+    const uint64_t count = (last - first) / stride + 1;
+    const long kBlock = 4096;
+    const long nblocks = static_cast<long>((count + kBlock - 1) / kBlock);
+    long bad = 0;
+#pragma omp parallel reduction(+ : bad)
+    {
+        std::vector<float> x(kBlock), r(kBlock);
+        std::vector<uint16_t> h(kBlock);
+#pragma omp for schedule(dynamic, 16)
+        for (long b = 0; b < nblocks; b++) {
+            const uint64_t base = static_cast<uint64_t>(b) * kBlock;
+            const long n = static_cast<long>(std::min<uint64_t>(kBlock, count - base));
+            for (long i = 0; i < n; i++)
+                x[i] = bits_to_float(static_cast<uint32_t>(first + (base + i) * stride));
+            f32_to_f16_simd(x.data(), h.data(), n);
+            round_f16_simd(x.data(), r.data(), n);
+            for (long i = 0; i < n; i++) {
+                uint16_t want = f32_to_f16_reference(x[i]);
+                uint16_t soft = akg_vm_detail::f32_to_f16_soft(x[i]);
+                float rt = akg_vm_detail::f16_to_f32_soft(want);
+                bool ok = h[i] == want && soft == want &&
+                          (std::isnan(rt) ? std::isnan(r[i])
+                                          : float_to_bits(r[i]) == float_to_bits(rt));
+                bad += ok ? 0 : 1;
+            }
+        }
+    }
+    return bad;
+}
+
+TEST(VmathF16, FloatToHalf) {
+    // Every 13th float bit pattern, and every float of the f16 subnormal range, the
+    // subnormal/normal boundary and the overflow zone (both signs).
+    EXPECT_EQ(check_f32_to_f16(0, 0xffffffffull, 13), 0);
+    for (uint32_t sign : {0u, 0x80000000u}) {
+        EXPECT_EQ(check_f32_to_f16(sign | float_to_bits(0x1p-26f), sign | float_to_bits(0x1p-13f), 1), 0);
+        EXPECT_EQ(check_f32_to_f16(sign | float_to_bits(65000.0f), sign | float_to_bits(66000.0f), 1), 0);
+    }
+    EXPECT_EQ(akg_f32_to_f16(65504.0f), 0x7bff);
+    EXPECT_EQ(akg_f32_to_f16(65519.996f), 0x7bff);
+    EXPECT_EQ(akg_f32_to_f16(65520.0f), 0x7c00);  // rounds to inf
+    EXPECT_EQ(akg_f32_to_f16(1e10f), 0x7c00);
+    EXPECT_EQ(akg_f32_to_f16(-kInf), 0xfc00);
+    EXPECT_EQ(akg_f32_to_f16(0x1p-25f), 0x0000);   // tie to even -> 0
+    EXPECT_EQ(akg_f32_to_f16(0x1.8p-24f), 0x0002);  // tie to even -> 2
+    EXPECT_EQ(akg_f32_to_f16(0x1.000002p-25f), 0x0001);
+    EXPECT_EQ(akg_f32_to_f16(-0.0f), 0x8000);
+    EXPECT_EQ(akg_f32_to_f16(1.0f + 0x1p-11f), 0x3c00);  // tie to even
+    EXPECT_EQ(akg_f32_to_f16(1.0f + 0x1.8p-10f), 0x3c02);
+    EXPECT_EQ(akg_round_f16(0.1f), 0.0999755859375f);
+    EXPECT_EQ(akg_round_f16(1e-9f), 0.0f);
+}
+
+}  // namespace
