@@ -24,8 +24,8 @@ static void akg_bias_gelu_grad_f16_parallel_body_0(int64_t c0, const uint16_t *_
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
-        float acc = t1[0];
-        float acc1 = 0.0f;
+        double acc = t1[0];
+        double acc1 = 0.0f;
         #pragma omp simd reduction(+:acc1)
         for (int64_t c1 = 0; (c1 <= 2047); c1 += 1)
             {

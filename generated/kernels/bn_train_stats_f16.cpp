@@ -17,12 +17,12 @@ static void akg_bn_train_stats_f16_parallel_body_0(int64_t c0, const uint16_t *_
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
-        float acc = t1[0];
+        double acc = t1[0];
         for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
-            float acc1 = 0.0f;
+            double acc1 = 0.0f;
             for (int64_t c2 = 0; (c2 <= 55); c2 += 1) {
-                float acc2 = 0.0f;
-                float acc3 = 0.0f;
+                double acc2 = 0.0f;
+                double acc3 = 0.0f;
                 #pragma omp simd reduction(+:acc3)
                 for (int64_t c3 = 0; (c3 <= 55); c3 += 1)
                     {
@@ -41,12 +41,12 @@ static void akg_bn_train_stats_f16_parallel_body_0(int64_t c0, const uint16_t *_
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
-        float acc = t0[0];
+        double acc = t0[0];
         for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
-            float acc1 = 0.0f;
+            double acc1 = 0.0f;
             for (int64_t c2 = 0; (c2 <= 55); c2 += 1) {
-                float acc2 = 0.0f;
-                float acc3 = 0.0f;
+                double acc2 = 0.0f;
+                double acc3 = 0.0f;
                 #pragma omp simd reduction(+:acc3)
                 for (int64_t c3 = 0; (c3 <= 55); c3 += 1)
                     {

@@ -37,10 +37,10 @@ extern "C" int akg_kernel_fn_global_norm_sq_unscale_f16(void *const *buffers) {
     {
         [[maybe_unused]] const int64_t i0 = 0;
         [[maybe_unused]] const int64_t i1 = 0;
-        float acc = t0[0];
+        double acc = t0[0];
         for (int64_t c0 = 0; (c0 <= 767); c0 += 1) {
-            float acc1 = 0.0f;
-            float acc2 = 0.0f;
+            double acc1 = 0.0f;
+            double acc2 = 0.0f;
             #pragma omp simd reduction(+:acc2)
             for (int64_t c1 = 0; (c1 <= 3071); c1 += 1)
                 {

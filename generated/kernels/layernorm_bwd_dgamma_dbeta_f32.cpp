@@ -12,8 +12,8 @@ static void akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_0(int64_t c0, const
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
-        float acc = t2[0];
-        float acc1 = 0.0f;
+        double acc = t2[0];
+        double acc1 = 0.0f;
         #pragma omp simd reduction(+:acc1)
         for (int64_t c1 = 0; (c1 <= 2047); c1 += 1)
             {
@@ -49,8 +49,8 @@ static void akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_2(int64_t c0, const
     double t2[1];
     {
         [[maybe_unused]] const int64_t i0 = c0;
-        float acc = t1[i0];
-        float acc1 = 0.0f;
+        double acc = t1[i0];
+        double acc1 = 0.0f;
         #pragma omp simd reduction(+:acc1)
         for (int64_t c1 = 0; (c1 <= 2047); c1 += 1)
             {

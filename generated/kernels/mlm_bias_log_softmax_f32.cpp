@@ -35,8 +35,8 @@ static void akg_mlm_bias_log_softmax_f32_parallel_body_0(int64_t c0, const float
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
-        float acc = t2[0];
-        float acc1 = 0.0f;
+        double acc = t2[0];
+        double acc1 = 0.0f;
         #pragma omp simd reduction(+:acc1)
         for (int64_t c1 = 0; (c1 <= 21127); c1 += 1)
             {

@@ -45,12 +45,12 @@ static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_1(int64_t c0, con
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
-        float acc = t1[0];
+        double acc = t1[0];
         for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
-            float acc1 = 0.0f;
+            double acc1 = 0.0f;
             for (int64_t c2 = 0; (c2 <= 55); c2 += 1) {
-                float acc2 = 0.0f;
-                float acc3 = 0.0f;
+                double acc2 = 0.0f;
+                double acc3 = 0.0f;
                 #pragma omp simd reduction(+:acc3)
                 for (int64_t c3 = 0; (c3 <= 55); c3 += 1)
                     {
@@ -82,12 +82,12 @@ static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_1(int64_t c0, con
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
-        float acc = t2[0];
+        double acc = t2[0];
         for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
-            float acc1 = 0.0f;
+            double acc1 = 0.0f;
             for (int64_t c2 = 0; (c2 <= 55); c2 += 1) {
-                float acc2 = 0.0f;
-                float acc3 = 0.0f;
+                double acc2 = 0.0f;
+                double acc3 = 0.0f;
                 #pragma omp simd reduction(+:acc3)
                 for (int64_t c3 = 0; (c3 <= 55); c3 += 1)
                     {

@@ -502,6 +502,9 @@ private:
         const Stage &s = *c.statement->stage;
         const BufferInfo &b = m_.buffer(s.buffer);
         std::string type = c_type_of(s.value.type());
+        // Long float sums (1024 terms and more) accumulate in double even in registers:
+        // float lanes would each add thousands of terms.
+        if (s.reduce_kind == ReduceKind::Sum && s.value.type().is_float() && element_count(s.reduce_extents) >= 1024) type = "double";
         std::string out = pad(depth) + "{\n" + bind_vars(c, pad(depth + 1), true, false);
         std::string target = out_access(*c.statement);
         out += pad(depth + 1) + type + " acc = " + target + ";\n";
