@@ -517,12 +517,12 @@ private:
             std::string inner = "acc" + std::to_string(k + 1);
             if (k + 1 < loops.size()) {
                 out += pad(d) + header + " {\n";
-                out += pad(d + 1) + type + " " + inner + " = " + identity(s) + ";\n";
+                out += pad(d + 1) + type + " " + inner + " = " + init_value(s) + ";\n";
                 closers.push_back(pad(d + 1) + outer + " = " + combine(s, outer, inner) + ";\n" + pad(d) + "}\n");
                 outer = inner;
                 ++d;
             } else {
-                out += pad(d) + type + " " + inner + " = " + identity(s) + ";\n";
+                out += pad(d) + type + " " + inner + " = " + init_value(s) + ";\n";
                 out += pad(d) + "#pragma omp simd reduction(" + omp_reduction(s) + ":" + inner + ")\n";
                 out += pad(d) + header + "\n";
                 out += emit_user(update, d + 1, &inner);
@@ -536,8 +536,6 @@ private:
         isl_ast_node_free(update);
         return out;
     }
-
-    static std::string identity(const Stage &s) { return init_value(s); }
 
     // The loops of a parallel band (up to `members` perfectly nested, non-degenerate loops)
     // run under one `omp parallel for collapse`; their body becomes a function of its own.

@@ -7,8 +7,6 @@
 // elementwise tail in sequence.
 #include "poly/poly_model.h"
 
-#include <sstream>
-
 #include <isl/options.h>
 #include <isl/schedule.h>
 
@@ -50,9 +48,6 @@ void compute_schedule(PolyModel &m, const ScheduleOptions &options) {
     isl_options_set_schedule_maximize_band_depth(ctx, 0);
     isl_options_set_schedule_serialize_sccs(ctx, 0);
     isl_options_set_schedule_outer_coincidence(ctx, 1);
-    // Prefer bands whose members are all coincident: a per-channel statistic fused into the
-    // inner members of an NCHW loop nest would make them carry its dependence.
-    isl_options_set_schedule_maximize_coincidence(ctx, 0);
     // No constant shifts: they would merge the column loops of different statements into
     // one loop with guards (767 + r0, 1534 + i1) instead of a sequence of clean loops.
     isl_options_set_schedule_max_constant_term(ctx, 0);
@@ -60,14 +55,13 @@ void compute_schedule(PolyModel &m, const ScheduleOptions &options) {
     // scheduler's ILPs small (unbounded, a reshape between [233008,1] and [8,29126] kept it busy
     // for minutes with coefficients in the tens of thousands).
     isl_options_set_schedule_max_coefficient(ctx, 1);
-    auto schedule_with = [&](const isl::union_map &proximity) {
-        isl_schedule_constraints *sc = isl_schedule_constraints_on_domain(m.domain.copy());
-        sc = isl_schedule_constraints_set_validity(sc, deps.copy());
-        sc = isl_schedule_constraints_set_coincidence(sc, deps.copy());
-        sc = isl_schedule_constraints_set_proximity(sc, proximity.copy());
-        return isl::manage(isl_schedule_constraints_compute_schedule(sc));
-    };
-    m.schedule = schedule_with(deps.unite(m.dep_input));
+    // Proximity adds the fusion hints (dep_input) to the dependences.
+    isl::union_map proximity = deps.unite(m.dep_input);
+    isl_schedule_constraints *sc = isl_schedule_constraints_on_domain(m.domain.copy());
+    sc = isl_schedule_constraints_set_validity(sc, deps.copy());
+    sc = isl_schedule_constraints_set_coincidence(sc, deps.copy());
+    sc = isl_schedule_constraints_set_proximity(sc, proximity.copy());
+    m.schedule = isl::manage(isl_schedule_constraints_compute_schedule(sc));
     if (m.schedule.is_null()) throw InternalError("isl's scheduler failed");
 }
 
