@@ -36,5 +36,13 @@ else bad "check: exit status"; cat "$work/check.txt"; fi
 expect_error "check: --unsupported-is-failure" "UNSUPPORTED" "$akg_gen" check "$work/set" --unsupported-is-failure
 expect_error "check: no such path" "none of the given paths exists" "$akg_gen" check "$work/absent"
 
+# check: a kernel over --max-elements runs at scaled-down shapes (one extent changed
+# everywhere it occurs) and says so.
+if "$akg_gen" check "$src/patterns/add_relu_f32.json" --max-elements 100000 --scaled-elements 50000 >"$work/scaled.txt" 2>&1 &&
+   grep -q "PASS .*scaled from [0-9]* to [0-9]* elements (dim [0-9]* -> [0-9]*" "$work/scaled.txt" &&
+   grep -q "1 passed, 0 failed, 0 unsupported, 0 skipped (1 run at scaled shapes)" "$work/scaled.txt"; then
+  ok "check: scaled shapes"
+else bad "check: scaled shapes"; cat "$work/scaled.txt"; fi
+
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "driver/pipeline.h"
+#include "driver/scale_shapes.h"
 #include "kernel_check.h"
 
 namespace fs = std::filesystem;
@@ -30,6 +31,7 @@ struct Item {
     CompositeKernel kernel;
     Outcome outcome = Outcome::Pass;
     std::string detail;
+    std::string scaled; // how the shapes were scaled, empty when the kernel runs at its real shapes
     bool generated = false;
 };
 
@@ -102,16 +104,24 @@ int check_kernels(const CheckOptions &options, const Toolchain &toolchain) {
             std::ifstream in(it.path);
             std::ostringstream text;
             text << in.rdbuf();
-            it.kernel = parse_composite(text.str(), it.path);
-            it.json = nlohmann::json::parse(text.str());
+            std::string json_text = text.str();
+            it.kernel = parse_composite(json_text, it.path);
             validate_composite(it.kernel);
             int64_t n = elements_of(it.kernel);
             if (n > options.max_elements) {
-                it.outcome = Outcome::Skipped;
-                it.detail = std::to_string(n) + " elements exceed the limit of " + std::to_string(options.max_elements) +
-                            " (--max-elements)";
-                continue;
+                auto scaled = scale_kernel_shapes(json_text, it.path, options.scaled_elements);
+                if (!scaled || elements_of(parse_composite(scaled->text, it.path)) > options.max_elements) {
+                    it.outcome = Outcome::Skipped;
+                    it.detail = std::to_string(n) + " elements exceed the limit of " + std::to_string(options.max_elements) +
+                                " (--max-elements) and no dimension could be scaled down";
+                    continue;
+                }
+                json_text = scaled->text;
+                it.kernel = parse_composite(json_text, it.path);
+                it.scaled = "scaled from " + std::to_string(n) + " to " + std::to_string(elements_of(it.kernel)) +
+                            " elements (" + scaled->description + ")";
             }
+            it.json = nlohmann::json::parse(json_text);
             PipelineOptions o;
             o.emit.kernel_name = it.kernel.name;
             o.emit.symbol = it.symbol;
@@ -169,6 +179,7 @@ int check_kernels(const CheckOptions &options, const Toolchain &toolchain) {
     // 3. Run and compare.
     std::map<Outcome, int> counts;
     std::map<std::string, int> reasons;
+    int scaled_count = 0;
     for (size_t i = 0; i < items.size(); ++i) {
         Item &it = items[i];
         if (it.outcome == Outcome::Pass && handle_of.count(i)) {
@@ -203,8 +214,11 @@ int check_kernels(const CheckOptions &options, const Toolchain &toolchain) {
         }
         ++counts[it.outcome];
         if (it.outcome == Outcome::Unsupported) ++reasons[it.detail];
+        if (!it.scaled.empty()) ++scaled_count;
+        std::string detail = it.detail;
+        if (!it.scaled.empty()) detail += (detail.empty() ? "" : "; ") + it.scaled;
         std::cout << "[" << i + 1 << "/" << items.size() << "] " << label(it.outcome) << " " << it.path
-                  << (it.detail.empty() ? "" : ": " + it.detail) << "\n";
+                  << (detail.empty() ? "" : ": " + detail) << "\n";
     }
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!reasons.empty()) {
@@ -213,7 +227,7 @@ int check_kernels(const CheckOptions &options, const Toolchain &toolchain) {
     }
     std::cout << "akg-gen check: " << items.size() << " kernels in " << static_cast<int>(seconds) << " s: " << counts[Outcome::Pass]
               << " passed, " << counts[Outcome::Fail] << " failed, " << counts[Outcome::Unsupported] << " unsupported, "
-              << counts[Outcome::Skipped] << " skipped\n";
+              << counts[Outcome::Skipped] << " skipped (" << scaled_count << " run at scaled shapes)\n";
     if (options.work_dir.empty()) fs::remove_all(work);
     bool failed = counts[Outcome::Fail] > 0 || (options.unsupported_is_failure && counts[Outcome::Unsupported] > 0);
     return failed ? 1 : 0;

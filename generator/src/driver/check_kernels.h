@@ -11,7 +11,8 @@ struct CheckOptions {
     std::vector<std::string> paths;  // files or folders (searched recursively for *.json, *.info)
     std::vector<uint64_t> seeds{1};
     int batch = 24;                  // kernels per shared object (one compile/link per batch)
-    int64_t max_elements = 64 << 20; // kernels with more input+output elements are skipped (said so)
+    int64_t max_elements = 64 << 20; // kernels with more input+output elements are scaled down (said so)
+    int64_t scaled_elements = 16 << 20; // ... to about this many elements (see scale_shapes.h)
     bool unsupported_is_failure = false;
     bool skip_missing = false;       // exit 77 (skipped) when no path exists
     std::string work_dir;            // scratch folder (default: a fresh one under /tmp)
