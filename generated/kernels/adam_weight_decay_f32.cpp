@@ -6,31 +6,35 @@
 
 static void akg_adam_weight_decay_f32_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, const float *__restrict in1, const float *__restrict in2, float *__restrict in3, float *__restrict in4, float *__restrict in5, float *__restrict out0) {
     float t0[4096];
+    float s_in0[4096];
+    static const int64_t in0_shape[] = {2359296}, in0_box[] = {4096};
+    const int64_t in0_offset[] = {(int64_t)(c0)};
+    akg_stage_f16_in(in0, 1, in0_shape, in0_offset, in0_box, s_in0);
     for (int64_t c1 = 0; (c1 <= 4095); c1 += 64) {
         #pragma omp simd
         for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
-                const float v_cse0 = in3[i0];
-                const float v_cse1 = (akg_f16_to_f32(in0[i0]) / in1[0]);
-                t0[(i0 - (c0))] = (float)((v_cse0 - (in2[0] * ((((in4[i0] * 0.899999976f) + (v_cse1 * 0.100000024f)) / (akg_sqrt(((in5[i0] * 0.999000013f) + ((v_cse1 * v_cse1) * 0.000999987125f))) + 9.99999997e-07f)) + (v_cse0 * 9.99999975e-06f)))));
+                const float v_cse0 = in3[((c0 + c1) + c2)];
+                const float v_cse1 = (((float)s_in0[(((c0 + c1) + c2) - (c0))]) / in1[0]);
+                t0[(i0 - (c0))] = (float)((v_cse0 - (in2[0] * ((((in4[((c0 + c1) + c2)] * 0.899999976f) + (v_cse1 * 0.100000024f)) / (akg_sqrt(((in5[((c0 + c1) + c2)] * 0.999000013f) + ((v_cse1 * v_cse1) * 0.000999987125f))) + 9.99999997e-07f)) + (v_cse0 * 9.99999975e-06f)))));
             }
             {
                 [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
-                in3[i0] = (float)(t0[(i0 - (c0))]);
+                in3[i0] = (float)(t0[(((c0 + c1) + c2) - (c0))]);
             }
             {
                 [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
-                out0[i0] = (float)(t0[(i0 - (c0))]);
+                out0[i0] = (float)(t0[(((c0 + c1) + c2) - (c0))]);
             }
             {
                 [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
-                const float v_cse0 = (akg_f16_to_f32(in0[i0]) / in1[0]);
-                in5[i0] = (float)(((in5[i0] * 0.999000013f) + ((v_cse0 * v_cse0) * 0.000999987125f)));
+                const float v_cse0 = (((float)s_in0[(((c0 + c1) + c2) - (c0))]) / in1[0]);
+                in5[i0] = (float)(((in5[((c0 + c1) + c2)] * 0.999000013f) + ((v_cse0 * v_cse0) * 0.000999987125f)));
             }
             {
                 [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
-                in4[i0] = (float)(((in4[i0] * 0.899999976f) + ((akg_f16_to_f32(in0[i0]) / in1[0]) * 0.100000024f)));
+                in4[i0] = (float)(((in4[((c0 + c1) + c2)] * 0.899999976f) + ((((float)s_in0[(((c0 + c1) + c2) - (c0))]) / in1[0]) * 0.100000024f)));
             }
         }
     }

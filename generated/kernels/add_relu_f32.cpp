@@ -10,7 +10,7 @@ static void akg_add_relu_f32_parallel_body_0(int64_t c0, const float *__restrict
         for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
-                out0[i0] = (float)(akg_fmax((in0[i0] + in1[i0]), 0.0f));
+                out0[i0] = (float)(akg_fmax((in0[((c0 + c1) + c2)] + in1[((c0 + c1) + c2)]), 0.0f));
             }
         }
     }

@@ -8,25 +8,42 @@ static void akg_attention_softmax_dropout_f16_parallel_body_0(int64_t c0, int64_
     double t1[1];
     float t0[128];
     double t2[1];
+    float s_in0[128];
+    static const int64_t in0_shape[] = {16, 12, 128, 128}, in0_box[] = {1, 1, 1, 128};
+    const int64_t in0_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(c2), (int64_t)(0)};
+    akg_stage_f16_in(in0, 4, in0_shape, in0_offset, in0_box, s_in0);
+    float s_in1[128];
+    static const int64_t in1_shape[] = {16, 1, 1, 128}, in1_box[] = {1, 1, 1, 128};
+    const int64_t in1_offset[] = {(int64_t)(c0), (int64_t)(0), (int64_t)(0), (int64_t)(0)};
+    akg_stage_f16_in(in1, 4, in1_shape, in1_offset, in1_box, s_in1);
+    float s_out0[128];
+    static const int64_t out0_shape[] = {16, 12, 128, 128}, out0_box[] = {1, 1, 1, 128};
+    const int64_t out0_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(c2), (int64_t)(0)};
+    float s_out1[128];
+    static const int64_t out1_shape[] = {16, 12, 128, 128}, out1_box[] = {1, 1, 1, 128};
+    const int64_t out1_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(c2), (int64_t)(0)};
+    float s_out2[128];
+    static const int64_t out2_shape[] = {16, 12, 128, 128}, out2_box[] = {1, 1, 1, 128};
+    const int64_t out2_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(c2), (int64_t)(0)};
     {
-        [[maybe_unused]] const int64_t i0 = c2;
-        [[maybe_unused]] const int64_t i1 = c0;
-        [[maybe_unused]] const int64_t i2 = c1;
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = c1;
+        [[maybe_unused]] const int64_t i2 = c2;
         [[maybe_unused]] const int64_t i3 = 0;
         t1[0] = -__builtin_inff();
     }
     {
-        [[maybe_unused]] const int64_t i0 = c2;
-        [[maybe_unused]] const int64_t i1 = c0;
-        [[maybe_unused]] const int64_t i2 = c1;
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = c1;
+        [[maybe_unused]] const int64_t i2 = c2;
         [[maybe_unused]] const int64_t i3 = 0;
         float acc = t1[0];
         float acc1 = -__builtin_inff();
-        #pragma omp simd reduction(max:acc1)
+        #pragma omp simd reduction(akg_max:acc1)
         for (int64_t c3 = 0; (c3 <= 127); c3 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c3;
-                acc1 = akg_fmax(acc1, ((akg_f16_to_f32(in0[i0 * 196608 + i1 * 16384 + i2 * 128 + r0]) * 0.125f) + akg_f16_to_f32(in1[i0 * 128 + r0])));
+                acc1 = akg_fmax(acc1, ((((float)s_in0[(c3 - (0))]) * 0.125f) + ((float)s_in1[(c3 - (0))])));
             }
         acc = akg_fmax(acc, acc1);
         t1[0] = (double)(acc);
@@ -35,25 +52,25 @@ static void akg_attention_softmax_dropout_f16_parallel_body_0(int64_t c0, int64_
         #pragma omp simd
         for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
             {
-                [[maybe_unused]] const int64_t i0 = c2;
-                [[maybe_unused]] const int64_t i1 = c0;
-                [[maybe_unused]] const int64_t i2 = c1;
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = c1;
+                [[maybe_unused]] const int64_t i2 = c2;
                 [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                t0[(i3 - (0))] = (float)(akg_exp((((akg_f16_to_f32(in0[i0 * 196608 + i1 * 16384 + i2 * 128 + i3]) * 0.125f) + akg_f16_to_f32(in1[i0 * 128 + i3])) - ((float)t1[0]))));
+                t0[(i3 - (0))] = (float)(akg_exp((((((float)s_in0[((c3 + c4) - (0))]) * 0.125f) + ((float)s_in1[((c3 + c4) - (0))])) - ((float)t1[0]))));
             }
         }
     }
     {
-        [[maybe_unused]] const int64_t i0 = c2;
-        [[maybe_unused]] const int64_t i1 = c0;
-        [[maybe_unused]] const int64_t i2 = c1;
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = c1;
+        [[maybe_unused]] const int64_t i2 = c2;
         [[maybe_unused]] const int64_t i3 = 0;
         t2[0] = 0.0f;
     }
     {
-        [[maybe_unused]] const int64_t i0 = c2;
-        [[maybe_unused]] const int64_t i1 = c0;
-        [[maybe_unused]] const int64_t i2 = c1;
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = c1;
+        [[maybe_unused]] const int64_t i2 = c2;
         [[maybe_unused]] const int64_t i3 = 0;
         float acc = t2[0];
         float acc1 = 0.0f;
@@ -61,7 +78,7 @@ static void akg_attention_softmax_dropout_f16_parallel_body_0(int64_t c0, int64_
         for (int64_t c3 = 0; (c3 <= 127); c3 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c3;
-                acc1 = acc1 + ((float)t0[(r0 - (0))]);
+                acc1 = acc1 + ((float)t0[(c3 - (0))]);
             }
         acc = acc + acc1;
         t2[0] = (double)(acc);
@@ -70,28 +87,31 @@ static void akg_attention_softmax_dropout_f16_parallel_body_0(int64_t c0, int64_
         #pragma omp simd
         for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
             {
-                [[maybe_unused]] const int64_t i0 = c2;
-                [[maybe_unused]] const int64_t i1 = c0;
-                [[maybe_unused]] const int64_t i2 = c1;
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = c1;
+                [[maybe_unused]] const int64_t i2 = c2;
                 [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                out0[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] = akg_f32_to_f16((((float)t0[(i3 - (0))]) / akg_round_f16(((float)t2[0]))));
+                s_out0[(i3 - (0))] = (((float)t0[((c3 + c4) - (0))]) / akg_round_f16(((float)t2[0])));
             }
             {
-                [[maybe_unused]] const int64_t i0 = c2;
-                [[maybe_unused]] const int64_t i1 = c0;
-                [[maybe_unused]] const int64_t i2 = c1;
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = c1;
+                [[maybe_unused]] const int64_t i2 = c2;
                 [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                out1[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] = akg_f32_to_f16((((((float)t0[(i3 - (0))]) / akg_round_f16(((float)t2[0]))) * akg_round_f16(akg_select<float>((0.899902344f < akg_round_f16(in2[i0 * 196608 + i1 * 16384 + i2 * 128 + i3])), 0.0f, 1.0f))) * 1.11132812f));
+                s_out1[(i3 - (0))] = (((((float)t0[((c3 + c4) - (0))]) / akg_round_f16(((float)t2[0]))) * akg_round_f16(akg_select<float>(akg_fle(akg_round_f16(in2[c0 * 196608 + c1 * 16384 + c2 * 128 + (c3 + c4)]), 0.899902344f), 1.0f, 0.0f))) * 1.11132812f);
             }
             {
-                [[maybe_unused]] const int64_t i0 = c2;
-                [[maybe_unused]] const int64_t i1 = c0;
-                [[maybe_unused]] const int64_t i2 = c1;
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = c1;
+                [[maybe_unused]] const int64_t i2 = c2;
                 [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                out2[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] = akg_f32_to_f16(akg_round_f16(akg_select<float>((0.899902344f < akg_round_f16(in2[i0 * 196608 + i1 * 16384 + i2 * 128 + i3])), 0.0f, 1.0f)));
+                s_out2[(i3 - (0))] = akg_select<float>(akg_fle(akg_round_f16(in2[c0 * 196608 + c1 * 16384 + c2 * 128 + (c3 + c4)]), 0.899902344f), 1.0f, 0.0f);
             }
         }
     }
+    akg_stage_f16_out(out0, 4, out0_shape, out0_offset, out0_box, s_out0);
+    akg_stage_f16_out(out1, 4, out1_shape, out1_offset, out1_box, s_out1);
+    akg_stage_f16_out(out2, 4, out2_shape, out2_offset, out2_box, s_out2);
 }
 
 extern "C" int akg_kernel_fn_attention_softmax_dropout_f16(void *const *buffers) {
@@ -105,9 +125,9 @@ extern "C" int akg_kernel_fn_attention_softmax_dropout_f16(void *const *buffers)
     float t0[128];
     double t2[1];
     #pragma omp parallel for collapse(3) schedule(static)
-    for (int64_t c0 = 0; (c0 <= 11); c0 += 1)
-        for (int64_t c1 = 0; (c1 <= 127); c1 += 1)
-            for (int64_t c2 = 0; (c2 <= 15); c2 += 1)
+    for (int64_t c0 = 0; (c0 <= 15); c0 += 1)
+        for (int64_t c1 = 0; (c1 <= 11); c1 += 1)
+            for (int64_t c2 = 0; (c2 <= 127); c2 += 1)
                 akg_attention_softmax_dropout_f16_parallel_body_0(c0, c1, c2, in0, in1, in2, out0, out1, out2);
     return AKG_STATUS_OK;
 }

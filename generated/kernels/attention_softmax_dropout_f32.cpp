@@ -9,24 +9,24 @@ static void akg_attention_softmax_dropout_f32_parallel_body_0(int64_t c0, int64_
     float t0[128];
     double t2[1];
     {
-        [[maybe_unused]] const int64_t i0 = c2;
-        [[maybe_unused]] const int64_t i1 = c0;
-        [[maybe_unused]] const int64_t i2 = c1;
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = c1;
+        [[maybe_unused]] const int64_t i2 = c2;
         [[maybe_unused]] const int64_t i3 = 0;
         t1[0] = -__builtin_inff();
     }
     {
-        [[maybe_unused]] const int64_t i0 = c2;
-        [[maybe_unused]] const int64_t i1 = c0;
-        [[maybe_unused]] const int64_t i2 = c1;
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = c1;
+        [[maybe_unused]] const int64_t i2 = c2;
         [[maybe_unused]] const int64_t i3 = 0;
         float acc = t1[0];
         float acc1 = -__builtin_inff();
-        #pragma omp simd reduction(max:acc1)
+        #pragma omp simd reduction(akg_max:acc1)
         for (int64_t c3 = 0; (c3 <= 127); c3 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c3;
-                acc1 = akg_fmax(acc1, (in1[i0 * 128 + r0] + (in0[i0 * 196608 + i1 * 16384 + i2 * 128 + r0] * 0.125f)));
+                acc1 = akg_fmax(acc1, (in1[c0 * 128 + c3] + (in0[c0 * 196608 + c1 * 16384 + c2 * 128 + c3] * 0.125f)));
             }
         acc = akg_fmax(acc, acc1);
         t1[0] = (double)(acc);
@@ -35,25 +35,25 @@ static void akg_attention_softmax_dropout_f32_parallel_body_0(int64_t c0, int64_
         #pragma omp simd
         for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
             {
-                [[maybe_unused]] const int64_t i0 = c2;
-                [[maybe_unused]] const int64_t i1 = c0;
-                [[maybe_unused]] const int64_t i2 = c1;
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = c1;
+                [[maybe_unused]] const int64_t i2 = c2;
                 [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                t0[(i3 - (0))] = (float)(akg_exp(((in1[i0 * 128 + i3] + (in0[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] * 0.125f)) - ((float)t1[0]))));
+                t0[(i3 - (0))] = (float)(akg_exp(((in1[c0 * 128 + (c3 + c4)] + (in0[c0 * 196608 + c1 * 16384 + c2 * 128 + (c3 + c4)] * 0.125f)) - ((float)t1[0]))));
             }
         }
     }
     {
-        [[maybe_unused]] const int64_t i0 = c2;
-        [[maybe_unused]] const int64_t i1 = c0;
-        [[maybe_unused]] const int64_t i2 = c1;
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = c1;
+        [[maybe_unused]] const int64_t i2 = c2;
         [[maybe_unused]] const int64_t i3 = 0;
         t2[0] = 0.0f;
     }
     {
-        [[maybe_unused]] const int64_t i0 = c2;
-        [[maybe_unused]] const int64_t i1 = c0;
-        [[maybe_unused]] const int64_t i2 = c1;
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = c1;
+        [[maybe_unused]] const int64_t i2 = c2;
         [[maybe_unused]] const int64_t i3 = 0;
         float acc = t2[0];
         float acc1 = 0.0f;
@@ -61,7 +61,7 @@ static void akg_attention_softmax_dropout_f32_parallel_body_0(int64_t c0, int64_
         for (int64_t c3 = 0; (c3 <= 127); c3 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c3;
-                acc1 = acc1 + t0[(r0 - (0))];
+                acc1 = acc1 + t0[(c3 - (0))];
             }
         acc = acc + acc1;
         t2[0] = (double)(acc);
@@ -70,18 +70,18 @@ static void akg_attention_softmax_dropout_f32_parallel_body_0(int64_t c0, int64_
         #pragma omp simd
         for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
             {
-                [[maybe_unused]] const int64_t i0 = c2;
-                [[maybe_unused]] const int64_t i1 = c0;
-                [[maybe_unused]] const int64_t i2 = c1;
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = c1;
+                [[maybe_unused]] const int64_t i2 = c2;
                 [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                out0[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] = (float)((t0[(i3 - (0))] / ((float)t2[0])));
+                out0[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] = (float)((t0[((c3 + c4) - (0))] / ((float)t2[0])));
             }
             {
-                [[maybe_unused]] const int64_t i0 = c2;
-                [[maybe_unused]] const int64_t i1 = c0;
-                [[maybe_unused]] const int64_t i2 = c1;
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = c1;
+                [[maybe_unused]] const int64_t i2 = c2;
                 [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                out1[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] = (float)(((in2[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] * (t0[(i3 - (0))] / ((float)t2[0]))) * 1.11111116f));
+                out1[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] = (float)(((in2[c0 * 196608 + c1 * 16384 + c2 * 128 + (c3 + c4)] * (t0[((c3 + c4) - (0))] / ((float)t2[0]))) * 1.11111116f));
             }
         }
     }
@@ -97,9 +97,9 @@ extern "C" int akg_kernel_fn_attention_softmax_dropout_f32(void *const *buffers)
     float t0[128];
     double t2[1];
     #pragma omp parallel for collapse(3) schedule(static)
-    for (int64_t c0 = 0; (c0 <= 11); c0 += 1)
-        for (int64_t c1 = 0; (c1 <= 127); c1 += 1)
-            for (int64_t c2 = 0; (c2 <= 15); c2 += 1)
+    for (int64_t c0 = 0; (c0 <= 15); c0 += 1)
+        for (int64_t c1 = 0; (c1 <= 11); c1 += 1)
+            for (int64_t c2 = 0; (c2 <= 127); c2 += 1)
                 akg_attention_softmax_dropout_f32_parallel_body_0(c0, c1, c2, in0, in1, in2, out0, out1);
     return AKG_STATUS_OK;
 }

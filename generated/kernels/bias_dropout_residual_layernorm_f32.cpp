@@ -22,7 +22,7 @@ static void akg_bias_dropout_residual_layernorm_f32_parallel_body_0(int64_t c0, 
         for (int64_t c1 = 0; (c1 <= 767); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
-                acc1 = acc1 + (in3[i0 * 768 + r0] + ((in2[i0 * 768 + r0] * (in0[i0 * 768 + r0] + in1[r0])) * 1.11111116f));
+                acc1 = acc1 + (in3[c0 * 768 + c1] + ((in2[c0 * 768 + c1] * (in0[c0 * 768 + c1] + in1[c1])) * 1.11111116f));
             }
         acc = acc + acc1;
         t1[0] = (double)(acc);
@@ -41,7 +41,7 @@ static void akg_bias_dropout_residual_layernorm_f32_parallel_body_0(int64_t c0, 
         for (int64_t c1 = 0; (c1 <= 767); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
-                const float v_cse0 = ((in3[i0 * 768 + r0] + ((in2[i0 * 768 + r0] * (in0[i0 * 768 + r0] + in1[r0])) * 1.11111116f)) - (((float)t1[0]) * 0.00130208337f));
+                const float v_cse0 = ((in3[c0 * 768 + c1] + ((in2[c0 * 768 + c1] * (in0[c0 * 768 + c1] + in1[c1])) * 1.11111116f)) - (((float)t1[0]) * 0.00130208337f));
                 acc1 = acc1 + (v_cse0 * v_cse0);
             }
         acc = acc + acc1;
@@ -58,7 +58,7 @@ static void akg_bias_dropout_residual_layernorm_f32_parallel_body_0(int64_t c0, 
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                out1[i0 * 768 + i1] = (float)((in5[i1] + (in4[i1] * (t0[0] * ((in3[i0 * 768 + i1] + ((in2[i0 * 768 + i1] * (in0[i0 * 768 + i1] + in1[i1])) * 1.11111116f)) - (((float)t1[0]) * 0.00130208337f))))));
+                out1[i0 * 768 + i1] = (float)((in5[(c1 + c2)] + (in4[(c1 + c2)] * (t0[0] * ((in3[c0 * 768 + (c1 + c2)] + ((in2[c0 * 768 + (c1 + c2)] * (in0[c0 * 768 + (c1 + c2)] + in1[(c1 + c2)])) * 1.11111116f)) - (((float)t1[0]) * 0.00130208337f))))));
             }
         }
     }
@@ -84,7 +84,7 @@ static void akg_bias_dropout_residual_layernorm_f32_parallel_body_1(int64_t c0, 
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                out0[i0 * 768 + i1] = (float)((in3[i0 * 768 + i1] + ((in2[i0 * 768 + i1] * (in0[i0 * 768 + i1] + in1[i1])) * 1.11111116f)));
+                out0[i0 * 768 + i1] = (float)((in3[c0 * 768 + (c1 + c2)] + ((in2[c0 * 768 + (c1 + c2)] * (in0[c0 * 768 + (c1 + c2)] + in1[(c1 + c2)])) * 1.11111116f)));
             }
         }
     }

@@ -11,7 +11,7 @@ static void akg_bias_gelu_f32_parallel_body_0(int64_t c0, const float *__restric
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                const float v_cse0 = (in0[i0 * 3072 + i1] + in1[i1]);
+                const float v_cse0 = (in0[c0 * 3072 + (c1 + c2)] + in1[(c1 + c2)]);
                 out0[i0 * 3072 + i1] = (float)(((v_cse0 * (akg_tanh((((((v_cse0 * v_cse0) * v_cse0) * 0.0447149985f) + v_cse0) * 0.797884583f)) + 1.0f)) * 0.5f));
             }
         }

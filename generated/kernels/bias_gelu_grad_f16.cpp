@@ -4,52 +4,54 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_bias_gelu_grad_f16_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, float *__restrict in2, uint16_t *__restrict out0) {
-    float t0[2048];
-    double t1[1];
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        t1[0] = 0.0f;
+static void akg_bias_gelu_grad_f16_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, float *__restrict in2, float *__restrict t0, uint16_t *__restrict out0) {
+    double t1[64];
+    #pragma omp simd
+    for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = (c0 + c2);
+            t1[(i0 - (c0))] = 0.0f;
+        }
     }
-    for (int64_t c1 = 0; (c1 <= 2047); c1 += 64) {
+    for (int64_t c1 = 0; (c1 <= 2047); c1 += 1) {
         #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+        for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
             {
-                [[maybe_unused]] const int64_t i0 = (c1 + c2);
-                [[maybe_unused]] const int64_t i1 = c0;
-                const float v_cse0 = akg_f16_to_f32(in1[i0 * 3072 + i1]);
-                t0[(i0 - (0))] = (float)(akg_tanh((((((v_cse0 * v_cse0) * v_cse0) * 0.044708252f) + v_cse0) * 0.797851562f)));
+                [[maybe_unused]] const int64_t i0 = c1;
+                [[maybe_unused]] const int64_t i1 = (c0 + c3);
+                const float v_cse0 = akg_f16_to_f32(in1[c1 * 3072 + (c0 + c3)]);
+                t0[i0 * 3072 + i1] = (float)(akg_tanh((((((v_cse0 * v_cse0) * v_cse0) * 0.044708252f) + v_cse0) * 0.797851562f)));
             }
         }
     }
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        double acc = t1[0];
-        double acc1 = 0.0f;
-        #pragma omp simd reduction(+:acc1)
-        for (int64_t c1 = 0; (c1 <= 2047); c1 += 1)
-            {
-                [[maybe_unused]] const int64_t r0 = c1;
-                const float v_cse0 = ((float)t0[(r0 - (0))]);
-                const float v_cse1 = akg_f16_to_f32(in1[r0 * 3072 + i0]);
-                acc1 = acc1 + (((((((1.0f - (v_cse0 * v_cse0)) * v_cse1) * (((v_cse1 * v_cse1) * 0.107035995f) + 0.797851562f)) + v_cse0) * 0.5f) + 0.5f) * akg_f16_to_f32(in0[r0 * 3072 + i0]));
-            }
-        acc = acc + acc1;
-        t1[0] = (double)(acc);
-    }
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        in2[i0] = (float)(((float)t1[0]));
-    }
-    for (int64_t c1 = 0; (c1 <= 2047); c1 += 64) {
+    for (int64_t c1 = 0; (c1 <= 2047); c1 += 1) {
         #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+        for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
             {
-                [[maybe_unused]] const int64_t i0 = (c1 + c2);
-                [[maybe_unused]] const int64_t i1 = c0;
-                const float v_cse0 = ((float)t0[(i0 - (0))]);
-                const float v_cse1 = akg_f16_to_f32(in1[i0 * 3072 + i1]);
-                out0[i0 * 3072 + i1] = akg_f32_to_f16((((((((1.0f - (v_cse0 * v_cse0)) * v_cse1) * (((v_cse1 * v_cse1) * 0.107035995f) + 0.797851562f)) + v_cse0) * 0.5f) + 0.5f) * akg_f16_to_f32(in0[i0 * 3072 + i1])));
+                [[maybe_unused]] const int64_t i0 = (c0 + c3);
+                [[maybe_unused]] const int64_t r0 = c1;
+                const float v_cse0 = ((float)t0[c1 * 3072 + (c0 + c3)]);
+                const float v_cse1 = akg_f16_to_f32(in1[c1 * 3072 + (c0 + c3)]);
+                t1[(i0 - (c0))] = (double)(t1[(i0 - (c0))] + (((((((1.0f - (v_cse0 * v_cse0)) * v_cse1) * (((v_cse1 * v_cse1) * 0.107035995f) + 0.797851562f)) + v_cse0) * 0.5f) + 0.5f) * akg_f16_to_f32(in0[c1 * 3072 + (c0 + c3)])));
+            }
+        }
+    }
+    #pragma omp simd
+    for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = (c0 + c2);
+            in2[i0] = (float)(((float)t1[((c0 + c2) - (c0))]));
+        }
+    }
+    for (int64_t c1 = 0; (c1 <= 2047); c1 += 1) {
+        #pragma omp simd
+        for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = c1;
+                [[maybe_unused]] const int64_t i1 = (c0 + c3);
+                const float v_cse0 = ((float)t0[c1 * 3072 + (c0 + c3)]);
+                const float v_cse1 = akg_f16_to_f32(in1[c1 * 3072 + (c0 + c3)]);
+                out0[i0 * 3072 + i1] = akg_f32_to_f16((((((((1.0f - (v_cse0 * v_cse0)) * v_cse1) * (((v_cse1 * v_cse1) * 0.107035995f) + 0.797851562f)) + v_cse0) * 0.5f) + 0.5f) * akg_f16_to_f32(in0[c1 * 3072 + (c0 + c3)])));
             }
         }
     }
@@ -60,11 +62,15 @@ extern "C" int akg_kernel_fn_bias_gelu_grad_f16(void *const *buffers) {
     const uint16_t *__restrict in1 = (const uint16_t *)buffers[1];
     float *__restrict in2 = (float *)buffers[2];
     uint16_t *__restrict out0 = (uint16_t *)buffers[3];
-    float t0[2048];
-    double t1[1];
+    float *t0 = (float *)malloc(sizeof(float) * 6291456);
+    if (!t0) {
+        return AKG_STATUS_OUT_OF_MEMORY;
+    }
+    double t1[64];
     #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 3071); c0 += 1)
-        akg_bias_gelu_grad_f16_parallel_body_0(c0, in0, in1, in2, out0);
+    for (int64_t c0 = 0; (c0 <= 3071); c0 += 64)
+        akg_bias_gelu_grad_f16_parallel_body_0(c0, in0, in1, in2, t0, out0);
+    free(t0);
     return AKG_STATUS_OK;
 }
 

@@ -4,49 +4,72 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_bn_apply_relu_f16_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, const float *__restrict in4, float *__restrict out1, float *__restrict out2, uint16_t *__restrict out0) {
-    float t0[1];
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        out1[i0] = (float)((in1[i0] * 3.98596931e-05f));
+static void akg_bn_apply_relu_f16_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, const float *__restrict in4, float *__restrict out1, float *__restrict out2, float *__restrict t0, uint16_t *__restrict out0) {
+    #pragma omp simd
+    for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = (c0 + c1);
+            out1[i0] = (float)((in1[(c0 + c1)] * 3.98596931e-05f));
+        }
     }
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        const float v_cse0 = in1[i0];
-        t0[0] = (float)((in3[i0] * akg_rsqrt((((in2[i0] * 3.98596931e-05f) - ((v_cse0 * v_cse0) * 1.5887951e-09f)) + 9.99999975e-06f))));
+}
+
+static void akg_bn_apply_relu_f16_parallel_body_1(int64_t c0, const uint16_t *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, const float *__restrict in4, float *__restrict out1, float *__restrict out2, float *__restrict t0, uint16_t *__restrict out0) {
+    #pragma omp simd
+    for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = (c0 + c1);
+            const float v_cse0 = in1[(c0 + c1)];
+            out2[i0] = (float)(((in2[(c0 + c1)] * 3.98596931e-05f) - ((v_cse0 * v_cse0) * 1.5887951e-09f)));
+        }
     }
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        const float v_cse0 = in1[i0];
-        out2[i0] = (float)(((in2[i0] * 3.98596931e-05f) - ((v_cse0 * v_cse0) * 1.5887951e-09f)));
+}
+
+static void akg_bn_apply_relu_f16_parallel_body_2(int64_t c0, const uint16_t *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, const float *__restrict in4, float *__restrict out1, float *__restrict out2, float *__restrict t0, uint16_t *__restrict out0) {
+    #pragma omp simd
+    for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = (c0 + c1);
+            const float v_cse0 = in1[(c0 + c1)];
+            t0[i0] = (float)((in3[(c0 + c1)] * akg_rsqrt((((in2[(c0 + c1)] * 3.98596931e-05f) - ((v_cse0 * v_cse0) * 1.5887951e-09f)) + 9.99999975e-06f))));
+        }
     }
-    for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
-        for (int64_t c2 = 0; (c2 <= 783); c2 += 64) {
-            if ((c2 <= 704)) {
-                #pragma omp simd
-                for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
-                    {
-                        [[maybe_unused]] const int64_t i0 = c1;
-                        [[maybe_unused]] const int64_t i1 = c0;
-                        [[maybe_unused]] const int64_t i2 = (c2 + c3);
-                        const float v_cse0 = t0[0];
-                        out0[i0 * 401408 + i1 * 784 + i2] = akg_f32_to_f16(akg_round_f16(akg_fmax(((v_cse0 * akg_f16_to_f32(in0[i0 * 401408 + i1 * 784 + i2])) + (in4[i1] - ((v_cse0 * in1[i1]) * 3.98596931e-05f))), 0.0f)));
-                    }
+}
+
+static void akg_bn_apply_relu_f16_parallel_body_3(int64_t c0, int64_t c1, const uint16_t *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, const float *__restrict in4, float *__restrict out1, float *__restrict out2, float *__restrict t0, uint16_t *__restrict out0) {
+    float s_in0[784];
+    static const int64_t in0_shape[] = {32, 512, 784}, in0_box[] = {1, 1, 784};
+    const int64_t in0_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(0)};
+    akg_stage_f16_in(in0, 3, in0_shape, in0_offset, in0_box, s_in0);
+    float s_out0[784];
+    static const int64_t out0_shape[] = {32, 512, 784}, out0_box[] = {1, 1, 784};
+    const int64_t out0_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(0)};
+    for (int64_t c2 = 0; (c2 <= 783); c2 += 64) {
+        if ((c2 <= 704)) {
+            #pragma omp simd
+            for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+                {
+                    [[maybe_unused]] const int64_t i0 = c0;
+                    [[maybe_unused]] const int64_t i1 = c1;
+                    [[maybe_unused]] const int64_t i2 = (c2 + c3);
+                    const float v_cse0 = t0[c1];
+                    s_out0[(i2 - (0))] = akg_fmax(((v_cse0 * ((float)s_in0[((c2 + c3) - (0))])) + (in4[c1] - ((v_cse0 * in1[c1]) * 3.98596931e-05f))), 0.0f);
                 }
-            } else {
-                #pragma omp simd
-                for (int64_t c3 = 0; (c3 <= 15); c3 += 1) {
-                    {
-                        [[maybe_unused]] const int64_t i0 = c1;
-                        [[maybe_unused]] const int64_t i1 = c0;
-                        [[maybe_unused]] const int64_t i2 = (c3 + 768);
-                        const float v_cse0 = t0[0];
-                        out0[i0 * 401408 + i1 * 784 + i2] = akg_f32_to_f16(akg_round_f16(akg_fmax(((v_cse0 * akg_f16_to_f32(in0[i0 * 401408 + i1 * 784 + i2])) + (in4[i1] - ((v_cse0 * in1[i1]) * 3.98596931e-05f))), 0.0f)));
-                    }
+            }
+        } else {
+            #pragma omp simd
+            for (int64_t c3 = 0; (c3 <= 15); c3 += 1) {
+                {
+                    [[maybe_unused]] const int64_t i0 = c0;
+                    [[maybe_unused]] const int64_t i1 = c1;
+                    [[maybe_unused]] const int64_t i2 = (c3 + 768);
+                    const float v_cse0 = t0[c1];
+                    s_out0[(i2 - (0))] = akg_fmax(((v_cse0 * ((float)s_in0[((c3 + INT64_C(768)) - (0))])) + (in4[c1] - ((v_cse0 * in1[c1]) * 3.98596931e-05f))), 0.0f);
                 }
             }
         }
     }
+    akg_stage_f16_out(out0, 3, out0_shape, out0_offset, out0_box, s_out0);
 }
 
 extern "C" int akg_kernel_fn_bn_apply_relu_f16(void *const *buffers) {
@@ -58,10 +81,24 @@ extern "C" int akg_kernel_fn_bn_apply_relu_f16(void *const *buffers) {
     float *__restrict out1 = (float *)buffers[6];
     float *__restrict out2 = (float *)buffers[7];
     uint16_t *__restrict out0 = (uint16_t *)buffers[5];
-    float t0[1];
+    float *t0 = (float *)malloc(sizeof(float) * 512);
+    if (!t0) {
+        return AKG_STATUS_OUT_OF_MEMORY;
+    }
     #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 511); c0 += 1)
-        akg_bn_apply_relu_f16_parallel_body_0(c0, in0, in1, in2, in3, in4, out1, out2, out0);
+    for (int64_t c0 = 0; (c0 <= 511); c0 += 64)
+        akg_bn_apply_relu_f16_parallel_body_0(c0, in0, in1, in2, in3, in4, out1, out2, t0, out0);
+    #pragma omp parallel for schedule(static)
+    for (int64_t c0 = 0; (c0 <= 511); c0 += 64)
+        akg_bn_apply_relu_f16_parallel_body_1(c0, in0, in1, in2, in3, in4, out1, out2, t0, out0);
+    #pragma omp parallel for schedule(static)
+    for (int64_t c0 = 0; (c0 <= 511); c0 += 64)
+        akg_bn_apply_relu_f16_parallel_body_2(c0, in0, in1, in2, in3, in4, out1, out2, t0, out0);
+    #pragma omp parallel for collapse(2) schedule(static)
+    for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
+        for (int64_t c1 = 0; (c1 <= 511); c1 += 1)
+            akg_bn_apply_relu_f16_parallel_body_3(c0, c1, in0, in1, in2, in3, in4, out1, out2, t0, out0);
+    free(t0);
     return AKG_STATUS_OK;
 }
 

@@ -9,15 +9,15 @@ static void akg_bn_running_stats_update_f32_parallel_body_0(int64_t c0, float *_
     for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
         {
             [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            out0[i0] = (float)(((in0[i0] * 0.899999976f) + (in2[i0] * 0.100000001f)));
+            out0[i0] = (float)(((in0[(c0 + c1)] * 0.899999976f) + (in2[(c0 + c1)] * 0.100000001f)));
         }
         {
             [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            in1[i0] = (float)(((in1[i0] * 0.899999976f) + (in3[i0] * 0.100001f)));
+            in1[i0] = (float)(((in1[(c0 + c1)] * 0.899999976f) + (in3[(c0 + c1)] * 0.100001f)));
         }
         {
             [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            in0[i0] = (float)(((in0[i0] * 0.899999976f) + (in2[i0] * 0.100000001f)));
+            in0[i0] = (float)(((in0[(c0 + c1)] * 0.899999976f) + (in2[(c0 + c1)] * 0.100000001f)));
         }
     }
 }

@@ -17,47 +17,18 @@ static void akg_bn_train_stats_f16_parallel_body_0(int64_t c0, const uint16_t *_
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
-        double acc = t1[0];
-        for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
-            double acc1 = 0.0f;
-            for (int64_t c2 = 0; (c2 <= 55); c2 += 1) {
-                double acc2 = 0.0f;
-                double acc3 = 0.0f;
-                #pragma omp simd reduction(+:acc3)
-                for (int64_t c3 = 0; (c3 <= 55); c3 += 1)
-                    {
-                        [[maybe_unused]] const int64_t r0 = c1;
-                        [[maybe_unused]] const int64_t r1 = c2;
-                        [[maybe_unused]] const int64_t r2 = c3;
-                        const float v_cse0 = akg_f16_to_f32(in0[r0 * 802816 + i0 * 3136 + r1 * 56 + r2]);
-                        acc3 = acc3 + (v_cse0 * v_cse0);
-                    }
-                acc2 = acc2 + acc3;
-                acc1 = acc1 + acc2;
-            }
-            acc = acc + acc1;
-        }
-        t1[0] = (double)(acc);
-    }
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
         double acc = t0[0];
         for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
             double acc1 = 0.0f;
-            for (int64_t c2 = 0; (c2 <= 55); c2 += 1) {
-                double acc2 = 0.0f;
-                double acc3 = 0.0f;
-                #pragma omp simd reduction(+:acc3)
-                for (int64_t c3 = 0; (c3 <= 55); c3 += 1)
-                    {
-                        [[maybe_unused]] const int64_t r0 = c1;
-                        [[maybe_unused]] const int64_t r1 = c2;
-                        [[maybe_unused]] const int64_t r2 = c3;
-                        acc3 = acc3 + akg_f16_to_f32(in0[r0 * 802816 + i0 * 3136 + r1 * 56 + r2]);
-                    }
-                acc2 = acc2 + acc3;
-                acc1 = acc1 + acc2;
-            }
+            double acc2 = 0.0f;
+            #pragma omp simd reduction(+:acc2)
+            for (int64_t c2 = 0; (c2 <= 3135); c2 += 1)
+                {
+                    [[maybe_unused]] const int64_t r0 = c1;
+                    [[maybe_unused]] const int64_t r1 = c2;
+                    acc2 = acc2 + akg_f16_to_f32(in0[c1 * 802816 + c0 * 3136 + c2]);
+                }
+            acc1 = acc1 + acc2;
             acc = acc + acc1;
         }
         t0[0] = (double)(acc);
@@ -65,6 +36,25 @@ static void akg_bn_train_stats_f16_parallel_body_0(int64_t c0, const uint16_t *_
     {
         [[maybe_unused]] const int64_t i0 = c0;
         out0[i0] = (float)(((float)t0[0]));
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        double acc = t1[0];
+        for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
+            double acc1 = 0.0f;
+            double acc2 = 0.0f;
+            #pragma omp simd reduction(+:acc2)
+            for (int64_t c2 = 0; (c2 <= 3135); c2 += 1)
+                {
+                    [[maybe_unused]] const int64_t r0 = c1;
+                    [[maybe_unused]] const int64_t r1 = c2;
+                    const float v_cse0 = akg_f16_to_f32(in0[c1 * 802816 + c0 * 3136 + c2]);
+                    acc2 = acc2 + (v_cse0 * v_cse0);
+                }
+            acc1 = acc1 + acc2;
+            acc = acc + acc1;
+        }
+        t1[0] = (double)(acc);
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;

@@ -4,39 +4,54 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_bottleneck_end_f16_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, const float *__restrict in3, const float *__restrict in4, const float *__restrict in5, uint16_t *__restrict out0) {
-    float t0[1];
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        t0[0] = (float)((in4[i0] * akg_rsqrt((in3[i0] + 9.99999975e-06f))));
+static void akg_bottleneck_end_f16_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, const float *__restrict in3, const float *__restrict in4, const float *__restrict in5, float *__restrict t0, uint16_t *__restrict out0) {
+    #pragma omp simd
+    for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = (c0 + c1);
+            t0[i0] = (float)((in4[(c0 + c1)] * akg_rsqrt((in3[(c0 + c1)] + 9.99999975e-06f))));
+        }
     }
-    for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
-        for (int64_t c2 = 0; (c2 <= 195); c2 += 64) {
-            if ((c2 <= 128)) {
-                #pragma omp simd
-                for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
-                    {
-                        [[maybe_unused]] const int64_t i0 = c1;
-                        [[maybe_unused]] const int64_t i1 = c0;
-                        [[maybe_unused]] const int64_t i2 = (c2 + c3);
-                        const float v_cse0 = t0[0];
-                        out0[i0 * 200704 + i1 * 196 + i2] = akg_f32_to_f16(akg_round_f16(akg_fmax((((v_cse0 * akg_f16_to_f32(in0[i0 * 200704 + i1 * 196 + i2])) + (in5[i1] - (in2[i1] * v_cse0))) + akg_f16_to_f32(in1[i0 * 200704 + i1 * 196 + i2])), 0.0f)));
-                    }
+}
+
+static void akg_bottleneck_end_f16_parallel_body_1(int64_t c0, int64_t c1, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, const float *__restrict in3, const float *__restrict in4, const float *__restrict in5, float *__restrict t0, uint16_t *__restrict out0) {
+    float s_in0[196];
+    static const int64_t in0_shape[] = {32, 1024, 196}, in0_box[] = {1, 1, 196};
+    const int64_t in0_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(0)};
+    akg_stage_f16_in(in0, 3, in0_shape, in0_offset, in0_box, s_in0);
+    float s_in1[196];
+    static const int64_t in1_shape[] = {32, 1024, 196}, in1_box[] = {1, 1, 196};
+    const int64_t in1_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(0)};
+    akg_stage_f16_in(in1, 3, in1_shape, in1_offset, in1_box, s_in1);
+    float s_out0[196];
+    static const int64_t out0_shape[] = {32, 1024, 196}, out0_box[] = {1, 1, 196};
+    const int64_t out0_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(0)};
+    for (int64_t c2 = 0; (c2 <= 195); c2 += 64) {
+        if ((c2 <= 128)) {
+            #pragma omp simd
+            for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+                {
+                    [[maybe_unused]] const int64_t i0 = c0;
+                    [[maybe_unused]] const int64_t i1 = c1;
+                    [[maybe_unused]] const int64_t i2 = (c2 + c3);
+                    const float v_cse0 = t0[c1];
+                    s_out0[(i2 - (0))] = akg_fmax((((v_cse0 * ((float)s_in0[((c2 + c3) - (0))])) + (in5[c1] - (in2[c1] * v_cse0))) + ((float)s_in1[((c2 + c3) - (0))])), 0.0f);
                 }
-            } else {
-                #pragma omp simd
-                for (int64_t c3 = 0; (c3 <= 3); c3 += 1) {
-                    {
-                        [[maybe_unused]] const int64_t i0 = c1;
-                        [[maybe_unused]] const int64_t i1 = c0;
-                        [[maybe_unused]] const int64_t i2 = (c3 + 192);
-                        const float v_cse0 = t0[0];
-                        out0[i0 * 200704 + i1 * 196 + i2] = akg_f32_to_f16(akg_round_f16(akg_fmax((((v_cse0 * akg_f16_to_f32(in0[i0 * 200704 + i1 * 196 + i2])) + (in5[i1] - (in2[i1] * v_cse0))) + akg_f16_to_f32(in1[i0 * 200704 + i1 * 196 + i2])), 0.0f)));
-                    }
+            }
+        } else {
+            #pragma omp simd
+            for (int64_t c3 = 0; (c3 <= 3); c3 += 1) {
+                {
+                    [[maybe_unused]] const int64_t i0 = c0;
+                    [[maybe_unused]] const int64_t i1 = c1;
+                    [[maybe_unused]] const int64_t i2 = (c3 + 192);
+                    const float v_cse0 = t0[c1];
+                    s_out0[(i2 - (0))] = akg_fmax((((v_cse0 * ((float)s_in0[((c3 + INT64_C(192)) - (0))])) + (in5[c1] - (in2[c1] * v_cse0))) + ((float)s_in1[((c3 + INT64_C(192)) - (0))])), 0.0f);
                 }
             }
         }
     }
+    akg_stage_f16_out(out0, 3, out0_shape, out0_offset, out0_box, s_out0);
 }
 
 extern "C" int akg_kernel_fn_bottleneck_end_f16(void *const *buffers) {
@@ -47,10 +62,18 @@ extern "C" int akg_kernel_fn_bottleneck_end_f16(void *const *buffers) {
     const float *__restrict in4 = (const float *)buffers[4];
     const float *__restrict in5 = (const float *)buffers[5];
     uint16_t *__restrict out0 = (uint16_t *)buffers[6];
-    float t0[1];
+    float *t0 = (float *)malloc(sizeof(float) * 1024);
+    if (!t0) {
+        return AKG_STATUS_OUT_OF_MEMORY;
+    }
     #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 1023); c0 += 1)
-        akg_bottleneck_end_f16_parallel_body_0(c0, in0, in1, in2, in3, in4, in5, out0);
+    for (int64_t c0 = 0; (c0 <= 1023); c0 += 64)
+        akg_bottleneck_end_f16_parallel_body_0(c0, in0, in1, in2, in3, in4, in5, t0, out0);
+    #pragma omp parallel for collapse(2) schedule(static)
+    for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
+        for (int64_t c1 = 0; (c1 <= 1023); c1 += 1)
+            akg_bottleneck_end_f16_parallel_body_1(c0, c1, in0, in1, in2, in3, in4, in5, t0, out0);
+    free(t0);
     return AKG_STATUS_OK;
 }
 

@@ -11,7 +11,7 @@ static void akg_clip_by_global_norm_f32_parallel_body_0(int64_t c0, const float 
             {
                 [[maybe_unused]] const int64_t i0 = 0;
                 [[maybe_unused]] const int64_t i1 = ((c0 + c1) + c2);
-                out0[i1] = (float)((in1[i1] / t0[0]));
+                out0[i1] = (float)((in1[((c0 + c1) + c2)] / t0[0]));
             }
         }
     }
@@ -30,7 +30,7 @@ extern "C" int akg_kernel_fn_clip_by_global_norm_f32(void *const *buffers) {
         [[maybe_unused]] const int64_t i1 = 0;
         [[maybe_unused]] const int64_t i2 = 0;
         const float v_cse0 = in0[0];
-        const bool v_cse1 = (0.0f < v_cse0);
+        const bool v_cse1 = akg_fgt(v_cse0, 0.0f);
         t0[0] = (float)(akg_fmax(akg_select<float>(v_cse1, akg_sqrt(akg_select<float>(v_cse1, v_cse0, 1.0f)), v_cse0), 1.0f));
     }
     #pragma omp parallel for schedule(static)

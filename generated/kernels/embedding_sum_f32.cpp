@@ -13,7 +13,7 @@ static void akg_embedding_sum_f32_parallel_body_0(int64_t c0, int64_t c1, const 
                 [[maybe_unused]] const int64_t i1 = c1;
                 [[maybe_unused]] const int64_t i2 = (c2 + c3);
                 const int64_t v_cse0 = ((i0 * INT64_C(128)) + i1);
-                out0[i0 * 98304 + i1 * 768 + i2] = (float)((in2[i1 * 768 + i2] + (in0[v_cse0 * 768 + i2] + in1[v_cse0 * 768 + i2])));
+                out0[i0 * 98304 + i1 * 768 + i2] = (float)((in2[c1 * 768 + (c2 + c3)] + (in0[v_cse0 * 768 + (c2 + c3)] + in1[v_cse0 * 768 + (c2 + c3)])));
             }
         }
     }

@@ -7,36 +7,31 @@
 static void akg_global_avgpool_fwd_f16_parallel_body_0(int64_t c0, int64_t c1, const uint16_t *__restrict in0, uint16_t *__restrict out0) {
     double t0[1];
     {
-        [[maybe_unused]] const int64_t i0 = c1;
-        [[maybe_unused]] const int64_t i1 = c0;
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = c1;
         [[maybe_unused]] const int64_t i2 = 0;
         [[maybe_unused]] const int64_t i3 = 0;
         t0[0] = 0.0f;
     }
     {
-        [[maybe_unused]] const int64_t i0 = c1;
-        [[maybe_unused]] const int64_t i1 = c0;
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = c1;
         [[maybe_unused]] const int64_t i2 = 0;
         [[maybe_unused]] const int64_t i3 = 0;
         float acc = t0[0];
-        for (int64_t c2 = 0; (c2 <= 6); c2 += 1) {
-            float acc1 = 0.0f;
-            float acc2 = 0.0f;
-            #pragma omp simd reduction(+:acc2)
-            for (int64_t c3 = 0; (c3 <= 6); c3 += 1)
-                {
-                    [[maybe_unused]] const int64_t r0 = c2;
-                    [[maybe_unused]] const int64_t r1 = c3;
-                    acc2 = acc2 + akg_f16_to_f32(in0[i0 * 100352 + i1 * 49 + r0 * 7 + r1]);
-                }
-            acc1 = acc1 + acc2;
-            acc = acc + acc1;
-        }
+        float acc1 = 0.0f;
+        #pragma omp simd reduction(+:acc1)
+        for (int64_t c2 = 0; (c2 <= 48); c2 += 1)
+            {
+                [[maybe_unused]] const int64_t r0 = c2;
+                acc1 = acc1 + akg_f16_to_f32(in0[c0 * 100352 + c1 * 49 + c2]);
+            }
+        acc = acc + acc1;
         t0[0] = (double)(acc);
     }
     {
-        [[maybe_unused]] const int64_t i0 = c1;
-        [[maybe_unused]] const int64_t i1 = c0;
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = c1;
         out0[i0 * 2048 + i1] = akg_f32_to_f16((akg_round_f16(((float)t0[0])) * 0.0204081628f));
     }
 }
@@ -46,8 +41,8 @@ extern "C" int akg_kernel_fn_global_avgpool_fwd_f16(void *const *buffers) {
     uint16_t *__restrict out0 = (uint16_t *)buffers[1];
     double t0[1];
     #pragma omp parallel for collapse(2) schedule(static)
-    for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
-        for (int64_t c1 = 0; (c1 <= 31); c1 += 1)
+    for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
+        for (int64_t c1 = 0; (c1 <= 2047); c1 += 1)
             akg_global_avgpool_fwd_f16_parallel_body_0(c0, c1, in0, out0);
     return AKG_STATUS_OK;
 }

@@ -5,13 +5,16 @@
 #include "akg_kernel_support.h"
 
 static void akg_global_norm_sq_unscale_f16_parallel_body_0(int64_t c0, const float *__restrict in0, const uint16_t *__restrict in1, float *__restrict in2, double *__restrict t0, float *__restrict out0) {
-    for (int64_t c1 = 0; (c1 <= 3071); c1 += 64) {
+    float s_in1[4096];
+    static const int64_t in1_shape[] = {2359296}, in1_box[] = {4096};
+    const int64_t in1_offset[] = {(int64_t)(c0)};
+    akg_stage_f16_in(in1, 1, in1_shape, in1_offset, in1_box, s_in1);
+    for (int64_t c1 = 0; (c1 <= 4095); c1 += 64) {
         #pragma omp simd
         for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
-                [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                out0[i0 * 3072 + i1] = (float)((in0[0] * akg_f16_to_f32(in1[i0 * 3072 + i1])));
+                [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
+                out0[i0] = (float)((in0[0] * ((float)s_in1[(((c0 + c1) + c2) - (c0))])));
             }
         }
     }
@@ -27,7 +30,7 @@ extern "C" int akg_kernel_fn_global_norm_sq_unscale_f16(void *const *buffers) {
         return AKG_STATUS_OUT_OF_MEMORY;
     }
     #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 767); c0 += 1)
+    for (int64_t c0 = 0; (c0 <= 2359295); c0 += 4096)
         akg_global_norm_sq_unscale_f16_parallel_body_0(c0, in0, in1, in2, t0, out0);
     {
         [[maybe_unused]] const int64_t i0 = 0;
@@ -38,20 +41,15 @@ extern "C" int akg_kernel_fn_global_norm_sq_unscale_f16(void *const *buffers) {
         [[maybe_unused]] const int64_t i0 = 0;
         [[maybe_unused]] const int64_t i1 = 0;
         double acc = t0[0];
-        for (int64_t c0 = 0; (c0 <= 767); c0 += 1) {
-            double acc1 = 0.0f;
-            double acc2 = 0.0f;
-            #pragma omp simd reduction(+:acc2)
-            for (int64_t c1 = 0; (c1 <= 3071); c1 += 1)
-                {
-                    [[maybe_unused]] const int64_t r0 = c0;
-                    [[maybe_unused]] const int64_t r1 = c1;
-                    const float v_cse0 = (in0[0] * akg_f16_to_f32(in1[r0 * 3072 + r1]));
-                    acc2 = acc2 + (v_cse0 * v_cse0);
-                }
-            acc1 = acc1 + acc2;
-            acc = acc + acc1;
-        }
+        double acc1 = 0.0f;
+        #pragma omp simd reduction(+:acc1)
+        for (int64_t c0 = 0; (c0 <= 2359295); c0 += 1)
+            {
+                [[maybe_unused]] const int64_t r0 = c0;
+                const float v_cse0 = (in0[0] * akg_f16_to_f32(in1[c0]));
+                acc1 = acc1 + (v_cse0 * v_cse0);
+            }
+        acc = acc + acc1;
         t0[0] = (double)(acc);
     }
     {

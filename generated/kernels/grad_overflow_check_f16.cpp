@@ -20,20 +20,15 @@ extern "C" int akg_kernel_fn_grad_overflow_check_f16(void *const *buffers) {
         [[maybe_unused]] const int64_t i0 = 0;
         [[maybe_unused]] const int64_t i1 = 0;
         float acc = t0[0];
-        for (int64_t c0 = 0; (c0 <= 767); c0 += 1) {
-            float acc1 = -__builtin_inff();
-            float acc2 = -__builtin_inff();
-            #pragma omp simd reduction(max:acc2)
-            for (int64_t c1 = 0; (c1 <= 3071); c1 += 1)
-                {
-                    [[maybe_unused]] const int64_t r0 = c0;
-                    [[maybe_unused]] const int64_t r1 = c1;
-                    const float v_cse0 = akg_f16_to_f32(in0[r0 * 3072 + r1]);
-                    acc2 = akg_fmax(acc2, akg_fmax(akg_select<float>((3.40282347e+38f < akg_abs(v_cse0)), 1.0f, 0.0f), akg_select<float>(akg_fne(v_cse0, v_cse0), 1.0f, 0.0f)));
-                }
-            acc1 = akg_fmax(acc1, acc2);
-            acc = akg_fmax(acc, acc1);
-        }
+        float acc1 = -__builtin_inff();
+        #pragma omp simd reduction(akg_max:acc1)
+        for (int64_t c0 = 0; (c0 <= 2359295); c0 += 1)
+            {
+                [[maybe_unused]] const int64_t r0 = c0;
+                const float v_cse0 = akg_f16_to_f32(in0[c0]);
+                acc1 = akg_fmax(acc1, akg_fmax(akg_select<float>(akg_fgt(akg_abs(v_cse0), 3.40282347e+38f), 1.0f, 0.0f), akg_select<float>(akg_fne(v_cse0, v_cse0), 1.0f, 0.0f)));
+            }
+        acc = akg_fmax(acc, acc1);
         t0[0] = (double)(acc);
     }
     {

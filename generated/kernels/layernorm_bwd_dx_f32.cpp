@@ -27,7 +27,7 @@ static void akg_layernorm_bwd_dx_f32_parallel_body_0(int64_t c0, const float *__
         for (int64_t c1 = 0; (c1 <= 767); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
-                acc1 = acc1 + (in1[i0 * 768 + r0] * in4[r0]);
+                acc1 = acc1 + (in1[c0 * 768 + c1] * in4[c1]);
             }
         acc = acc + acc1;
         t2[0] = (double)(acc);
@@ -41,7 +41,7 @@ static void akg_layernorm_bwd_dx_f32_parallel_body_0(int64_t c0, const float *__
         for (int64_t c1 = 0; (c1 <= 767); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
-                acc1 = acc1 + ((in1[i0 * 768 + r0] * in4[r0]) * (in0[i0 * 768 + r0] - in3[i0]));
+                acc1 = acc1 + ((in1[c0 * 768 + c1] * in4[c1]) * (in0[c0 * 768 + c1] - in3[c0]));
             }
         acc = acc + acc1;
         t1[0] = (double)(acc);
@@ -49,7 +49,7 @@ static void akg_layernorm_bwd_dx_f32_parallel_body_0(int64_t c0, const float *__
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
-        t0[0] = (float)(akg_rsqrt((in2[i0] + 1.00000001e-07f)));
+        t0[0] = (float)(akg_rsqrt((in2[c0] + 1.00000001e-07f)));
     }
     for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
         #pragma omp simd
@@ -58,7 +58,7 @@ static void akg_layernorm_bwd_dx_f32_parallel_body_0(int64_t c0, const float *__
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = (c1 + c2);
                 const float v_cse0 = t0[0];
-                out0[i0 * 768 + i1] = (float)((v_cse0 * ((in1[i0 * 768 + i1] * in4[i1]) - ((((float)t2[0]) + ((((float)t1[0]) * (v_cse0 * v_cse0)) * (in0[i0 * 768 + i1] - in3[i0]))) * 0.00130208337f))));
+                out0[i0 * 768 + i1] = (float)((v_cse0 * ((in1[c0 * 768 + (c1 + c2)] * in4[(c1 + c2)]) - ((((float)t2[0]) + ((((float)t1[0]) * (v_cse0 * v_cse0)) * (in0[c0 * 768 + (c1 + c2)] - in3[c0]))) * 0.00130208337f))));
             }
         }
     }

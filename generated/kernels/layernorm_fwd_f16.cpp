@@ -8,6 +8,13 @@ static void akg_layernorm_fwd_f16_parallel_body_0(int64_t c0, const uint16_t *__
     double t1[1];
     double t2[1];
     float t0[1];
+    float s_in0[768];
+    static const int64_t in0_shape[] = {2048, 768}, in0_box[] = {1, 768};
+    const int64_t in0_offset[] = {(int64_t)(c0), (int64_t)(0)};
+    akg_stage_f16_in(in0, 2, in0_shape, in0_offset, in0_box, s_in0);
+    float s_out0[768];
+    static const int64_t out0_shape[] = {2048, 768}, out0_box[] = {1, 768};
+    const int64_t out0_offset[] = {(int64_t)(c0), (int64_t)(0)};
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
@@ -22,7 +29,7 @@ static void akg_layernorm_fwd_f16_parallel_body_0(int64_t c0, const uint16_t *__
         for (int64_t c1 = 0; (c1 <= 767); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
-                acc1 = acc1 + akg_f16_to_f32(in0[i0 * 768 + r0]);
+                acc1 = acc1 + ((float)s_in0[(c1 - (0))]);
             }
         acc = acc + acc1;
         t1[0] = (double)(acc);
@@ -41,7 +48,7 @@ static void akg_layernorm_fwd_f16_parallel_body_0(int64_t c0, const uint16_t *__
         for (int64_t c1 = 0; (c1 <= 767); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
-                const float v_cse0 = (akg_f16_to_f32(in0[i0 * 768 + r0]) - (((float)t1[0]) * 0.00130208337f));
+                const float v_cse0 = (((float)s_in0[(c1 - (0))]) - (((float)t1[0]) * 0.00130208337f));
                 acc1 = acc1 + (v_cse0 * v_cse0);
             }
         acc = acc + acc1;
@@ -68,10 +75,11 @@ static void akg_layernorm_fwd_f16_parallel_body_0(int64_t c0, const uint16_t *__
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                out0[i0 * 768 + i1] = akg_f32_to_f16(akg_round_f16((in2[i1] + (in1[i1] * (t0[0] * (akg_f16_to_f32(in0[i0 * 768 + i1]) - (((float)t1[0]) * 0.00130208337f)))))));
+                s_out0[(i1 - (0))] = (in2[(c1 + c2)] + (in1[(c1 + c2)] * (t0[0] * (((float)s_in0[((c1 + c2) - (0))]) - (((float)t1[0]) * 0.00130208337f)))));
             }
         }
     }
+    akg_stage_f16_out(out0, 2, out0_shape, out0_offset, out0_box, s_out0);
 }
 
 extern "C" int akg_kernel_fn_layernorm_fwd_f16(void *const *buffers) {

@@ -22,7 +22,7 @@ static void akg_layernorm_fwd_f32_parallel_body_0(int64_t c0, const float *__res
         for (int64_t c1 = 0; (c1 <= 767); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
-                acc1 = acc1 + in0[i0 * 768 + r0];
+                acc1 = acc1 + in0[c0 * 768 + c1];
             }
         acc = acc + acc1;
         t1[0] = (double)(acc);
@@ -41,7 +41,7 @@ static void akg_layernorm_fwd_f32_parallel_body_0(int64_t c0, const float *__res
         for (int64_t c1 = 0; (c1 <= 767); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
-                const float v_cse0 = (in0[i0 * 768 + r0] - (((float)t1[0]) * 0.00130208337f));
+                const float v_cse0 = (in0[c0 * 768 + c1] - (((float)t1[0]) * 0.00130208337f));
                 acc1 = acc1 + (v_cse0 * v_cse0);
             }
         acc = acc + acc1;
@@ -68,7 +68,7 @@ static void akg_layernorm_fwd_f32_parallel_body_0(int64_t c0, const float *__res
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                out0[i0 * 768 + i1] = (float)((in2[i1] + (in1[i1] * (t0[0] * (in0[i0 * 768 + i1] - (((float)t1[0]) * 0.00130208337f))))));
+                out0[i0 * 768 + i1] = (float)((in2[(c1 + c2)] + (in1[(c1 + c2)] * (t0[0] * (in0[c0 * 768 + (c1 + c2)] - (((float)t1[0]) * 0.00130208337f))))));
             }
         }
     }

@@ -23,11 +23,11 @@ static void akg_mlm_bias_log_softmax_f32_parallel_body_0(int64_t c0, const float
         [[maybe_unused]] const int64_t i1 = 0;
         float acc = t1[0];
         float acc1 = -__builtin_inff();
-        #pragma omp simd reduction(max:acc1)
+        #pragma omp simd reduction(akg_max:acc1)
         for (int64_t c1 = 0; (c1 <= 21127); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
-                acc1 = akg_fmax(acc1, akg_round_f16((in0[i0 * 21128 + r0] + in1[r0])));
+                acc1 = akg_fmax(acc1, akg_round_f16((in0[c0 * 21128 + c1] + in1[c1])));
             }
         acc = akg_fmax(acc, acc1);
         t1[0] = (double)(acc);
@@ -41,7 +41,7 @@ static void akg_mlm_bias_log_softmax_f32_parallel_body_0(int64_t c0, const float
         for (int64_t c1 = 0; (c1 <= 21127); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
-                acc1 = acc1 + akg_exp(((in0[i0 * 21128 + r0] + in1[r0]) - ((float)t1[0])));
+                acc1 = acc1 + akg_exp(((in0[c0 * 21128 + c1] + in1[c1]) - ((float)t1[0])));
             }
         acc = acc + acc1;
         t2[0] = (double)(acc);
@@ -58,7 +58,7 @@ static void akg_mlm_bias_log_softmax_f32_parallel_body_0(int64_t c0, const float
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                    out0[i0 * 21128 + i1] = (float)((((in0[i0 * 21128 + i1] + in1[i1]) - ((float)t1[0])) - t0[0]));
+                    out0[i0 * 21128 + i1] = (float)((((in0[c0 * 21128 + (c1 + c2)] + in1[(c1 + c2)]) - ((float)t1[0])) - t0[0]));
                 }
             }
         } else {
@@ -67,7 +67,7 @@ static void akg_mlm_bias_log_softmax_f32_parallel_body_0(int64_t c0, const float
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = (c2 + 21120);
-                    out0[i0 * 21128 + i1] = (float)((((in0[i0 * 21128 + i1] + in1[i1]) - ((float)t1[0])) - t0[0]));
+                    out0[i0 * 21128 + i1] = (float)((((in0[c0 * 21128 + (c2 + INT64_C(21120))] + in1[(c2 + INT64_C(21120))]) - ((float)t1[0])) - t0[0]));
                 }
             }
         }

@@ -11,21 +11,21 @@ static void akg_momentum_sgd_weight_decay_f32_parallel_body_0(int64_t c0, float 
         for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
-                const float v_cse0 = in0[i0];
-                out0[i0] = (float)((v_cse0 - (in3[0] * ((in2[i0] * 0.899999976f) + (in1[i0] + (v_cse0 * 9.99999975e-05f))))));
+                const float v_cse0 = in0[((c0 + c1) + c2)];
+                out0[i0] = (float)((v_cse0 - (in3[0] * ((in2[((c0 + c1) + c2)] * 0.899999976f) + (in1[((c0 + c1) + c2)] + (v_cse0 * 9.99999975e-05f))))));
             }
             {
                 [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
-                const float v_cse0 = in0[i0];
-                t0[(i0 - (c0))] = (float)((v_cse0 - (in3[0] * ((in2[i0] * 0.899999976f) + (in1[i0] + (v_cse0 * 9.99999975e-05f))))));
+                const float v_cse0 = in0[((c0 + c1) + c2)];
+                t0[(i0 - (c0))] = (float)((v_cse0 - (in3[0] * ((in2[((c0 + c1) + c2)] * 0.899999976f) + (in1[((c0 + c1) + c2)] + (v_cse0 * 9.99999975e-05f))))));
             }
             {
                 [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
-                in2[i0] = (float)(((in2[i0] * 0.899999976f) + (in1[i0] + (in0[i0] * 9.99999975e-05f))));
+                in2[i0] = (float)(((in2[((c0 + c1) + c2)] * 0.899999976f) + (in1[((c0 + c1) + c2)] + (in0[((c0 + c1) + c2)] * 9.99999975e-05f))));
             }
             {
                 [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
-                in0[i0] = (float)(t0[(i0 - (c0))]);
+                in0[i0] = (float)(t0[(((c0 + c1) + c2) - (c0))]);
             }
         }
     }

@@ -5,17 +5,25 @@
 #include "akg_kernel_support.h"
 
 static void akg_qkv_bias_split_heads_f16_parallel_body_0(int64_t c0, int64_t c1, int64_t c2, const float *__restrict in0, const uint16_t *__restrict in1, uint16_t *__restrict out0) {
+    float s_in1[64];
+    static const int64_t in1_shape[] = {2048, 768}, in1_box[] = {1, 64};
+    const int64_t in1_offset[] = {(int64_t)(128*c0 + c1), (int64_t)(64*c2)};
+    akg_stage_f16_in(in1, 2, in1_shape, in1_offset, in1_box, s_in1);
+    float s_out0[64];
+    static const int64_t out0_shape[] = {16, 12, 128, 64}, out0_box[] = {1, 1, 1, 64};
+    const int64_t out0_offset[] = {(int64_t)(c0), (int64_t)(c2), (int64_t)(c1), (int64_t)(0)};
     #pragma omp simd
     for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
         {
             [[maybe_unused]] const int64_t i0 = c0;
-            [[maybe_unused]] const int64_t i1 = c1;
-            [[maybe_unused]] const int64_t i2 = c2;
+            [[maybe_unused]] const int64_t i1 = c2;
+            [[maybe_unused]] const int64_t i2 = c1;
             [[maybe_unused]] const int64_t i3 = c4;
             const int64_t v_cse0 = ((i1 * INT64_C(64)) + i3);
-            out0[i0 * 98304 + i1 * 8192 + i2 * 64 + i3] = akg_f32_to_f16((akg_f16_to_f32(in1[((i0 * INT64_C(128)) + i2) * 768 + v_cse0]) + akg_round_f16(in0[v_cse0])));
+            s_out0[(i3 - (0))] = (((float)s_in1[(v_cse0 - (64*c2))]) + akg_round_f16(in0[v_cse0]));
         }
     }
+    akg_stage_f16_out(out0, 4, out0_shape, out0_offset, out0_box, s_out0);
 }
 
 extern "C" int akg_kernel_fn_qkv_bias_split_heads_f16(void *const *buffers) {
@@ -24,8 +32,8 @@ extern "C" int akg_kernel_fn_qkv_bias_split_heads_f16(void *const *buffers) {
     uint16_t *__restrict out0 = (uint16_t *)buffers[2];
     #pragma omp parallel for collapse(3) schedule(static)
     for (int64_t c0 = 0; (c0 <= 15); c0 += 1)
-        for (int64_t c1 = 0; (c1 <= 11); c1 += 1)
-            for (int64_t c2 = 0; (c2 <= 127); c2 += 1)
+        for (int64_t c1 = 0; (c1 <= 127); c1 += 1)
+            for (int64_t c2 = 0; (c2 <= 11); c2 += 1)
                 akg_qkv_bias_split_heads_f16_parallel_body_0(c0, c1, c2, in0, in1, out0);
     return AKG_STATUS_OK;
 }

@@ -4,38 +4,7 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_0(int64_t c0, int64_t c1, int64_t c2, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const uint16_t *__restrict in2, const float *__restrict in3, const float *__restrict in4, uint16_t *__restrict out0, float *__restrict out1, float *__restrict out2) {
-    double t1[1];
-    float t0[1];
-    double t2[1];
-    for (int64_t c3 = 0; (c3 <= 55); c3 += 16) {
-        if ((c3 <= 32)) {
-            #pragma omp simd
-            for (int64_t c4 = 0; (c4 <= 15); c4 += 1) {
-                {
-                    [[maybe_unused]] const int64_t i0 = c0;
-                    [[maybe_unused]] const int64_t i1 = c1;
-                    [[maybe_unused]] const int64_t i2 = c2;
-                    [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                    out0[i0 * 802816 + i1 * 3136 + i2 * 56 + i3] = akg_f32_to_f16(akg_select<float>((0.0f < akg_f16_to_f32(in1[i0 * 802816 + i1 * 3136 + i2 * 56 + i3])), akg_f16_to_f32(in0[i0 * 802816 + i1 * 3136 + i2 * 56 + i3]), 0.0f));
-                }
-            }
-        } else {
-            #pragma omp simd
-            for (int64_t c4 = 0; (c4 <= 7); c4 += 1) {
-                {
-                    [[maybe_unused]] const int64_t i0 = c0;
-                    [[maybe_unused]] const int64_t i1 = c1;
-                    [[maybe_unused]] const int64_t i2 = c2;
-                    [[maybe_unused]] const int64_t i3 = (c4 + 48);
-                    out0[i0 * 802816 + i1 * 3136 + i2 * 56 + i3] = akg_f32_to_f16(akg_select<float>((0.0f < akg_f16_to_f32(in1[i0 * 802816 + i1 * 3136 + i2 * 56 + i3])), akg_f16_to_f32(in0[i0 * 802816 + i1 * 3136 + i2 * 56 + i3]), 0.0f));
-                }
-            }
-        }
-    }
-}
-
-static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_1(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const uint16_t *__restrict in2, const float *__restrict in3, const float *__restrict in4, uint16_t *__restrict out0, float *__restrict out1, float *__restrict out2) {
+static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const uint16_t *__restrict in2, const float *__restrict in3, const float *__restrict in4, uint16_t *__restrict out0, float *__restrict out1, float *__restrict out2) {
     double t1[1];
     float t0[1];
     double t2[1];
@@ -48,20 +17,15 @@ static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_1(int64_t c0, con
         double acc = t1[0];
         for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
             double acc1 = 0.0f;
-            for (int64_t c2 = 0; (c2 <= 55); c2 += 1) {
-                double acc2 = 0.0f;
-                double acc3 = 0.0f;
-                #pragma omp simd reduction(+:acc3)
-                for (int64_t c3 = 0; (c3 <= 55); c3 += 1)
-                    {
-                        [[maybe_unused]] const int64_t r0 = c1;
-                        [[maybe_unused]] const int64_t r1 = c2;
-                        [[maybe_unused]] const int64_t r2 = c3;
-                        acc3 = acc3 + akg_select<float>((0.0f < akg_f16_to_f32(in1[r0 * 802816 + i0 * 3136 + r1 * 56 + r2])), akg_f16_to_f32(in0[r0 * 802816 + i0 * 3136 + r1 * 56 + r2]), 0.0f);
-                    }
-                acc2 = acc2 + acc3;
-                acc1 = acc1 + acc2;
-            }
+            double acc2 = 0.0f;
+            #pragma omp simd reduction(+:acc2)
+            for (int64_t c2 = 0; (c2 <= 3135); c2 += 1)
+                {
+                    [[maybe_unused]] const int64_t r0 = c1;
+                    [[maybe_unused]] const int64_t r1 = c2;
+                    acc2 = acc2 + akg_select<float>(akg_fgt(akg_f16_to_f32(in1[c1 * 802816 + c0 * 3136 + c2]), 0.0f), akg_f16_to_f32(in0[c1 * 802816 + c0 * 3136 + c2]), 0.0f);
+                }
+            acc1 = acc1 + acc2;
             acc = acc + acc1;
         }
         t1[0] = (double)(acc);
@@ -74,7 +38,7 @@ static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_1(int64_t c0, con
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
         [[maybe_unused]] const int64_t i2 = 0;
-        t0[0] = (float)(akg_rsqrt((in4[i0] + 9.99999975e-06f)));
+        t0[0] = (float)(akg_rsqrt((in4[c0] + 9.99999975e-06f)));
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
@@ -85,20 +49,15 @@ static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_1(int64_t c0, con
         double acc = t2[0];
         for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
             double acc1 = 0.0f;
-            for (int64_t c2 = 0; (c2 <= 55); c2 += 1) {
-                double acc2 = 0.0f;
-                double acc3 = 0.0f;
-                #pragma omp simd reduction(+:acc3)
-                for (int64_t c3 = 0; (c3 <= 55); c3 += 1)
-                    {
-                        [[maybe_unused]] const int64_t r0 = c1;
-                        [[maybe_unused]] const int64_t r1 = c2;
-                        [[maybe_unused]] const int64_t r2 = c3;
-                        acc3 = acc3 + (akg_select<float>((0.0f < akg_f16_to_f32(in1[r0 * 802816 + i0 * 3136 + r1 * 56 + r2])), akg_f16_to_f32(in0[r0 * 802816 + i0 * 3136 + r1 * 56 + r2]), 0.0f) * (t0[0] * (akg_f16_to_f32(in2[r0 * 802816 + i0 * 3136 + r1 * 56 + r2]) - in3[i0])));
-                    }
-                acc2 = acc2 + acc3;
-                acc1 = acc1 + acc2;
-            }
+            double acc2 = 0.0f;
+            #pragma omp simd reduction(+:acc2)
+            for (int64_t c2 = 0; (c2 <= 3135); c2 += 1)
+                {
+                    [[maybe_unused]] const int64_t r0 = c1;
+                    [[maybe_unused]] const int64_t r1 = c2;
+                    acc2 = acc2 + (akg_select<float>(akg_fgt(akg_f16_to_f32(in1[c1 * 802816 + c0 * 3136 + c2]), 0.0f), akg_f16_to_f32(in0[c1 * 802816 + c0 * 3136 + c2]), 0.0f) * (t0[0] * (akg_f16_to_f32(in2[c1 * 802816 + c0 * 3136 + c2]) - in3[c0])));
+                }
+            acc1 = acc1 + acc2;
             acc = acc + acc1;
         }
         t2[0] = (double)(acc);
@@ -107,6 +66,35 @@ static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_1(int64_t c0, con
         [[maybe_unused]] const int64_t i0 = c0;
         out1[i0] = (float)(((float)t2[0]));
     }
+}
+
+static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_1(int64_t c0, int64_t c1, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const uint16_t *__restrict in2, const float *__restrict in3, const float *__restrict in4, uint16_t *__restrict out0, float *__restrict out1, float *__restrict out2) {
+    double t1[1];
+    float t0[1];
+    double t2[1];
+    float s_in0[3136];
+    static const int64_t in0_shape[] = {32, 256, 3136}, in0_box[] = {1, 1, 3136};
+    const int64_t in0_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(0)};
+    akg_stage_f16_in(in0, 3, in0_shape, in0_offset, in0_box, s_in0);
+    float s_in1[3136];
+    static const int64_t in1_shape[] = {32, 256, 3136}, in1_box[] = {1, 1, 3136};
+    const int64_t in1_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(0)};
+    akg_stage_f16_in(in1, 3, in1_shape, in1_offset, in1_box, s_in1);
+    float s_out0[3136];
+    static const int64_t out0_shape[] = {32, 256, 3136}, out0_box[] = {1, 1, 3136};
+    const int64_t out0_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(0)};
+    for (int64_t c2 = 0; (c2 <= 3135); c2 += 64) {
+        #pragma omp simd
+        for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = c1;
+                [[maybe_unused]] const int64_t i2 = (c2 + c3);
+                s_out0[(i2 - (0))] = akg_select<float>(akg_fgt(((float)s_in1[((c2 + c3) - (0))]), 0.0f), ((float)s_in0[((c2 + c3) - (0))]), 0.0f);
+            }
+        }
+    }
+    akg_stage_f16_out(out0, 3, out0_shape, out0_offset, out0_box, s_out0);
 }
 
 extern "C" int akg_kernel_fn_relu_grad_bn_grad_reductions_f16(void *const *buffers) {
@@ -121,14 +109,13 @@ extern "C" int akg_kernel_fn_relu_grad_bn_grad_reductions_f16(void *const *buffe
     double t1[1];
     float t0[1];
     double t2[1];
-    #pragma omp parallel for collapse(3) schedule(static)
-    for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
-        for (int64_t c1 = 0; (c1 <= 255); c1 += 1)
-            for (int64_t c2 = 0; (c2 <= 55); c2 += 1)
-                akg_relu_grad_bn_grad_reductions_f16_parallel_body_0(c0, c1, c2, in0, in1, in2, in3, in4, out0, out1, out2);
     #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 255); c0 += 1)
-        akg_relu_grad_bn_grad_reductions_f16_parallel_body_1(c0, in0, in1, in2, in3, in4, out0, out1, out2);
+        akg_relu_grad_bn_grad_reductions_f16_parallel_body_0(c0, in0, in1, in2, in3, in4, out0, out1, out2);
+    #pragma omp parallel for collapse(2) schedule(static)
+    for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
+        for (int64_t c1 = 0; (c1 <= 255); c1 += 1)
+            akg_relu_grad_bn_grad_reductions_f16_parallel_body_1(c0, c1, in0, in1, in2, in3, in4, out0, out1, out2);
     return AKG_STATUS_OK;
 }
 

@@ -19,11 +19,11 @@ static void akg_softmax_cross_entropy_f32_parallel_body_0(int64_t c0, const floa
         [[maybe_unused]] const int64_t i1 = 0;
         float acc = t1[0];
         float acc1 = -__builtin_inff();
-        #pragma omp simd reduction(max:acc1)
+        #pragma omp simd reduction(akg_max:acc1)
         for (int64_t c1 = 0; (c1 <= 1000); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
-                acc1 = akg_fmax(acc1, (in0[i0 * 1001 + r0] + in1[r0]));
+                acc1 = akg_fmax(acc1, (in0[c0 * 1001 + c1] + in1[c1]));
             }
         acc = akg_fmax(acc, acc1);
         t1[0] = (double)(acc);
@@ -35,7 +35,7 @@ static void akg_softmax_cross_entropy_f32_parallel_body_0(int64_t c0, const floa
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                    t0[(i1 - (0))] = (float)(akg_exp(((in0[i0 * 1001 + i1] + in1[i1]) - ((float)t1[0]))));
+                    t0[(i1 - (0))] = (float)(akg_exp(((in0[c0 * 1001 + (c1 + c2)] + in1[(c1 + c2)]) - ((float)t1[0]))));
                 }
             }
         } else {
@@ -44,7 +44,7 @@ static void akg_softmax_cross_entropy_f32_parallel_body_0(int64_t c0, const floa
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = (c2 + 960);
-                    t0[(i1 - (0))] = (float)(akg_exp(((in0[i0 * 1001 + i1] + in1[i1]) - ((float)t1[0]))));
+                    t0[(i1 - (0))] = (float)(akg_exp(((in0[c0 * 1001 + (c2 + INT64_C(960))] + in1[(c2 + INT64_C(960))]) - ((float)t1[0]))));
                 }
             }
         }
@@ -63,7 +63,7 @@ static void akg_softmax_cross_entropy_f32_parallel_body_0(int64_t c0, const floa
         for (int64_t c1 = 0; (c1 <= 1000); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
-                acc1 = acc1 + t0[(r0 - (0))];
+                acc1 = acc1 + t0[(c1 - (0))];
             }
         acc = acc + acc1;
         t2[0] = (double)(acc);
@@ -82,7 +82,7 @@ static void akg_softmax_cross_entropy_f32_parallel_body_0(int64_t c0, const floa
         for (int64_t c1 = 0; (c1 <= 1000); c1 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c1;
-                acc1 = acc1 + (in2[i0 * 1001 + r0] * akg_log(akg_fmax((t0[(r0 - (0))] / ((float)t2[0])), 9.99999997e-07f)));
+                acc1 = acc1 + (in2[c0 * 1001 + c1] * akg_log(akg_fmax((t0[(c1 - (0))] / ((float)t2[0])), 9.99999997e-07f)));
             }
         acc = acc + acc1;
         t3[0] = (double)(acc);
@@ -99,7 +99,7 @@ static void akg_softmax_cross_entropy_f32_parallel_body_0(int64_t c0, const floa
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                    out1[i0 * 1001 + i1] = (float)((((t0[(i1 - (0))] / ((float)t2[0])) - in2[i0 * 1001 + i1]) * 0.03125f));
+                    out1[i0 * 1001 + i1] = (float)((((t0[((c1 + c2) - (0))] / ((float)t2[0])) - in2[c0 * 1001 + (c1 + c2)]) * 0.03125f));
                 }
             }
         } else {
@@ -108,7 +108,7 @@ static void akg_softmax_cross_entropy_f32_parallel_body_0(int64_t c0, const floa
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = (c2 + 960);
-                    out1[i0 * 1001 + i1] = (float)((((t0[(i1 - (0))] / ((float)t2[0])) - in2[i0 * 1001 + i1]) * 0.03125f));
+                    out1[i0 * 1001 + i1] = (float)((((t0[((c2 + INT64_C(960)) - (0))] / ((float)t2[0])) - in2[c0 * 1001 + (c2 + INT64_C(960))]) * 0.03125f));
                 }
             }
         }

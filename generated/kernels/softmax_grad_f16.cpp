@@ -6,6 +6,21 @@
 
 static void akg_softmax_grad_f16_parallel_body_0(int64_t c0, int64_t c1, int64_t c2, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const uint16_t *__restrict in2, uint16_t *__restrict out0) {
     double t0[1];
+    float s_in0[128];
+    static const int64_t in0_shape[] = {16, 12, 128, 128}, in0_box[] = {1, 1, 1, 128};
+    const int64_t in0_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(c2), (int64_t)(0)};
+    akg_stage_f16_in(in0, 4, in0_shape, in0_offset, in0_box, s_in0);
+    float s_in1[128];
+    static const int64_t in1_shape[] = {16, 12, 128, 128}, in1_box[] = {1, 1, 1, 128};
+    const int64_t in1_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(c2), (int64_t)(0)};
+    akg_stage_f16_in(in1, 4, in1_shape, in1_offset, in1_box, s_in1);
+    float s_in2[128];
+    static const int64_t in2_shape[] = {16, 12, 128, 128}, in2_box[] = {1, 1, 1, 128};
+    const int64_t in2_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(c2), (int64_t)(0)};
+    akg_stage_f16_in(in2, 4, in2_shape, in2_offset, in2_box, s_in2);
+    float s_out0[128];
+    static const int64_t out0_shape[] = {16, 12, 128, 128}, out0_box[] = {1, 1, 1, 128};
+    const int64_t out0_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(c2), (int64_t)(0)};
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = c1;
@@ -24,7 +39,7 @@ static void akg_softmax_grad_f16_parallel_body_0(int64_t c0, int64_t c1, int64_t
         for (int64_t c3 = 0; (c3 <= 127); c3 += 1)
             {
                 [[maybe_unused]] const int64_t r0 = c3;
-                acc1 = acc1 + (((akg_f16_to_f32(in0[i0 * 196608 + i1 * 16384 + i2 * 128 + r0]) * akg_f16_to_f32(in1[i0 * 196608 + i1 * 16384 + i2 * 128 + r0])) * akg_f16_to_f32(in2[i0 * 196608 + i1 * 16384 + i2 * 128 + r0])) * 1.11132812f);
+                acc1 = acc1 + (((((float)s_in0[(c3 - (0))]) * ((float)s_in1[(c3 - (0))])) * ((float)s_in2[(c3 - (0))])) * 1.11132812f);
             }
         acc = acc + acc1;
         t0[0] = (double)(acc);
@@ -37,10 +52,11 @@ static void akg_softmax_grad_f16_parallel_body_0(int64_t c0, int64_t c1, int64_t
                 [[maybe_unused]] const int64_t i1 = c1;
                 [[maybe_unused]] const int64_t i2 = c2;
                 [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                out0[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] = akg_f32_to_f16((((((akg_f16_to_f32(in0[i0 * 196608 + i1 * 16384 + i2 * 128 + i3]) * akg_f16_to_f32(in1[i0 * 196608 + i1 * 16384 + i2 * 128 + i3])) * 1.11132812f) - akg_round_f16(((float)t0[0]))) * akg_f16_to_f32(in2[i0 * 196608 + i1 * 16384 + i2 * 128 + i3])) * 0.125f));
+                s_out0[(i3 - (0))] = (((((((float)s_in0[((c3 + c4) - (0))]) * ((float)s_in1[((c3 + c4) - (0))])) * 1.11132812f) - akg_round_f16(((float)t0[0]))) * ((float)s_in2[((c3 + c4) - (0))])) * 0.125f);
             }
         }
     }
+    akg_stage_f16_out(out0, 4, out0_shape, out0_offset, out0_box, s_out0);
 }
 
 extern "C" int akg_kernel_fn_softmax_grad_f16(void *const *buffers) {

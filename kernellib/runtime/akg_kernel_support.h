@@ -11,9 +11,16 @@
 #include "akg_vmath.h"
 
 // Index arithmetic of isl's AST (64-bit).
+// int32 arithmetic of int32 tensors wraps around (two's complement), like the reference.
+static inline int32_t akg_wrap_add(int32_t a, int32_t b) { return (int32_t)((uint32_t)a + (uint32_t)b); }
+static inline int32_t akg_wrap_sub(int32_t a, int32_t b) { return (int32_t)((uint32_t)a - (uint32_t)b); }
+static inline int32_t akg_wrap_mul(int32_t a, int32_t b) { return (int32_t)((uint32_t)a * (uint32_t)b); }
 static inline int64_t akg_imin(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t akg_imax(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t akg_floordiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+// isl's C printer writes floor divisions in affine expressions (the offsets of promoted and
+// staged buffers) as floord(a, b), b > 0.
+static inline int64_t floord(int64_t a, int64_t b) { return akg_floordiv(a, b); }
 
 // Integer RealDiv truncates toward zero like C; division by zero yields 0 instead of trapping.
 static inline int32_t akg_idiv(int32_t a, int32_t b) { return b == 0 ? 0 : a / b; }
@@ -57,7 +64,67 @@ static inline int32_t akg_fmin(int32_t a, int32_t b) { return a < b ? a : b; }
 // Float (in)equality as calls, out of reach of Halide's non-IEEE simplifications (x != x).
 static inline bool akg_feq(float a, float b) { return a == b; }
 static inline bool akg_fne(float a, float b) { return a != b; }
+// Float orderings likewise (Halide turns a <= b into !(b < a), which is true for NaN).
+static inline bool akg_flt(float a, float b) { return a < b; }
+static inline bool akg_fle(float a, float b) { return a <= b; }
+static inline bool akg_fgt(float a, float b) { return a > b; }
+static inline bool akg_fge(float a, float b) { return a >= b; }
+static inline bool akg_flt(double a, double b) { return a < b; }
+static inline bool akg_fle(double a, double b) { return a <= b; }
+static inline bool akg_fgt(double a, double b) { return a > b; }
+static inline bool akg_fge(double a, double b) { return a >= b; }
 
 template <typename T> static inline T akg_select(bool c, T a, T b) { return akg_blend(c, a, b); }
 static inline double akg_fmax(double a, double b) { return akg_blend((a > b) | (a != a), a, b); }
 static inline double akg_fmin(double a, double b) { return akg_blend((a < b) | (a != a), a, b); }
+// A double accumulator combined with a float value (float reductions accumulate in double):
+// without these the call is ambiguous between the float and double overloads (clang rejects it).
+static inline double akg_fmax(double a, float b) { return akg_fmax(a, static_cast<double>(b)); }
+static inline double akg_fmax(float a, double b) { return akg_fmax(static_cast<double>(a), b); }
+static inline double akg_fmin(double a, float b) { return akg_fmin(a, static_cast<double>(b)); }
+static inline double akg_fmin(float a, double b) { return akg_fmin(static_cast<double>(a), b); }
+
+// `#pragma omp simd reduction(akg_max:acc)` / akg_min: float max/min reductions whose lanes are
+// combined with akg_fmax/akg_fmin, so that a NaN in any lane reaches the result (OpenMP's own
+// max/min combiners drop it). GCC vectorizes these like the built-in ones.
+#pragma omp declare reduction(akg_max : float : omp_out = akg_fmax(omp_out, omp_in)) initializer(omp_priv = -__builtin_inff())
+#pragma omp declare reduction(akg_min : float : omp_out = akg_fmin(omp_out, omp_in)) initializer(omp_priv = __builtin_inff())
+#pragma omp declare reduction(akg_max : double : omp_out = akg_fmax(omp_out, omp_in)) initializer(omp_priv = -__builtin_inf())
+#pragma omp declare reduction(akg_min : double : omp_out = akg_fmin(omp_out, omp_in)) initializer(omp_priv = __builtin_inf())
+
+// Staging of float16 tensors (the generator's stage-float16 pass): the box
+// [offset, offset + box) of a row-major float16 tensor of `rank` dimensions and `shape`, clamped
+// to the tensor, is converted to or from a dense float array of the box's shape. Elements of the
+// array outside the tensor are neither read nor written: the kernel does not access them.
+template <bool kToFloat>
+static inline void akg_stage_f16(uint16_t *tensor, int rank, const int64_t *shape, const int64_t *offset, const int64_t *box,
+                                 float *local) {
+    int64_t lo[8], hi[8], at[8];
+    for (int d = 0; d < rank; ++d) {
+        lo[d] = akg_imax(offset[d], 0);
+        hi[d] = akg_imin(offset[d] + box[d], shape[d]);
+        if (lo[d] >= hi[d]) return;
+        at[d] = lo[d];
+    }
+    const int inner = rank - 1;
+    for (;;) {
+        int64_t t = 0, l = 0;
+        for (int d = 0; d < rank; ++d) {
+            t = t * shape[d] + at[d];
+            l = l * box[d] + (at[d] - offset[d]);
+        }
+        if (kToFloat) akg_f16_to_f32_n(tensor + t, local + l, hi[inner] - lo[inner]);
+        else akg_f32_to_f16_n(local + l, tensor + t, hi[inner] - lo[inner]);
+        int d = inner - 1;
+        while (d >= 0 && ++at[d] == hi[d]) at[d] = lo[d], --d;
+        if (d < 0) return;
+    }
+}
+static inline void akg_stage_f16_in(const uint16_t *tensor, int rank, const int64_t *shape, const int64_t *offset, const int64_t *box,
+                                    float *local) {
+    akg_stage_f16<true>(const_cast<uint16_t *>(tensor), rank, shape, offset, box, local);
+}
+static inline void akg_stage_f16_out(uint16_t *tensor, int rank, const int64_t *shape, const int64_t *offset, const int64_t *box,
+                                     const float *local) {
+    akg_stage_f16<false>(tensor, rank, shape, offset, box, const_cast<float *>(local));
+}

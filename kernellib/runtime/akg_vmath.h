@@ -71,6 +71,9 @@
 #define AKG_VMATH_H
 
 #include <stdint.h>
+#if defined(__AVX512F__) || defined(__F16C__)
+#include <immintrin.h>
+#endif
 
 /* `static inline` alone is a hint: GCC stops inlining these once a translation unit calls them
  * often (seen with akg_log in the tests), and an out-of-line call in a simd loop prevents its
@@ -382,7 +385,63 @@ AKG_VM_INLINE uint16_t akg_f32_to_f16(float x) {
 #endif
 }
 
-/* Round a float to the nearest float16 value (RNE), returned as float. */
-AKG_VM_INLINE float akg_round_f16(float x) { return akg_f16_to_f32(akg_f32_to_f16(x)); }
+/* Round a float to the nearest float16 value (RNE), returned as float: the same value as
+ * akg_f16_to_f32(akg_f32_to_f16(x)) (NaNs stay NaN), in float arithmetic at half the cost. For
+ * |x| in [2^e, 2^(e+1)), |x| + 2^(e+13) has float ulp 2^(e-10), float16's ulp at that exponent, so
+ * the float addition rounds |x| to float16 precision, ties to even (2^(e+13) adds an even
+ * multiple of that ulp); subtracting 2^(e+13) again is exact. Below 2^-14 (float16 subnormals,
+ * ulp 2^-24) the constant is 0.5. */
+AKG_VM_INLINE float akg_round_f16(float x) {
+    using namespace akg_vm_detail;
+    uint32_t u = f2u(x);
+    uint32_t a = u & 0x7fffffffu;
+    uint32_t m = (a & 0x7f800000u) + (13u << 23);
+    m = sel(m < 0x3f000000u || a >= 0x7f800000u, 0x3f000000u, m); /* at least 0.5f */
+    uint32_t r = f2u((u2f(a) + u2f(m)) - u2f(m));
+    r = sel(a >= 0x477ff000u, 0x7f800000u, r);        /* 65520 and above: inf */
+    r = sel(a > 0x7f800000u, a | 0x00400000u, r);     /* NaN: quiet */
+    return u2f(r | (u & 0x80000000u));
+}
+
+/* Whole arrays, with the hardware conversions where the target has them (vcvtph2ps/vcvtps2ph:
+ * 16 lanes in one instruction with AVX-512, 8 with F16C) and the functions above for the tail.
+ * Same bits as the element functions (RNE, NaNs quieted). The generator's stage-float16 pass
+ * converts float16 tensors with these once per parallel iteration. The maskz forms avoid GCC 12's
+ * false -Wmaybe-uninitialized on the plain ones' undefined pass-through operand. */
+AKG_VM_INLINE void akg_f16_to_f32_n(const uint16_t *src, float *dst, int64_t n) {
+    int64_t i = 0;
+#if defined(__AVX512F__)
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(dst + i, _mm512_maskz_cvtph_ps((__mmask16)0xffff, _mm256_loadu_si256((const __m256i *)(src + i))));
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+    if (i < n) { /* the tail in one masked step */
+        __mmask16 m = (__mmask16)((1u << (n - i)) - 1u);
+        _mm512_mask_storeu_ps(dst + i, m, _mm512_maskz_cvtph_ps(m, _mm256_maskz_loadu_epi16(m, src + i)));
+        return;
+    }
+#endif
+#elif defined(__F16C__) && defined(__AVX__)
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(src + i))));
+#endif
+    for (; i < n; ++i) dst[i] = akg_f16_to_f32(src[i]);
+}
+
+AKG_VM_INLINE void akg_f32_to_f16_n(const float *src, uint16_t *dst, int64_t n) {
+    int64_t i = 0;
+#if defined(__AVX512F__)
+    for (; i + 16 <= n; i += 16)
+        _mm256_storeu_si256((__m256i *)(dst + i), _mm512_maskz_cvtps_ph((__mmask16)0xffff, _mm512_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+    if (i < n) {
+        __mmask16 m = (__mmask16)((1u << (n - i)) - 1u);
+        _mm256_mask_storeu_epi16(dst + i, m, _mm512_maskz_cvtps_ph(m, _mm512_maskz_loadu_ps(m, src + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+        return;
+    }
+#endif
+#elif defined(__F16C__) && defined(__AVX__)
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(dst + i), _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#endif
+    for (; i < n; ++i) dst[i] = akg_f32_to_f16(src[i]);
+}
 
 #endif /* AKG_VMATH_H */

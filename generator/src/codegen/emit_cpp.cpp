@@ -1,6 +1,8 @@
 // C++ emission from isl's AST.
 #include "codegen/emit_cpp.h"
 
+#include <map>
+
 #include <cmath>
 #include <cstdio>
 #include <regex>
@@ -44,10 +46,98 @@ bool mentions(const std::string &text, const std::string &name) {
     return std::regex_search(text, std::regex("\\b" + name + "\\b"));
 }
 
+// (x * c0 + y) / c1 → x / (c1 / c0) and (x * c0 + y) % c1 → (x % (c1 / c0)) * c0 + y, when c0
+// divides c1 and 0 <= y < c0 is provable: the index maps of reshapes that merge dimensions
+// (a row of heads: (row * 768 + column) / 98304), which Halide's simplifier leaves alone.
+class SplitDivisionOfMultiples : public IRMutator {
+public:
+    explicit SplitDivisionOfMultiples(const Scope<Interval> &bounds) : bounds_(bounds) {}
+
+private:
+    const Scope<Interval> &bounds_;
+    using IRMutator::visit;
+    // num = x * c0 + y with 0 <= y < c0 and c1 % c0 == 0: returns x, y, c0.
+    bool split(const Halide::Expr &num, int64_t c1, Halide::Expr &x, Halide::Expr &y, int64_t &c0) {
+        const Add *add = num.as<Add>();
+        if (!add) return false;
+        for (int k = 0; k < 2; ++k) {
+            const Halide::Expr &term = k ? add->b : add->a, &rest = k ? add->a : add->b;
+            const Mul *mul = term.as<Mul>();
+            const int64_t *c = mul ? as_const_int(mul->b) : nullptr;
+            if (!c || *c <= 0 || c1 % *c != 0) continue;
+            Interval r = bounds_of_expr_in_scope(rest, bounds_);
+            if (r.is_bounded() && can_prove(r.min >= 0 && r.max < Halide::Internal::make_const(rest.type(), *c))) {
+                x = mul->a, y = rest, c0 = *c;
+                return true;
+            }
+        }
+        return false;
+    }
+    Halide::Expr visit(const Div *op) override {
+        Halide::Expr a = mutate(op->a), b = mutate(op->b), x, y;
+        const int64_t *c1 = as_const_int(b);
+        int64_t c0;
+        if (c1 && *c1 > 0 && split(a, *c1, x, y, c0)) return x / Halide::Internal::make_const(a.type(), *c1 / c0);
+        return Div::make(a, b);
+    }
+    Halide::Expr visit(const Mod *op) override {
+        Halide::Expr a = mutate(op->a), b = mutate(op->b), x, y;
+        const int64_t *c1 = as_const_int(b);
+        int64_t c0;
+        if (c1 && *c1 > 0 && split(a, *c1, x, y, c0))
+            return (x % Halide::Internal::make_const(a.type(), *c1 / c0)) * Halide::Internal::make_const(a.type(), c0) + y;
+        return Mod::make(a, b);
+    }
+};
+
+// Divisions and remainders whose numerator is not a single variable: each costs the vector
+// loop a scalar or emulated 64-bit division.
+int index_divisions(const Halide::Expr &e) {
+    class Count : public IRVisitor {
+    public:
+        int n = 0;
+        using IRVisitor::visit;
+        void visit(const Div *op) override {
+            n += !op->a.as<Variable>();
+            IRVisitor::visit(op);
+        }
+        void visit(const Mod *op) override {
+            ++n;
+            IRVisitor::visit(op);
+        }
+    } c;
+    e.accept(&c);
+    return c.n;
+}
+
 // Prints Halide expressions as C++. Tensor reads become buffer accesses.
 class ExprPrinter : public IRVisitor {
 public:
     explicit ExprPrinter(const PolyModel *model) : model_(model) {}
+
+    // Float16 tensors staged in float arrays in the parallel body being emitted (see stage_float16.h).
+    void set_staged(const std::vector<Float16Staging> *stagings) {
+        staged_.clear();
+        if (stagings)
+            for (const auto &s : *stagings) staged_[s.buffer] = &s;
+    }
+    bool is_staged(const std::string &buffer) const { return staged_.count(buffer) > 0; }
+
+    // While a statement is printed: its index variables as expressions of the loop iterators,
+    // and what is known of the iterators (bounds, strides). Read indices are simplified with
+    // them, so that a reshape's (i / 64, i % 64) inside a vector strip of 64 becomes
+    // (c1 / 64, c2): contiguous in the vector loop instead of a gather.
+    // `back` maps the simplifier's auxiliary variables back to iterators (see Emitter::enter_loop).
+    void set_index_context(const std::map<std::string, Halide::Expr> *vars, const std::map<std::string, Halide::Expr> *vars_strided,
+                           const Scope<Interval> *bounds, const Scope<ModulusRemainder> *alignment,
+                           const std::map<std::string, Halide::Expr> *back) {
+        index_vars_ = vars;
+        index_vars_strided_ = vars_strided;
+        bounds_ = bounds;
+        alignment_ = alignment;
+        back_ = back;
+    }
+
     std::string print(const Halide::Expr &e) {
         std::string saved;
         std::swap(saved, out_);
@@ -58,6 +148,11 @@ public:
 
 private:
     const PolyModel *model_;
+    std::map<std::string, const Float16Staging *> staged_;
+    const std::map<std::string, Halide::Expr> *index_vars_ = nullptr, *index_vars_strided_ = nullptr;
+    const Scope<Interval> *bounds_ = nullptr;
+    const Scope<ModulusRemainder> *alignment_ = nullptr;
+    const std::map<std::string, Halide::Expr> *back_ = nullptr;
     std::string out_;
     using IRVisitor::visit;
 
@@ -72,7 +167,8 @@ private:
         // conversion. Storage is uint16_t; Cast(f32, Cast(f16, x)) is a rounding.
         if (op->type == Halide::Float(32) && op->value.type() == Halide::Float(16)) {
             const Call *read = op->value.as<Call>();
-            if (read && read->name.rfind("buf$", 0) == 0 && model_->buffer(read->name.substr(4)).dtype != DType::Float16) {
+            if (read && read->name.rfind("buf$", 0) == 0 &&
+                (model_->buffer(read->name.substr(4)).dtype != DType::Float16 || is_staged(read->name.substr(4)))) {
                 // A float16 tensor kept in a wider scratch buffer.
                 out_ += "((float)" + buffer_access(read->name.substr(4), read->args) + ")";
                 return;
@@ -91,13 +187,29 @@ private:
         out_ += "((" + c_type_of(op->type) + ")(" + print(op->value) + "))";
     }
     void visit(const Variable *op) override {
-        out_ += op->name.size() > 1 && (op->name[0] == 'i' || op->name[0] == 'r') && isdigit(static_cast<unsigned char>(op->name[1]))
+        out_ += op->name.size() > 1 && (op->name[0] == 'i' || op->name[0] == 'r' || op->name[0] == 'c') &&
+                        isdigit(static_cast<unsigned char>(op->name[1]))
                     ? op->name
                     : "v_" + sanitize(op->name);
     }
-    void visit(const Add *op) override { bin(op->a, "+", op->b); }
-    void visit(const Sub *op) override { bin(op->a, "-", op->b); }
-    void visit(const Mul *op) override { bin(op->a, "*", op->b); }
+    // int32 tensor arithmetic wraps around, as in the reference (and MindSpore); signed overflow
+    // in C++ would be undefined. Index arithmetic (int64) never overflows.
+    void wrapping(const char *fn, const Halide::Expr &a, const Halide::Expr &b) {
+        std::string x = print(a), y = print(b);
+        out_ += std::string(fn) + "(" + x + ", " + y + ")";
+    }
+    void visit(const Add *op) override {
+        if (op->type == Halide::Int(32)) wrapping("akg_wrap_add", op->a, op->b);
+        else bin(op->a, "+", op->b);
+    }
+    void visit(const Sub *op) override {
+        if (op->type == Halide::Int(32)) wrapping("akg_wrap_sub", op->a, op->b);
+        else bin(op->a, "-", op->b);
+    }
+    void visit(const Mul *op) override {
+        if (op->type == Halide::Int(32)) wrapping("akg_wrap_mul", op->a, op->b);
+        else bin(op->a, "*", op->b);
+    }
     // Integer division and modulo only occur in index arithmetic, whose operands are
     // non-negative, where C's truncation equals Halide's floor semantics.
     void visit(const Div *op) override { bin(op->a, "/", op->b); }
@@ -107,11 +219,14 @@ private:
     }
     void visit(const Min *op) override {
         std::string a = print(op->a), b = print(op->b);
-        out_ += (op->type.is_float() ? "akg_fmin(" : "akg_imin(") + a + ", " + b + ")";
+        // akg_imin is int64_t: narrower ints get their own type back (akg_abs(int32_t)).
+        std::string narrow = !op->type.is_float() && op->type.bits() < 64 ? "(" + c_type_of(op->type) + ")" : "";
+        out_ += narrow + (op->type.is_float() ? "akg_fmin(" : "akg_imin(") + a + ", " + b + ")";
     }
     void visit(const Max *op) override {
         std::string a = print(op->a), b = print(op->b);
-        out_ += (op->type.is_float() ? "akg_fmax(" : "akg_imax(") + a + ", " + b + ")";
+        std::string narrow = !op->type.is_float() && op->type.bits() < 64 ? "(" + c_type_of(op->type) + ")" : "";
+        out_ += narrow + (op->type.is_float() ? "akg_fmax(" : "akg_imax(") + a + ", " + b + ")";
     }
     void visit(const EQ *op) override { bin(op->a, "==", op->b); }
     void visit(const NE *op) override { bin(op->a, "!=", op->b); }
@@ -136,6 +251,8 @@ private:
             // Double accumulators are read back as the float32 values the IR computes with.
             if (model_->buffer(op->name.substr(4)).dtype == DType::Float64 && op->type == Halide::Float(32))
                 access = "((float)" + access + ")";
+            // A staged float16 tensor read as float16 bits (not widened): convert back (exact).
+            if (is_staged(op->name.substr(4)) && op->type == Halide::Float(16)) access = "akg_f32_to_f16(" + access + ")";
             out_ += access;
             return;
         }
@@ -147,10 +264,38 @@ private:
 public:
     std::string buffer_access(const std::string &buffer, const std::vector<Halide::Expr> &args) {
         std::vector<std::string> idx;
-        for (const auto &a : args) idx.push_back(print(a));
+        for (const auto &a : args) {
+            if (!index_vars_ || !a.type().is_int()) {
+                idx.push_back(print(a));
+                continue;
+            }
+            // Plain: the index in the loop iterators. Split: strided iterators written as
+            // step * q + rem first (see Emitter::enter_loop), which lets a strip's
+            // (c1 + c2) / 64 become c1 / 64; kept when it leaves fewer divisions.
+            Halide::Expr plain = simplify(substitute(*index_vars_, a), true, *bounds_, *alignment_);
+            Halide::Expr split = simplify(substitute(*index_vars_strided_, a), true, *bounds_, *alignment_);
+            split = simplify(SplitDivisionOfMultiples(*bounds_).mutate(split), true, *bounds_, *alignment_);
+            split = simplify(substitute(*back_, split), true, *bounds_, *alignment_);
+            idx.push_back(print(index_divisions(split) < index_divisions(plain) ? split : plain));
+        }
         return buffer_access(buffer, idx);
     }
     std::string buffer_access(const std::string &buffer, const std::vector<std::string> &idx) {
+        auto staged = staged_.find(buffer);
+        if (staged != staged_.end()) {
+            const Float16Staging &st = *staged->second;
+            std::string linear;
+            int64_t stride = 1;
+            for (int d = static_cast<int>(st.box.size()) - 1; d >= 0; --d) {
+                if (st.box[d] != 1) {
+                    std::string term = "(" + idx[d] + " - (" + st.offset_c[d] + "))";
+                    if (stride != 1) term += " * " + std::to_string(stride);
+                    linear = linear.empty() ? term : term + " + " + linear;
+                }
+                stride *= st.box[d];
+            }
+            return "s_" + buffer + "[" + (linear.empty() ? "0" : linear) + "]";
+        }
         const BufferInfo &b = model_->buffer(buffer);
         const Shape &shape = b.promoted ? b.local_shape : b.shape;
         std::string linear;
@@ -228,9 +373,53 @@ std::string ast_expr(isl_ast_expr *e) {
     return s;
 }
 
+// isl AST expression → Halide (Int64), for the index simplification; undefined when the
+// expression has an operation that index arithmetic does not need. Takes ownership of `e`.
+Halide::Expr ast_to_halide(isl_ast_expr *e) {
+    Halide::Expr r;
+    switch (isl_ast_expr_get_type(e)) {
+    case isl_ast_expr_id: {
+        isl_id *id = isl_ast_expr_get_id(e);
+        r = Variable::make(Halide::Int(64), isl_id_get_name(id));
+        isl_id_free(id);
+        break;
+    }
+    case isl_ast_expr_int: {
+        isl_val *v = isl_ast_expr_get_val(e);
+        r = Halide::Internal::make_const(Halide::Int(64), isl_val_get_num_si(v));
+        isl_val_free(v);
+        break;
+    }
+    case isl_ast_expr_op: {
+        int n = isl_ast_expr_op_get_n_arg(e);
+        std::vector<Halide::Expr> a;
+        for (int k = 0; k < n; ++k) a.push_back(ast_to_halide(isl_ast_expr_op_get_arg(e, k)));
+        bool all = std::all_of(a.begin(), a.end(), [](const Halide::Expr &x) { return x.defined(); });
+        if (!all) break;
+        switch (isl_ast_expr_op_get_type(e)) {
+        case isl_ast_expr_op_add: r = a[0] + a[1]; break;
+        case isl_ast_expr_op_sub: r = a[0] - a[1]; break;
+        case isl_ast_expr_op_mul: r = a[0] * a[1]; break;
+        case isl_ast_expr_op_minus: r = -a[0]; break;
+        case isl_ast_expr_op_fdiv_q: case isl_ast_expr_op_pdiv_q: case isl_ast_expr_op_div:
+            r = Div::make(a[0], a[1]); // Halide's division floors (exact / non-negative here)
+            break;
+        case isl_ast_expr_op_min: r = a[0]; for (int k = 1; k < n; ++k) r = Min::make(r, a[k]); break;
+        case isl_ast_expr_op_max: r = a[0]; for (int k = 1; k < n; ++k) r = Max::make(r, a[k]); break;
+        default: break;
+        }
+        break;
+    }
+    default: break;
+    }
+    isl_ast_expr_free(e);
+    return r;
+}
+
 struct UserCall {
     const PolyStatement *statement = nullptr;
     std::vector<std::string> args;
+    std::vector<Halide::Expr> index; // the same as Halide expressions (undefined where unknown)
 };
 
 class Emitter {
@@ -254,6 +443,65 @@ private:
     ExprPrinter printer_;
     std::vector<std::string> helpers_;
     std::vector<std::string> iterators_; // enclosing loop iterators
+    // What is known of the enclosing loops' iterators (for the index simplification).
+    Scope<Interval> loop_bounds_;
+    Scope<ModulusRemainder> loop_alignment_;
+
+    static bool int_value(isl_ast_expr *e, int64_t &v) { // takes ownership
+        bool ok = isl_ast_expr_get_type(e) == isl_ast_expr_int;
+        if (ok) {
+            isl_val *x = isl_ast_expr_get_val(e);
+            v = isl_val_get_num_si(x);
+            isl_val_free(x);
+        }
+        isl_ast_expr_free(e);
+        return ok;
+    }
+    void enter_loop(isl_ast_node *for_node, const std::string &it) {
+        int64_t lo = 0, step = 1, hi = 0;
+        bool known_lo = int_value(isl_ast_node_for_get_init(for_node), lo);
+        bool known_step = int_value(isl_ast_node_for_get_inc(for_node), step) && step > 0;
+        bool known_hi = false;
+        if (isl_ast_node_for_is_degenerate(for_node) == isl_bool_true) {
+            hi = lo, known_hi = known_lo;
+        } else {
+            isl_ast_expr *cond = isl_ast_node_for_get_cond(for_node);
+            if (isl_ast_expr_get_type(cond) == isl_ast_expr_op && isl_ast_expr_op_get_n_arg(cond) == 2) {
+                isl_ast_expr_op_type op = isl_ast_expr_op_get_type(cond);
+                known_hi = (op == isl_ast_expr_op_le || op == isl_ast_expr_op_lt) && int_value(isl_ast_expr_op_get_arg(cond, 1), hi);
+                if (op == isl_ast_expr_op_lt) --hi;
+            }
+            isl_ast_expr_free(cond);
+        }
+        Interval bounds = Interval::everything();
+        if (known_lo) bounds.min = Halide::Internal::make_const(Halide::Int(64), lo);
+        if (known_lo && known_hi) bounds.max = Halide::Internal::make_const(Halide::Int(64), hi);
+        loop_bounds_.push(it, bounds);
+        loop_alignment_.push(it, known_lo && known_step ? ModulusRemainder(step, ((lo % step) + step) % step) : ModulusRemainder());
+        // A strided loop (a vector strip's outer loop, a tile loop) is written it = step * q + rem
+        // for the simplifier, which then sees (64 * q + c2) / 64 as q when 0 <= c2 < 64.
+        if (known_lo && known_step && step > 1) {
+            int64_t rem = ((lo % step) + step) % step;
+            std::string q = "q_" + it;
+            Halide::Expr qv = Variable::make(Halide::Int(64), q), iv = Variable::make(Halide::Int(64), it);
+            Halide::Expr s64 = Halide::Internal::make_const(Halide::Int(64), step), r64 = Halide::Internal::make_const(Halide::Int(64), rem);
+            Interval qb = Interval::everything();
+            qb.min = Halide::Internal::make_const(Halide::Int(64), (lo - rem) / step);
+            if (known_hi) qb.max = Halide::Internal::make_const(Halide::Int(64), (hi - rem) / step);
+            loop_bounds_.push(q, qb);
+            strided_[it] = qv * s64 + r64;
+            strided_back_[q] = Div::make(iv - r64, s64);
+        }
+    }
+    void leave_loop(const std::string &it) {
+        loop_bounds_.pop(it);
+        loop_alignment_.pop(it);
+        if (strided_.erase(it)) {
+            loop_bounds_.pop("q_" + it);
+            strided_back_.erase("q_" + it);
+        }
+    }
+    std::map<std::string, Halide::Expr> strided_, strided_back_;
     bool in_simd_ = false;
 
     static std::string pad(int depth) { return std::string(4 * depth, ' '); }
@@ -329,7 +577,10 @@ private:
         call.statement = &m_.statement(isl_id_get_name(id));
         isl_id_free(id);
         isl_ast_expr_free(fn);
-        for (int k = 1; k < isl_ast_expr_op_get_n_arg(e); ++k) call.args.push_back(ast_expr(isl_ast_expr_op_get_arg(e, k)));
+        for (int k = 1; k < isl_ast_expr_op_get_n_arg(e); ++k) {
+            call.args.push_back(ast_expr(isl_ast_expr_op_get_arg(e, k)));
+            call.index.push_back(ast_to_halide(isl_ast_expr_op_get_arg(e, k)));
+        }
         isl_ast_expr_free(e);
         return call;
     }
@@ -347,9 +598,10 @@ private:
     }
 
     static std::string combine(const Stage &s, const std::string &acc, const std::string &v) {
+        bool wrap = s.value.type() == Halide::Int(32); // see ExprPrinter::wrapping
         switch (s.reduce_kind) {
-        case ReduceKind::Sum: return acc + " + " + v;
-        case ReduceKind::Prod: return acc + " * " + v;
+        case ReduceKind::Sum: return wrap ? "akg_wrap_add(" + acc + ", " + v + ")" : acc + " + " + v;
+        case ReduceKind::Prod: return wrap ? "akg_wrap_mul(" + acc + ", " + v + ")" : acc + " * " + v;
         case ReduceKind::Max: return "akg_fmax(" + acc + ", " + v + ")";
         case ReduceKind::Min: return "akg_fmin(" + acc + ", " + v + ")";
         }
@@ -360,17 +612,31 @@ private:
         switch (s.reduce_kind) {
         case ReduceKind::Sum: return "+";
         case ReduceKind::Prod: return "*";
-        case ReduceKind::Max: return "max";
-        case ReduceKind::Min: return "min";
+        // Float max/min combine their lanes with NaN-propagating user-defined reductions
+        // (akg_kernel_support.h): OpenMP's max/min drop a NaN held by one lane (issue 5).
+        case ReduceKind::Max: return s.value.type().is_float() ? "akg_max" : "max";
+        case ReduceKind::Min: return s.value.type().is_float() ? "akg_min" : "min";
         }
         return "+";
     }
 
     // The value of a statement with CSE'd subexpressions hoisted into const locals.
+    // The value a statement stores. A float16 buffer stores its value rounded to float16, so a
+    // rounding to float16 at the top of the value (a Cast to float16 and back) is redundant:
+    // converting the unrounded value gives the same bits, and the rounding is the costliest part.
+    Halide::Expr stored_value(const Stage &s) const {
+        if (s.kind == StageKind::Compute && m_.buffer(s.buffer).dtype == DType::Float16)
+            if (const Cast *widen = s.value.as<Cast>())
+                if (const Cast *narrow = widen->value.as<Cast>())
+                    if (narrow->type == Halide::Float(16) && widen->type == Halide::Float(32) && narrow->value.type() == Halide::Float(32))
+                        return narrow->value;
+        return s.value;
+    }
+
     std::string value_with_lets(const Stage &s, const std::string &indent, std::string &lets) {
         // CSE names its temporaries from a process-wide counter; renaming them in order keeps
         // the output byte-for-byte reproducible.
-        Halide::Expr e = common_subexpression_elimination(s.value);
+        Halide::Expr e = common_subexpression_elimination(stored_value(s));
         int n = 0;
         while (const Let *let = e.as<Let>()) {
             std::string name = "cse" + std::to_string(n++);
@@ -381,6 +647,7 @@ private:
     }
 
     std::string store_cast(const BufferInfo &b, const std::string &v) const {
+        if (printer_.is_staged(b.name)) return v; // a float array, converted once after the body
         if (b.dtype == DType::Float16) return "akg_f32_to_f16(" + v + ")";
         return "(" + storage_type(b) + ")(" + v + ")";
     }
@@ -403,6 +670,23 @@ private:
 
     std::string emit_user(isl_ast_node *node, int depth, const std::string *accumulator) {
         UserCall c = user_call(node);
+        std::map<std::string, Halide::Expr> vars, vars_strided;
+        bool known = true;
+        for (size_t k = 0; k < c.index.size(); ++k) {
+            int out_dims = c.statement->out_dims;
+            std::string name = static_cast<int>(k) < out_dims ? index_var(static_cast<int>(k)) : reduce_var(static_cast<int>(k) - out_dims);
+            known = known && c.index[k].defined();
+            if (!c.index[k].defined()) continue;
+            vars[name] = c.index[k];
+            vars_strided[name] = substitute(strided_, c.index[k]);
+        }
+        printer_.set_index_context(known ? &vars : nullptr, &vars_strided, &loop_bounds_, &loop_alignment_, &strided_back_);
+        std::string code = emit_statement(c, depth, accumulator);
+        printer_.set_index_context(nullptr, nullptr, nullptr, nullptr, nullptr);
+        return code;
+    }
+
+    std::string emit_statement(const UserCall &c, int depth, const std::string *accumulator) {
         const PolyStatement &st = *c.statement;
         const Stage &s = *st.stage;
         const BufferInfo &b = m_.buffer(s.buffer);
@@ -505,15 +789,21 @@ private:
         // Long float sums (1024 terms and more) accumulate in double even in registers:
         // float lanes would each add thousands of terms.
         if (s.reduce_kind == ReduceKind::Sum && s.value.type().is_float() && element_count(s.reduce_extents) >= 1024) type = "double";
+        // int32 sums and products wrap: unsigned accumulators, so that OpenMP's own combination
+        // of the lanes wraps too.
+        if ((s.reduce_kind == ReduceKind::Sum || s.reduce_kind == ReduceKind::Prod) && s.value.type() == Halide::Int(32)) type = "uint32_t";
         std::string out = pad(depth) + "{\n" + bind_vars(c, pad(depth + 1), true, false);
         std::string target = out_access(*c.statement);
         out += pad(depth + 1) + type + " acc = " + target + ";\n";
         std::vector<std::string> closers;
         int d = depth + 1;
         std::string outer = "acc";
+        std::vector<std::string> entered;
         for (size_t k = 0; k < loops.size(); ++k) {
             std::string it;
             std::string header = for_header(loops[k], it);
+            enter_loop(loops[k], it);
+            entered.push_back(it);
             std::string inner = "acc" + std::to_string(k + 1);
             if (k + 1 < loops.size()) {
                 out += pad(d) + header + " {\n";
@@ -530,6 +820,7 @@ private:
             }
         }
         for (auto it = closers.rbegin(); it != closers.rend(); ++it) out += *it;
+        for (const auto &it : entered) leave_loop(it);
         out += pad(depth + 1) + target + " = " + store_cast(b, "acc") + ";\n";
         out += pad(depth) + "}\n";
         for (auto *l : loops) isl_ast_node_free(l);
@@ -539,7 +830,8 @@ private:
 
     // The loops of a parallel band (up to `members` perfectly nested, non-degenerate loops)
     // run under one `omp parallel for collapse`; their body becomes a function of its own.
-    std::string emit_parallel(isl_ast_node *for_node, int depth, int members) {
+    // `stagings`: float16 tensors converted once per iteration (declared, copied in, out here).
+    std::string emit_parallel(isl_ast_node *for_node, int depth, int members, const std::vector<Float16Staging> *stagings) {
         std::vector<isl_ast_node *> chain{isl_ast_node_copy(for_node)};
         while (static_cast<int>(chain.size()) < members) {
             isl_ast_node *body = isl_ast_node_for_get_body(chain.back());
@@ -567,14 +859,42 @@ private:
             params += std::string(k ? ", " : "") + "int64_t " + its[k];
             args += std::string(k ? ", " : "") + its[k];
         }
-        for (const auto &it : its) iterators_.push_back(it);
+        for (size_t k = 0; k < its.size(); ++k) {
+            iterators_.push_back(its[k]);
+            enter_loop(chain[k], its[k]);
+        }
         isl_ast_node *body = isl_ast_node_for_get_body(chain.back());
         std::string inner;
         for (const auto &b : m_.buffers)
             if (b.promoted) inner += "    " + storage_type(b) + " " + b.name + "[" + std::to_string(element_count(b.local_shape)) + "];\n";
-        inner += emit_node(body, 1);
+        // The staging offsets are expressions in all the band's iterators: only when the loops
+        // of the band are all here.
+        if (stagings && static_cast<int>(chain.size()) != members) stagings = nullptr;
+        std::string copy_out;
+        for (const auto &st : stagings ? *stagings : std::vector<Float16Staging>{}) {
+            const BufferInfo &b = m_.buffer(st.buffer);
+            std::string shape, box, offset;
+            for (size_t d = 0; d < st.box.size(); ++d) {
+                shape += (d ? ", " : "") + std::to_string(b.shape[d]);
+                box += (d ? ", " : "") + std::to_string(st.box[d]);
+                offset += (d ? ", " : "") + std::string("(int64_t)(") + st.offset_c[d] + ")";
+            }
+            std::string args = "(" + st.buffer + ", " + std::to_string(st.box.size()) + ", " + st.buffer + "_shape, " + st.buffer +
+                               "_offset, " + st.buffer + "_box, s_" + st.buffer + ");\n";
+            inner += "    float s_" + st.buffer + "[" + std::to_string(element_count(st.box)) + "];\n";
+            inner += "    static const int64_t " + st.buffer + "_shape[] = {" + shape + "}, " + st.buffer + "_box[] = {" + box + "};\n";
+            inner += "    const int64_t " + st.buffer + "_offset[] = {" + offset + "};\n";
+            if (st.output) copy_out += "    akg_stage_f16_out" + args;
+            else inner += "    akg_stage_f16_in" + args;
+        }
+        printer_.set_staged(stagings);
+        inner += emit_node(body, 1) + copy_out;
+        printer_.set_staged(nullptr);
         isl_ast_node_free(body);
-        for (size_t k = 0; k < its.size(); ++k) iterators_.pop_back();
+        for (size_t k = 0; k < its.size(); ++k) {
+            iterators_.pop_back();
+            leave_loop(its[k]);
+        }
         for (auto *loop : chain) isl_ast_node_free(loop);
         std::string plist = parameter_list(), alist = argument_list();
         helpers_[id] = "static void " + fn + "(" + params + (plist.empty() ? "" : ", " + plist) + ") {\n" + inner + "}\n";
@@ -605,7 +925,9 @@ private:
             std::string s;
             if (name.rfind("parallel_", 0) == 0 && isl_ast_node_get_type(child) == isl_ast_node_for &&
                 isl_ast_node_for_is_degenerate(child) != isl_bool_true) {
-                s = emit_parallel(child, depth, std::stoi(name.substr(9)));
+                size_t at = name.find('@'); // "parallel_N@K": float16 stagings K
+                s = emit_parallel(child, depth, std::stoi(name.substr(9)),
+                                  at == std::string::npos ? nullptr : &m_.float16_stagings.at(std::stoul(name.substr(at + 1))));
             } else {
                 bool saved = in_simd_;
                 in_simd_ = name == "simd";
@@ -627,14 +949,18 @@ private:
                 s = pad(depth) + "{\n" + pad(depth + 1) + "const int64_t " + it + " = " +
                     ast_expr(isl_ast_node_for_get_init(node)) + ";\n";
                 iterators_.push_back(it);
+                enter_loop(node, it);
                 s += emit_node(body, depth + 1);
+                leave_loop(it);
                 iterators_.pop_back();
                 s += pad(depth) + "}\n";
             } else {
                 if (in_simd_ && !body_has_loop(body)) s += pad(depth) + "#pragma omp simd\n";
                 s += pad(depth) + header + " {\n";
                 iterators_.push_back(it);
+                enter_loop(node, it);
                 s += emit_node(body, depth + 1);
+                leave_loop(it);
                 iterators_.pop_back();
                 s += pad(depth) + "}\n";
             }

@@ -59,10 +59,12 @@ int generate(const std::vector<std::string> &patterns, const std::string &out_di
     }
     files.push_back({out_dir + "/akg_catalog.cpp", emit_catalog_cpp(entries, table, typed)});
     if (typed) files.push_back({out_dir + "/akg_catalog.h", emit_catalog_header(entries)});
-    // Only once every kernel generated without error is anything written.
-    int changed = 0, stale = 0;
-    for (const auto &[path, content] : files) {
-        if (check_only) {
+    // Only once every kernel generated without error is anything written, and then all or
+    // nothing: every changed file goes to a temporary file first, then all are renamed.
+    size_t changed = 0;
+    int stale = 0;
+    if (check_only) {
+        for (const auto &[path, content] : files) {
             std::ifstream in(path, std::ios::binary);
             std::ostringstream old;
             if (in) old << in.rdbuf();
@@ -70,9 +72,9 @@ int generate(const std::vector<std::string> &patterns, const std::string &out_di
                 std::cerr << "stale: " << path << "\n";
                 ++stale;
             }
-            continue;
         }
-        changed += write_if_changed(path, content);
+    } else {
+        changed = write_files_if_changed(files);
     }
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (check_only) {
@@ -144,7 +146,11 @@ int main(int argc, char **argv) {
     check_cmd->add_option("paths", check_options.paths, "composite JSON files or folders (searched recursively)")->required();
     check_cmd->add_option("--seeds", check_options.seeds, "random seeds (each kernel runs once per seed)")->capture_default_str();
     check_cmd->add_option("--batch", check_options.batch, "kernels per compiled shared object")->capture_default_str();
-    check_cmd->add_option("--max-elements", check_options.max_elements, "skip kernels with more input+output elements")->capture_default_str();
+    check_cmd->add_option("--max-elements", check_options.max_elements,
+                          "kernels with more input+output elements run at scaled-down shapes (skipped when they cannot be scaled)")
+        ->capture_default_str();
+    check_cmd->add_option("--scaled-elements", check_options.scaled_elements, "element count that scaled-down kernels aim for")
+        ->capture_default_str();
     check_cmd->add_flag("--unsupported-is-failure", check_options.unsupported_is_failure, "exit non-zero on unsupported kernels too");
     check_cmd->add_flag("--skip-missing", check_options.skip_missing, "exit 77 (skipped) when no path exists");
     check_cmd->add_option("--work-dir", check_options.work_dir, "keep the generated sources and libraries in this folder");

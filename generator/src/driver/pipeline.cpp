@@ -12,17 +12,21 @@
 #include "lower/lower_to_halide.h"
 #include "passes/fold_dimensions.h"
 #include "passes/materialize.h"
+#include "passes/fold_reduction_dimensions.h"
 #include "passes/simplify_stages.h"
 #include "poly/schedule_transforms.h"
+#include "poly/order_band_members.h"
+#include "poly/sink_column_loops.h"
+#include "poly/stage_float16.h"
 
 namespace akg {
 
 const char *const kGeneratorVersion = "0.1.0";
 
 const std::vector<std::string> &pipeline_pass_names() {
-    static const std::vector<std::string> names = {"validate", "lower", "materialize", "simplify", "fold-dimensions", "poly-model",
-                                                   "dependences", "schedule", "parallelize", "split-bands", "vectorize",
-                                                   "promote", "ast", "emit"};
+    static const std::vector<std::string> names = {"validate", "lower", "materialize", "simplify", "fold-dimensions", "fold-reductions", "poly-model",
+                                                   "dependences", "schedule", "order-loops", "parallelize", "split-bands", "sink-columns", "vectorize",
+                                                   "promote", "stage-float16", "ast", "emit"};
     return names;
 }
 
@@ -89,6 +93,18 @@ std::string dump_promotion(const PolyModel &m) {
     return os.str();
 }
 
+std::string dump_float16_stagings(const PolyModel &m) {
+    std::ostringstream os;
+    for (size_t k = 0; k < m.float16_stagings.size(); ++k)
+        for (const auto &s : m.float16_stagings[k]) {
+            os << "@" << k << ": " << s.buffer << (s.output ? " copied out from" : " copied in to") << " float " << shape_string(s.box)
+               << " at offset (";
+            for (size_t d = 0; d < s.offset_c.size(); ++d) os << (d ? ", " : "") << s.offset_c[d];
+            os << ")\n";
+        }
+    return os.str();
+}
+
 class ContextGuard {
 public:
     ContextGuard() : ctx_(isl_ctx_alloc()) {
@@ -127,6 +143,8 @@ std::string run_pipeline(const CompositeKernel &kernel, const PipelineOptions &o
     dump("simplify", [&] { return dump_graph(graph); });
     fold_dimensions(graph);
     dump("fold-dimensions", [&] { return dump_graph(graph); });
+    fold_reduction_dimensions(graph);
+    dump("fold-reductions", [&] { return dump_graph(graph); });
 
     ContextGuard ctx;
     std::string source;
@@ -137,15 +155,21 @@ std::string run_pipeline(const CompositeKernel &kernel, const PipelineOptions &o
         dump("dependences", [&] { return "flow: " + str(model.dep_flow) + "\nfalse: " + str(model.dep_false) + "\n"; });
         compute_schedule(model, options.schedule);
         dump("schedule", [&] { return dump_schedule(model); });
+        order_band_members(model);
+        dump("order-loops", [&] { return dump_schedule(model); });
         // Parallel marks first: vectorization must not split the outer band that is run in parallel.
         mark_parallel_loops(model, options.schedule);
         dump("parallelize", [&] { return dump_schedule(model); });
         split_bands_by_dimensionality(model);
         dump("split-bands", [&] { return dump_schedule(model); });
+        sink_column_loops(model, options.schedule);
+        dump("sink-columns", [&] { return dump_schedule(model); });
         vectorize_inner_loops(model, options.schedule);
         dump("vectorize", [&] { return dump_schedule(model); });
         promote_to_local_buffers(model, options.schedule);
         dump("promote", [&] { return dump_schedule(model) + dump_promotion(model); });
+        stage_float16_buffers(model);
+        dump("stage-float16", [&] { return dump_schedule(model) + dump_float16_stagings(model); });
         isl_ast_node *ast = build_ast(model);
         dump("ast", [&] {
             isl_printer *p = isl_printer_to_str(model.ctx.get());

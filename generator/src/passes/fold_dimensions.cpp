@@ -79,7 +79,9 @@ private:
     }
 };
 
-Shape merge(const Shape &s, int k) {
+} // namespace
+
+Shape merge_dimensions(const Shape &s, int k) {
     Shape out;
     for (int i = 0; i < static_cast<int>(s.size()); ++i) {
         if (i == k + 1) continue;
@@ -87,8 +89,6 @@ Shape merge(const Shape &s, int k) {
     }
     return out;
 }
-
-} // namespace
 
 void fold_dimensions(TensorGraph &graph) {
     // The main stages: elementwise over the largest shape. Other stages keep their loops and
@@ -133,7 +133,7 @@ void fold_dimensions(TensorGraph &graph) {
         Fold fold(d, check.position);
         for (Stage *s : stages) s->value = fold.mutate(s->value);
         for (auto &s : graph.stages)
-            if (s.materialized && check.position.count(s.buffer)) s.shape = merge(s.shape, check.position.at(s.buffer));
+            if (s.materialized && check.position.count(s.buffer)) s.shape = merge_dimensions(s.shape, check.position.at(s.buffer));
     }
 }
 

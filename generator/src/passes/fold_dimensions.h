@@ -13,4 +13,7 @@ namespace akg {
 // dimensions merged.
 void fold_dimensions(TensorGraph &graph);
 
+// `s` with dimensions k and k+1 merged into one (row-major: their product).
+Shape merge_dimensions(const Shape &s, int k);
+
 } // namespace akg

@@ -5,24 +5,43 @@
 // component as a whole, without maximizing band depth or serializing SCCs, and preferring
 // outer coincidence gives one parallel row loop that contains the reductions and the
 // elementwise tail in sequence.
+#include "poly/order_band_members.h"
 #include "poly/poly_model.h"
 
+#include <cstdlib>
+
+#include <isl/ctx.h>
 #include <isl/options.h>
 #include <isl/schedule.h>
 
 namespace akg {
 
-void compute_schedule(PolyModel &m, const ScheduleOptions &options) {
+namespace {
+
+// The scheduler's ILPs grow combinatorially with the number of statements of one component:
+// a chain of 50 row reductions, each feeding the next through a broadcast, kept it busy for
+// many minutes. The fused schedule gets this many isl operations (every catalog kernel needs
+// under 30000; the 14 largest corpus kernels were checked unaffected); beyond that the kernel
+// gets the unfused schedule (one loop nest per statement, as --unfused), which needs no ILP.
+// AKG_ISL_MAX_SCHEDULE_OPERATIONS overrides it (0: no limit).
+constexpr unsigned long kMaxScheduleOperations = 300000;
+
+unsigned long max_schedule_operations() {
+    if (const char *e = std::getenv("AKG_ISL_MAX_SCHEDULE_OPERATIONS")) return std::strtoul(e, nullptr, 10);
+    return kMaxScheduleOperations;
+}
+
+// The unfused schedule: program order, one loop nest per statement.
+void sequence_schedule(PolyModel &m) {
     isl_ctx *ctx = m.ctx.get();
-    isl::union_map deps = m.dep_flow.unite(m.dep_false);
-    if (!options.fuse) {
+    {
         // The ablation: program order, one loop nest per statement. Within a statement, the
         // output dimensions carry no dependence (coincident); reduced dimensions do.
         isl_schedule *seq = nullptr;
         for (const auto &st : m.statements) {
             int n = st.out_dims + st.reduce_dims;
             isl_space *space = isl_space_set_tuple_name(isl_space_set_alloc(ctx, 0, n), isl_dim_set, st.name.c_str());
-            isl::set own = isl::manage(isl_union_set_extract_set(m.domain.copy(), space));
+            isl::set own = isl::manage(isl_union_set_extract_set(m.domain.get(), space)); // keeps the union set
             isl_schedule *one = isl_schedule_from_domain(isl_union_set_from_set(own.copy()));
             if (n > 0) {
                 isl_map *identity = isl_map_identity(isl_space_map_from_set(isl_set_get_space(own.get())));
@@ -42,6 +61,16 @@ void compute_schedule(PolyModel &m, const ScheduleOptions &options) {
             seq = seq ? isl_schedule_sequence(seq, one) : one;
         }
         m.schedule = isl::manage(seq ? seq : isl_schedule_from_domain(m.domain.copy()));
+    }
+}
+
+} // namespace
+
+void compute_schedule(PolyModel &m, const ScheduleOptions &options) {
+    isl_ctx *ctx = m.ctx.get();
+    isl::union_map deps = m.dep_flow.unite(m.dep_false);
+    if (!options.fuse) {
+        sequence_schedule(m);
         return;
     }
     isl_options_set_schedule_whole_component(ctx, 1);
@@ -61,8 +90,31 @@ void compute_schedule(PolyModel &m, const ScheduleOptions &options) {
     sc = isl_schedule_constraints_set_validity(sc, deps.copy());
     sc = isl_schedule_constraints_set_coincidence(sc, deps.copy());
     sc = isl_schedule_constraints_set_proximity(sc, proximity.copy());
-    m.schedule = isl::manage(isl_schedule_constraints_compute_schedule(sc));
+    isl_ctx_reset_operations(ctx);
+    isl_ctx_set_max_operations(ctx, max_schedule_operations());
+    isl_schedule *fused = isl_schedule_constraints_compute_schedule(sc);
+    bool over_quota = !fused && isl_ctx_last_error(ctx) == isl_error_quota;
+    isl_ctx_set_max_operations(ctx, 0);
+    isl_ctx_reset_operations(ctx);
+    if (over_quota) {
+        isl_ctx_reset_error(ctx);
+        sequence_schedule(m);
+        return;
+    }
+    m.schedule = isl::manage(fused);
     if (m.schedule.is_null()) throw InternalError("isl's scheduler failed");
+    // Cost model: fusion must not cost locality. Fusing per-channel statistics into an NCHW
+    // BatchNorm apply makes the channel the outer loop and walks the batch inside it, a stride
+    // of a whole image per step; the unfused schedule streams. Keep whichever schedule walks
+    // the largest statement's memory in order with fewer inversions (fused on a tie).
+    order_band_members(m);
+    int64_t fused_cost = loop_order_inversions(m);
+    if (fused_cost > 0) {
+        isl::schedule kept = m.schedule;
+        sequence_schedule(m);
+        order_band_members(m);
+        if (loop_order_inversions(m) >= fused_cost) m.schedule = kept;
+    }
 }
 
 } // namespace akg

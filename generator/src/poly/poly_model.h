@@ -33,6 +33,16 @@ struct BufferInfo {
     std::vector<std::string> local_offset_c; // per dimension, a C expression in the loop iterators
 };
 
+// Set by stage-float16: a float16 kernel tensor that one iteration of a parallel loop reads
+// (or only writes) as a box is converted once per iteration between its float16 storage and a
+// float array (hardware conversions), instead of element by element in every loop that uses it.
+struct Float16Staging {
+    std::string buffer;                // in0, out2
+    bool output = false;               // false: copied in before the body; true: copied out after
+    Shape box;                         // extent of the local float array, per dimension
+    std::vector<std::string> offset_c; // per dimension, a C expression in the loop iterators
+};
+
 struct PolyModel {
     mutable isl::ctx ctx{nullptr};
     std::vector<PolyStatement> statements;
@@ -45,14 +55,17 @@ struct PolyModel {
     isl::union_map dep_false; // write after read, write after write
     isl::union_map dep_input; // same iteration of equal domains: proximity only (fusion)
     isl::schedule schedule;   // the schedule tree, transformed by the passes
+    // Indexed by K of a parallel mark named "parallel_N@K" (see stage_float16.h).
+    std::vector<std::vector<Float16Staging>> float16_stagings;
 
     const PolyStatement &statement(const std::string &name) const;
     BufferInfo &buffer(const std::string &name);
     const BufferInfo &buffer(const std::string &name) const;
 };
 
-// Scheduling choices made by the cost model (poly/cost_model.cpp), kept as data so that
-// targets and tuning can change them without touching the passes.
+// Scheduling choices, kept as data so that targets and tuning can change them without touching
+// the passes. They are fixed defaults today (AVX-512: 16 float lanes); the only choice made per
+// kernel by a cost model is fused vs unfused (compute_schedule, loop_order_inversions).
 struct ScheduleOptions {
     int vector_width = 16;          // float32 lanes of the target's vectors (AVX-512)
     // Inner loops are strip-mined by vector_width * vector_unroll when long enough: GCC fully
@@ -60,7 +73,6 @@ struct ScheduleOptions {
     int vector_unroll = 4;
     int64_t parallel_chunk = 4096;  // iterations per parallel task of a one-dimensional loop
     int64_t promotion_limit = 1 << 16; // elements of a per-iteration local buffer
-    int tile_size = 32;             // tiles of bands whose accesses are transposed
     bool fuse = true;               // false: one loop nest per statement (the ablation)
     bool parallel = true;
 };

@@ -34,29 +34,6 @@ void map_bottom_up(PolyModel &m, NodeFn fn) {
 
 bool is_band(isl_schedule_node *node) { return isl_schedule_node_get_type(node) == isl_schedule_node_band; }
 
-bool has_band_below(isl_schedule_node *node) {
-    bool found = false;
-    isl_schedule_node_foreach_descendant_top_down(
-        node,
-        [](isl_schedule_node *n, void *user) -> isl_bool {
-            if (isl_schedule_node_get_type(n) == isl_schedule_node_band) *static_cast<bool *>(user) = true;
-            return isl_bool_true;
-        },
-        &found);
-    // foreach_descendant_top_down visits the node itself first.
-    if (is_band(node)) {
-        int bands = 0;
-        isl_schedule_node_foreach_descendant_top_down(
-            node,
-            [](isl_schedule_node *n, void *user) -> isl_bool {
-                if (isl_schedule_node_get_type(n) == isl_schedule_node_band) ++*static_cast<int *>(user);
-                return isl_bool_true;
-            },
-            &bands);
-        return bands > 1;
-    }
-    return found;
-}
 
 // Is this band at the top of the tree: only the domain, filters and sequences above it?
 bool is_outermost_band(isl_schedule_node *node) {
@@ -174,6 +151,30 @@ isl_schedule_node *insert_mark(isl_schedule_node *node, const char *name) {
 }
 
 } // namespace
+
+bool has_band_below(isl_schedule_node *node) {
+    bool found = false;
+    isl_schedule_node_foreach_descendant_top_down(
+        node,
+        [](isl_schedule_node *n, void *user) -> isl_bool {
+            if (isl_schedule_node_get_type(n) == isl_schedule_node_band) *static_cast<bool *>(user) = true;
+            return isl_bool_true;
+        },
+        &found);
+    // foreach_descendant_top_down visits the node itself first.
+    if (is_band(node)) {
+        int bands = 0;
+        isl_schedule_node_foreach_descendant_top_down(
+            node,
+            [](isl_schedule_node *n, void *user) -> isl_bool {
+                if (isl_schedule_node_get_type(n) == isl_schedule_node_band) ++*static_cast<int *>(user);
+                return isl_bool_true;
+            },
+            &bands);
+        return bands > 1;
+    }
+    return found;
+}
 
 void mark_parallel_loops(PolyModel &m, const ScheduleOptions &options) {
     if (!options.parallel) return;

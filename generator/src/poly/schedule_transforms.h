@@ -8,6 +8,9 @@ namespace akg {
 // sequential when options.parallel is false.
 void mark_parallel_loops(PolyModel &model, const ScheduleOptions &options);
 
+// Whether a band node lies below `node` (not counting `node` itself).
+bool has_band_below(isl_schedule_node *node);
+
 // In a leaf band that is not fully parallel, moves the statements whose schedule is constant
 // over the band (lower-dimensional ones) into a sequence before the others, and recomputes the
 // parallelism of the remaining band from the dependences.

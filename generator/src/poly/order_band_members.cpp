@@ -1,0 +1,202 @@
+#include "poly/order_band_members.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <numeric>
+
+#include <isl/aff.h>
+#include <isl/map.h>
+#include <isl/schedule_node.h>
+#include <isl/set.h>
+#include <isl/union_map.h>
+#include <isl/union_set.h>
+#include <isl/val.h>
+
+namespace akg {
+
+namespace {
+
+bool has_band_ancestor(isl_schedule_node *node) {
+    isl_schedule_node *n = isl_schedule_node_copy(node);
+    bool found = false;
+    while (!found && isl_schedule_node_has_parent(n) == isl_bool_true) {
+        n = isl_schedule_node_parent(n);
+        found = isl_schedule_node_get_type(n) == isl_schedule_node_band;
+    }
+    isl_schedule_node_free(n);
+    return found;
+}
+
+// The single affine piece of a pw_aff, or null.
+isl_aff *single_aff(isl_pw_aff *pa) {
+    isl_aff *out = nullptr;
+    if (isl_pw_aff_n_piece(pa) == 1)
+        isl_pw_aff_foreach_piece(
+            pa,
+            [](isl_set *set, isl_aff *aff, void *user) -> isl_stat {
+                isl_set_free(set);
+                *static_cast<isl_aff **>(user) = aff;
+                return isl_stat_ok;
+            },
+            &out);
+    isl_pw_aff_free(pa);
+    return out;
+}
+
+int64_t coefficient(isl_aff *aff, int dim) {
+    isl_val *v = isl_aff_get_coefficient_val(aff, isl_dim_in, dim);
+    int64_t c = isl_val_is_int(v) ? isl_val_get_num_si(v) : 0;
+    isl_val_free(v);
+    return c;
+}
+
+// The row-major address (in elements) of the largest buffer that the statements in `domain`
+// access, as an affine function of the loop variables of one of those statements (null when
+// not affine); `statement` receives that statement's space.
+isl_aff *largest_access_address(const PolyModel &m, isl_union_set *domain, isl_space **statement) {
+    *statement = nullptr;
+    isl_union_map *accesses = isl_union_map_intersect_domain(m.reads.unite(m.writes).release(), domain);
+    const BufferInfo *largest = nullptr;
+    for (const auto &b : m.buffers) {
+        if (b.shape.empty() || (largest && element_count(b.shape) <= element_count(largest->shape))) continue;
+        isl_space *space = isl_space_set_alloc(isl_union_map_get_ctx(accesses), 0, b.shape.size());
+        space = isl_space_set_tuple_name(space, isl_dim_set, b.name.c_str());
+        isl_union_map *mine = isl_union_map_intersect_range(isl_union_map_copy(accesses), isl_union_set_from_set(isl_set_universe(space)));
+        if (isl_union_map_is_empty(mine) != isl_bool_true) largest = &b;
+        isl_union_map_free(mine);
+    }
+    if (!largest) {
+        isl_union_map_free(accesses);
+        return nullptr;
+    }
+    // address = x0 * s0 + x1 * s1 + ... (row-major)
+    std::string lhs, rhs;
+    int64_t stride = 1;
+    for (int d = static_cast<int>(largest->shape.size()) - 1; d >= 0; --d) {
+        std::string x = "x" + std::to_string(d);
+        lhs = x + (lhs.empty() ? "" : ", " + lhs);
+        rhs += (rhs.empty() ? "" : " + ") + std::to_string(stride) + " * " + x;
+        stride *= largest->shape[d];
+    }
+    isl_map *linear = isl_map_read_from_str(isl_union_map_get_ctx(accesses),
+                                            ("{ " + largest->name + "[" + lhs + "] -> [" + rhs + "] }").c_str());
+    isl_union_map *address = isl_union_map_apply_range(accesses, isl_union_map_from_map(linear));
+    isl_map_list *list = isl_union_map_get_map_list(address);
+    isl_map *first = isl_map_list_size(list) > 0 ? isl_map_list_get_at(list, 0) : nullptr;
+    isl_map_list_free(list);
+    isl_union_map_free(address);
+    if (!first) return nullptr;
+    *statement = isl_space_domain(isl_map_get_space(first));
+    isl_pw_multi_aff *pma = isl_pw_multi_aff_from_map(first);
+    isl_aff *addr = single_aff(isl_pw_multi_aff_get_pw_aff(pma, 0));
+    isl_pw_multi_aff_free(pma);
+    return addr;
+}
+
+// The loop variable that a one-dimensional schedule function of `statement` follows (an input
+// dimension with coefficient ±1, nothing else), or -1.
+int followed_variable(isl_union_pw_aff *upa, isl_space *statement) {
+    isl_space *space = isl_space_add_dims(isl_space_from_domain(isl_space_copy(statement)), isl_dim_out, 1);
+    isl_aff *member = single_aff(isl_union_pw_aff_extract_pw_aff(upa, space));
+    isl_union_pw_aff_free(upa);
+    if (!member) return -1;
+    int dims = isl_aff_dim(member, isl_dim_in), var = -1, uses = 0;
+    for (int k = 0; k < dims; ++k)
+        if (coefficient(member, k) != 0) var = k, ++uses;
+    bool unit = uses == 1 && std::abs(coefficient(member, var)) == 1;
+    isl_aff_free(member);
+    return unit ? var : -1;
+}
+
+// Per band member, the distance in elements between the addresses of the largest accessed
+// buffer at consecutive values of that member (0 where unknown).
+std::vector<int64_t> member_strides(const PolyModel &m, isl_schedule_node *band) {
+    int n = isl_schedule_node_band_n_member(band);
+    std::vector<int64_t> strides(n, 0);
+    isl_space *statement = nullptr;
+    isl_aff *addr = largest_access_address(m, isl_schedule_node_get_domain(band), &statement);
+    isl_multi_union_pw_aff *partial = isl_schedule_node_band_get_partial_schedule(band);
+    for (int j = 0; addr && j < n; ++j) {
+        int var = followed_variable(isl_multi_union_pw_aff_get_at(partial, j), statement);
+        if (var >= 0) strides[j] = std::abs(coefficient(addr, var));
+    }
+    isl_multi_union_pw_aff_free(partial);
+    isl_aff_free(addr);
+    isl_space_free(statement);
+    return strides;
+}
+
+isl_schedule_node *order_members(isl_schedule_node *node, void *user) {
+    const PolyModel &m = *static_cast<const PolyModel *>(user);
+    if (isl_schedule_node_get_type(node) != isl_schedule_node_band || has_band_ancestor(node)) return node;
+    int n = isl_schedule_node_band_n_member(node);
+    if (n < 2 || isl_schedule_node_band_get_permutable(node) != isl_bool_true) return node;
+    for (int j = 0; j < n; ++j)
+        if (isl_schedule_node_band_member_get_coincident(node, j) != isl_bool_true) return node;
+    std::vector<int64_t> strides = member_strides(m, node);
+    std::vector<int> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return strides[a] > strides[b]; });
+    if (std::is_sorted(order.begin(), order.end())) return node;
+    isl_multi_union_pw_aff *partial = isl_schedule_node_band_get_partial_schedule(node);
+    isl_multi_union_pw_aff *ordered = isl_multi_union_pw_aff_copy(partial);
+    for (int j = 0; j < n; ++j) ordered = isl_multi_union_pw_aff_set_at(ordered, j, isl_multi_union_pw_aff_get_at(partial, order[j]));
+    isl_multi_union_pw_aff_free(partial);
+    node = isl_schedule_node_delete(node);
+    node = isl_schedule_node_insert_partial_schedule(node, ordered);
+    node = isl_schedule_node_band_set_permutable(node, 1);
+    for (int j = 0; j < n; ++j) node = isl_schedule_node_band_member_set_coincident(node, j, 1);
+    return node;
+}
+
+} // namespace
+
+void order_band_members(PolyModel &m) {
+    isl_schedule_node *root = isl_schedule_get_root(m.schedule.get());
+    root = isl_schedule_node_map_descendant_bottom_up(root, order_members, &m);
+    m.schedule = isl::manage(isl_schedule_node_get_schedule(root));
+    isl_schedule_node_free(root);
+}
+
+int64_t loop_order_inversions(const PolyModel &m) {
+    // The statement with the most iterations.
+    const PolyStatement *main = nullptr;
+    int64_t most = -1;
+    for (const auto &st : m.statements) {
+        int64_t n = element_count(st.stage->shape) * (st.reduce_dims ? element_count(st.stage->reduce_extents) : 1);
+        if (n > most) most = n, main = &st;
+    }
+    if (!main) return 0;
+    isl_ctx *ctx = m.ctx.get();
+    isl_space *space = isl_space_set_tuple_name(isl_space_set_alloc(ctx, 0, main->out_dims + main->reduce_dims), isl_dim_set,
+                                                main->name.c_str());
+    isl_union_set *domain = isl_union_set_from_set(isl_union_set_extract_set(m.domain.get(), space));
+    isl_space *statement = nullptr;
+    isl_aff *addr = largest_access_address(m, isl_union_set_copy(domain), &statement);
+    if (!addr) {
+        isl_union_set_free(domain);
+        isl_space_free(statement);
+        return 0;
+    }
+    // Its schedule, outermost first: the stride of each dimension that follows a loop variable.
+    isl_union_map *schedule = isl_union_map_intersect_domain(isl_schedule_get_map(m.schedule.get()), domain);
+    isl_map *map = isl_map_from_union_map(schedule);
+    isl_multi_pw_aff *mpa = isl_multi_pw_aff_from_pw_multi_aff(isl_pw_multi_aff_from_map(map));
+    std::vector<int64_t> strides;
+    for (int j = 0; j < static_cast<int>(isl_multi_pw_aff_size(mpa)); ++j) {
+        isl_union_pw_aff *upa = isl_union_pw_aff_from_pw_aff(isl_multi_pw_aff_get_at(mpa, j));
+        int var = followed_variable(upa, statement);
+        if (var >= 0) strides.push_back(std::abs(coefficient(addr, var)));
+    }
+    isl_multi_pw_aff_free(mpa);
+    isl_aff_free(addr);
+    isl_space_free(statement);
+    // An outer loop over the contiguous dimension (stride 1) is not counted: sink-columns tiles
+    // it and moves its point loop innermost.
+    int64_t inversions = 0;
+    for (size_t a = 0; a < strides.size(); ++a)
+        for (size_t b = a + 1; b < strides.size(); ++b) inversions += strides[a] > 1 && strides[a] < strides[b];
+    return inversions;
+}
+
+} // namespace akg

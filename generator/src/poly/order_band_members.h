@@ -1,0 +1,20 @@
+#pragma once
+#include "poly/poly_model.h"
+
+namespace akg {
+
+// isl's scheduler orders the members of a fully parallel band without looking at memory: a
+// global average pool over [N, C, 7, 7] came out as channel-outer, batch-inner, jumping
+// C*49 elements between consecutive iterations. In every outermost band whose members are all
+// coincident (so any order is legal), this pass orders the members by the stride they give the
+// largest tensor the band accesses: largest stride outermost, so that consecutive iterations
+// touch consecutive memory.
+void order_band_members(PolyModel &model);
+
+// The cost model's locality term: for the statement with the most iterations, the number of
+// pairs of its loops (in schedule order) where an outer loop has a smaller stride over its
+// largest tensor than an inner one (0: consecutive iterations of every loop walk memory in
+// order); an outer loop of stride 1 does not count (sink-columns makes it the inner one). compute_schedule uses it to choose between the fused and the unfused schedule.
+int64_t loop_order_inversions(const PolyModel &model);
+
+} // namespace akg

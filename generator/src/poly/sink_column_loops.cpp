@@ -1,0 +1,147 @@
+#include "poly/sink_column_loops.h"
+
+#include "poly/schedule_transforms.h"
+
+#include <isl/aff.h>
+#include <isl/id.h>
+#include <isl/map.h>
+#include <isl/schedule_node.h>
+#include <isl/set.h>
+#include <isl/union_map.h>
+#include <isl/union_set.h>
+#include <isl/val.h>
+
+namespace akg {
+
+namespace {
+
+struct Ctx {
+    PolyModel *m;
+    const ScheduleOptions *options;
+};
+
+// Whether one iteration of `band` reads a column: the largest buffer read below it has a fixed
+// footprint per iteration that spans several rows but one element of the last dimension.
+bool reads_columns(const PolyModel &m, isl_schedule_node *band) {
+    isl_schedule_node *inside = isl_schedule_node_child(isl_schedule_node_copy(band), 0);
+    isl_union_map *prefix = isl_schedule_node_get_prefix_schedule_relation(inside);
+    isl_union_set *subtree = isl_schedule_node_get_domain(band);
+    isl_schedule_node_free(inside);
+    const BufferInfo *largest = nullptr;
+    isl_map *footprint = nullptr;
+    for (const auto &b : m.buffers) {
+        if (b.shape.size() < 2 || (largest && element_count(b.shape) <= element_count(largest->shape))) continue;
+        isl_space *space = isl_space_set_alloc(isl_union_map_get_ctx(m.reads.get()), 0, b.shape.size());
+        space = isl_space_set_tuple_name(space, isl_dim_set, b.name.c_str());
+        isl_union_map *reads = isl_union_map_intersect_range(m.reads.copy(), isl_union_set_from_set(isl_set_universe(space)));
+        reads = isl_union_map_intersect_domain(reads, isl_union_set_copy(subtree));
+        if (isl_union_map_is_empty(reads) == isl_bool_true) {
+            isl_union_map_free(reads);
+            continue;
+        }
+        isl_map_free(footprint);
+        footprint = isl_map_from_union_map(isl_union_map_apply_range(isl_union_map_reverse(isl_union_map_copy(prefix)), reads));
+        largest = &b;
+    }
+    isl_union_map_free(prefix);
+    isl_union_set_free(subtree);
+    if (!footprint) return false;
+    bool column = false;
+    isl_fixed_box *box = isl_map_get_range_simple_fixed_box_hull(footprint);
+    if (isl_fixed_box_is_valid(box) == isl_bool_true) {
+        isl_multi_val *size = isl_fixed_box_get_size(box);
+        int n = isl_multi_val_size(size);
+        int64_t elements = 1, last = 0;
+        for (int d = 0; d < n; ++d) {
+            isl_val *v = isl_multi_val_get_at(size, d);
+            int64_t e = isl_val_get_num_si(v);
+            isl_val_free(v);
+            elements *= e;
+            if (d == n - 1) last = e;
+        }
+        column = last == 1 && elements >= 16;
+        isl_multi_val_free(size);
+    }
+    isl_fixed_box_free(box);
+    isl_map_free(footprint);
+    return column;
+}
+
+// Number of iterations of the (one-member) band's loop.
+int64_t trip_count(isl_schedule_node *band) {
+    isl_union_set *domain = isl_schedule_node_get_domain(band);
+    isl_union_map *schedule = isl_union_map_from_multi_union_pw_aff(isl_schedule_node_band_get_partial_schedule(band));
+    isl_set *range = isl_set_from_union_set(isl_union_set_apply(domain, schedule));
+    isl_val *lo = isl_set_dim_min_val(isl_set_copy(range), 0), *hi = isl_set_dim_max_val(range, 0);
+    int64_t n = isl_val_is_int(lo) && isl_val_is_int(hi) ? isl_val_get_num_si(hi) - isl_val_get_num_si(lo) + 1 : 0;
+    isl_val_free(lo);
+    isl_val_free(hi);
+    return n;
+}
+
+isl_schedule_node *insert_at_leaves(isl_schedule_node *node, isl_multi_union_pw_aff *point) {
+    struct Leaf {
+        isl_multi_union_pw_aff *point;
+    } leaf{point};
+    return isl_schedule_node_map_descendant_bottom_up(
+        node,
+        [](isl_schedule_node *n, void *user) -> isl_schedule_node * {
+            if (isl_schedule_node_get_type(n) != isl_schedule_node_leaf) return n;
+            isl_union_set *reaching = isl_schedule_node_get_domain(n);
+            bool empty = isl_union_set_is_empty(reaching) == isl_bool_true;
+            if (empty) {
+                isl_union_set_free(reaching);
+                return n;
+            }
+            isl_multi_union_pw_aff *p =
+                isl_multi_union_pw_aff_intersect_domain(isl_multi_union_pw_aff_copy(static_cast<Leaf *>(user)->point), reaching);
+            n = isl_schedule_node_insert_partial_schedule(n, p);
+            n = isl_schedule_node_band_set_permutable(n, 1);
+            return isl_schedule_node_band_member_set_coincident(n, 0, 1);
+        },
+        &leaf);
+}
+
+isl_schedule_node *sink_under_mark(isl_schedule_node *node, void *user) {
+    auto &c = *static_cast<Ctx *>(user);
+    if (isl_schedule_node_get_type(node) != isl_schedule_node_mark) return node;
+    isl_id *id = isl_schedule_node_mark_get_id(node);
+    std::string name = isl_id_get_name(id);
+    isl_id_free(id);
+    if (name != "parallel_1") return node;
+    isl_schedule_node *band = isl_schedule_node_child(isl_schedule_node_copy(node), 0);
+    bool apply = isl_schedule_node_get_type(band) == isl_schedule_node_band && isl_schedule_node_band_n_member(band) == 1 &&
+                 has_band_below(band) && reads_columns(*c.m, band);
+    int64_t trips = apply ? trip_count(band) : 0;
+    // A block of a few vectors per iteration; smaller when that would leave a core idle.
+    int64_t block = static_cast<int64_t>(c.options->vector_width) * c.options->vector_unroll;
+    while (block > c.options->vector_width && trips < 2 * block) block /= 2;
+    if (!apply || trips < 2 * block) {
+        isl_schedule_node_free(band);
+        return node;
+    }
+    isl_schedule_node_free(node);
+    isl_multi_val *sizes = isl_multi_val_from_val_list(
+        isl_schedule_node_band_get_space(band), isl_val_list_from_val(isl_val_int_from_si(isl_schedule_node_get_ctx(band), block)));
+    band = isl_schedule_node_band_tile(band, sizes); // the tile loop, with the point loop below
+    band = isl_schedule_node_band_member_set_coincident(band, 0, 1);
+    isl_schedule_node *point = isl_schedule_node_child(band, 0);
+    isl_multi_union_pw_aff *partial = isl_schedule_node_band_get_partial_schedule(point);
+    point = isl_schedule_node_delete(point);
+    point = insert_at_leaves(point, partial);
+    isl_multi_union_pw_aff_free(partial);
+    // Back to the mark above the tile loop.
+    return isl_schedule_node_parent(isl_schedule_node_parent(point));
+}
+
+} // namespace
+
+void sink_column_loops(PolyModel &m, const ScheduleOptions &options) {
+    Ctx ctx{&m, &options};
+    isl_schedule_node *root = isl_schedule_get_root(m.schedule.get());
+    root = isl_schedule_node_map_descendant_bottom_up(root, sink_under_mark, &ctx);
+    m.schedule = isl::manage(isl_schedule_node_get_schedule(root));
+    isl_schedule_node_free(root);
+}
+
+} // namespace akg

@@ -1,0 +1,176 @@
+#include "poly/stage_float16.h"
+
+#include <cstdlib>
+
+#include <isl/aff.h>
+#include <isl/id.h>
+#include <isl/map.h>
+#include <isl/printer.h>
+#include <isl/schedule_node.h>
+#include <isl/set.h>
+#include <isl/union_map.h>
+#include <isl/union_set.h>
+#include <isl/val.h>
+
+namespace akg {
+
+namespace {
+
+// Below these sizes the per-iteration conversion call costs about what it saves.
+constexpr int64_t kMinStagedElements = 64;
+constexpr int64_t kMinInnerExtent = 16; // one AVX-512 vector of the innermost dimension
+// The float copies live on the stack of the parallel body (OpenMP threads get 2 MiB stacks by
+// default with libgomp): at most 128 KiB per tensor and 512 KiB in all per body.
+constexpr int64_t kMaxStagedElements = 1 << 15;
+constexpr int64_t kMaxStagedElementsPerBody = 1 << 17;
+
+std::string aff_to_c(isl_aff *aff) {
+    isl_printer *p = isl_printer_to_str(isl_aff_get_ctx(aff));
+    p = isl_printer_set_output_format(p, ISL_FORMAT_C);
+    p = isl_printer_print_aff(p, aff);
+    char *text = isl_printer_get_str(p);
+    std::string s = text;
+    free(text);
+    isl_printer_free(p);
+    return s;
+}
+
+// The accesses in `accesses` whose range is buffer `b`.
+isl_union_map *accesses_of(const isl::union_map &accesses, const BufferInfo &b) {
+    isl_space *space = isl_space_set_alloc(isl_union_map_get_ctx(accesses.get()), 0, b.shape.size());
+    space = isl_space_set_tuple_name(space, isl_dim_set, b.name.c_str());
+    return isl_union_map_intersect_range(accesses.copy(), isl_union_set_from_set(isl_set_universe(space)));
+}
+
+// { prefix -> b[x] : offset(prefix) <= x < offset(prefix) + size, 0 <= x < shape }
+isl_map *clamped_box(isl_multi_aff *offset, const Shape &size, const BufferInfo &b) {
+    std::string lhs, rhs, cond;
+    for (size_t d = 0; d < size.size(); ++d) {
+        std::string y = "y" + std::to_string(d), x = "x" + std::to_string(d);
+        lhs += (d ? ", " : "") + y;
+        rhs += (d ? ", " : "") + x;
+        cond += std::string(d ? " and " : "") + y + " <= " + x + " < " + y + " + " + std::to_string(size[d]) + " and 0 <= " + x +
+                " < " + std::to_string(b.shape[d]);
+    }
+    std::string text = "{ " + b.name + "[" + lhs + "] -> " + b.name + "[" + rhs + "] : " + cond + " }";
+    isl_map *window = isl_map_read_from_str(isl_multi_aff_get_ctx(offset), text.c_str());
+    return isl_map_apply_range(isl_map_from_multi_aff(isl_multi_aff_copy(offset)), window);
+}
+
+struct Ctx {
+    PolyModel *m;
+};
+
+// The staging of buffer `b` for one iteration of the parallel band, if it pays and is exact.
+bool plan_staging(PolyModel &m, const BufferInfo &b, isl_union_set *subtree, isl_union_map *prefix, int depth, Float16Staging &out) {
+    if (b.dtype != DType::Float16 || b.shape.empty()) return false;
+    bool input = b.kind == BufferKind::KernelInput, output = b.kind == BufferKind::KernelOutput;
+    if (!input && !output) return false;
+    isl_union_map *reads = accesses_of(m.reads, b), *writes = accesses_of(m.writes, b);
+    bool eligible = false;
+    isl_union_map *mine = nullptr;
+    if (input && isl_union_map_is_empty(writes) == isl_bool_true) {
+        // A read-only input: its reads under this loop.
+        mine = isl_union_map_intersect_domain(isl_union_map_copy(reads), isl_union_set_copy(subtree));
+        eligible = isl_union_map_is_empty(mine) != isl_bool_true;
+    } else if (output && isl_union_map_is_empty(reads) == isl_bool_true) {
+        // A write-only output computed (not accumulated) entirely under this loop.
+        isl_union_set *writers = isl_union_map_domain(isl_union_map_copy(writes));
+        eligible = isl_union_set_is_subset(writers, subtree) == isl_bool_true && isl_union_set_is_empty(writers) != isl_bool_true;
+        isl_union_set_free(writers);
+        for (const auto &st : m.statements)
+            if (st.stage->buffer == b.name && st.stage->kind != StageKind::Compute) eligible = false;
+        mine = isl_union_map_copy(writes);
+    }
+    isl_union_map_free(reads);
+    isl_union_map_free(writes);
+    if (!eligible) {
+        isl_union_map_free(mine);
+        return false;
+    }
+    isl_map *footprint = isl_map_from_union_map(isl_union_map_apply_range(isl_union_map_reverse(isl_union_map_copy(prefix)), mine));
+    isl_fixed_box *box = isl_map_get_range_simple_fixed_box_hull(footprint);
+    bool ok = isl_fixed_box_is_valid(box) == isl_bool_true;
+    if (ok) {
+        isl_multi_val *size = isl_fixed_box_get_size(box);
+        isl_multi_aff *offset = isl_fixed_box_get_offset(box);
+        Shape extent;
+        for (size_t d = 0; d < b.shape.size(); ++d) {
+            isl_val *v = isl_multi_val_get_at(size, d);
+            extent.push_back(isl_val_get_num_si(v));
+            isl_val_free(v);
+        }
+        int64_t elements = element_count(extent);
+        ok = elements >= kMinStagedElements && elements <= kMaxStagedElements && extent.back() >= kMinInnerExtent;
+        if (ok && output) {
+            // The copy-out writes the whole box (within the tensor): every element of it must be
+            // one the loop writes.
+            isl_map *covered = isl_map_intersect_domain(clamped_box(offset, extent, b), isl_map_domain(isl_map_copy(footprint)));
+            ok = isl_map_is_equal(covered, footprint) == isl_bool_true;
+            isl_map_free(covered);
+        }
+        if (ok) {
+            out.buffer = b.name;
+            out.output = output;
+            out.box = extent;
+            out.offset_c.clear();
+            for (int d = 0; d < depth; ++d)
+                offset = isl_multi_aff_set_dim_name(offset, isl_dim_in, d, ("c" + std::to_string(d)).c_str());
+            for (size_t d = 0; d < b.shape.size(); ++d) {
+                isl_aff *aff = isl_multi_aff_get_at(offset, d);
+                out.offset_c.push_back(aff_to_c(aff));
+                isl_aff_free(aff);
+            }
+        }
+        isl_multi_val_free(size);
+        isl_multi_aff_free(offset);
+    }
+    isl_fixed_box_free(box);
+    isl_map_free(footprint);
+    return ok;
+}
+
+isl_schedule_node *stage_under_mark(isl_schedule_node *node, void *user) {
+    PolyModel &m = *static_cast<Ctx *>(user)->m;
+    if (isl_schedule_node_get_type(node) != isl_schedule_node_mark) return node;
+    isl_id *id = isl_schedule_node_mark_get_id(node);
+    std::string name = isl_id_get_name(id);
+    isl_id_free(id);
+    if (name.rfind("parallel_", 0) != 0 || name.find('@') != std::string::npos) return node;
+    isl_schedule_node *band = isl_schedule_node_child(isl_schedule_node_copy(node), 0);
+    isl_schedule_node *inside = isl_schedule_node_child(isl_schedule_node_copy(band), 0);
+    int depth = isl_schedule_node_get_schedule_depth(inside);
+    isl_union_set *subtree = isl_schedule_node_get_domain(band);
+    isl_union_map *prefix = isl_schedule_node_get_prefix_schedule_relation(inside);
+    std::vector<Float16Staging> stagings;
+    int64_t staged = 0;
+    for (const auto &b : m.buffers) {
+        Float16Staging s;
+        if (plan_staging(m, b, subtree, prefix, depth, s) && staged + element_count(s.box) <= kMaxStagedElementsPerBody) {
+            staged += element_count(s.box);
+            stagings.push_back(s);
+        }
+    }
+    isl_union_map_free(prefix);
+    isl_union_set_free(subtree);
+    isl_schedule_node_free(inside);
+    isl_schedule_node_free(band);
+    if (stagings.empty()) return node;
+    std::string renamed = name + "@" + std::to_string(m.float16_stagings.size());
+    m.float16_stagings.push_back(std::move(stagings));
+    isl_ctx *ctx = isl_schedule_node_get_ctx(node);
+    node = isl_schedule_node_delete(node);
+    return isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, renamed.c_str(), nullptr));
+}
+
+} // namespace
+
+void stage_float16_buffers(PolyModel &m) {
+    Ctx ctx{&m};
+    isl_schedule_node *root = isl_schedule_get_root(m.schedule.get());
+    root = isl_schedule_node_map_descendant_bottom_up(root, stage_under_mark, &ctx);
+    m.schedule = isl::manage(isl_schedule_node_get_schedule(root));
+    isl_schedule_node_free(root);
+}
+
+} // namespace akg

@@ -1,0 +1,119 @@
+// The float16 array conversions (akg_f16_to_f32_n, akg_f32_to_f16_n: hardware vcvtph2ps /
+// vcvtps2ph where the target has them, masked tails) and the box staging of the generator's
+// stage-float16 pass (akg_stage_f16_in/out), against the element functions.
+#include "akg_kernel_support.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+namespace {
+
+uint32_t bits(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+bool same(float a, float b) { return std::isnan(a) ? std::isnan(b) : bits(a) == bits(b); }
+
+TEST(Float16Arrays, EveryHalfWidensLikeTheElementFunction) {
+    std::vector<uint16_t> h(65536);
+    for (int i = 0; i < 65536; ++i) h[i] = static_cast<uint16_t>(i);
+    // Every length up to two vectors and beyond, at several offsets: full vectors and tails.
+    for (int offset : {0, 1, 7}) {
+        for (int n = 0; n <= 40; ++n) {
+            std::vector<float> out(n + 2, 12345.0f);
+            akg_f16_to_f32_n(h.data() + 1000 * offset + 31744 - 20, out.data() + 1, n); // around inf/NaN
+            for (int i = 0; i < n; ++i) ASSERT_TRUE(same(out[i + 1], akg_f16_to_f32(h[1000 * offset + 31744 - 20 + i]))) << n << " " << i;
+            EXPECT_EQ(out[0], 12345.0f);
+            EXPECT_EQ(out[n + 1], 12345.0f) << "wrote past the end, n = " << n;
+        }
+    }
+    std::vector<float> all(65536);
+    akg_f16_to_f32_n(h.data(), all.data(), 65536);
+    for (int i = 0; i < 65536; ++i) ASSERT_TRUE(same(all[i], akg_f16_to_f32(h[i]))) << i;
+}
+
+TEST(Float16Arrays, FloatsNarrowLikeTheElementFunction) {
+    std::mt19937 rng(7);
+    std::vector<float> x;
+    for (float s : {0.0f, -0.0f, 1.0f, -1.0f, 65504.0f, 65519.996f, 65520.0f, 1e10f, 0x1p-25f, 0x1p-24f, 0x1.8p-25f, 0x1p-14f,
+                    6.1e-5f, INFINITY, -INFINITY, NAN})
+        x.push_back(s);
+    std::uniform_int_distribution<uint32_t> any;
+    while (x.size() < 100000) {
+        float f;
+        uint32_t u = any(rng);
+        // Mostly the float16 range, where rounding matters.
+        if (x.size() % 2) u = (u & 0x807fffffu) | ((100u + u % 50u) << 23);
+        std::memcpy(&f, &u, sizeof f);
+        x.push_back(f);
+    }
+    for (int n : {0, 1, 15, 16, 17, 31, 33, 100000}) {
+        std::vector<uint16_t> h(n + 1, 0xabcd);
+        akg_f32_to_f16_n(x.data(), h.data(), n);
+        for (int i = 0; i < n; ++i) {
+            uint16_t want = akg_f32_to_f16(x[i]);
+            bool nan = (want & 0x7c00) == 0x7c00 && (want & 0x3ff);
+            if (nan) ASSERT_TRUE((h[i] & 0x7c00) == 0x7c00 && (h[i] & 0x3ff)) << i;
+            else ASSERT_EQ(h[i], want) << "x = " << x[i] << ", n = " << n;
+        }
+        EXPECT_EQ(h[n], 0xabcd) << "wrote past the end, n = " << n;
+    }
+}
+
+TEST(Float16Arrays, RoundMatchesTheConversionPair) {
+    std::mt19937 rng(11);
+    std::uniform_int_distribution<uint32_t> any;
+    for (int i = 0; i < 2000000; ++i) {
+        uint32_t u = any(rng);
+        float f;
+        std::memcpy(&f, &u, sizeof f);
+        ASSERT_TRUE(same(akg_round_f16(f), akg_f16_to_f32(akg_f32_to_f16(f)))) << f;
+    }
+}
+
+// A [5, 7, 37] float16 tensor; boxes partly outside it are clamped, and nothing outside the
+// tensor or the box's in-tensor part is touched.
+TEST(Float16Arrays, StagingCopiesTheClampedBox) {
+    const int64_t shape[] = {5, 7, 37};
+    std::vector<uint16_t> tensor(5 * 7 * 37 + 8);
+    for (size_t i = 0; i < tensor.size(); ++i) tensor[i] = akg_f32_to_f16(static_cast<float>(i) * 0.25f);
+    const int64_t box[] = {2, 3, 40};
+    for (int64_t o0 : {-1, 0, 4})
+        for (int64_t o1 : {-2, 1, 5})
+            for (int64_t o2 : {-3, 0, 5}) {
+                const int64_t offset[] = {o0, o1, o2};
+                std::vector<float> local(2 * 3 * 40, -7.0f);
+                akg_stage_f16_in(tensor.data(), 3, shape, offset, box, local.data());
+                for (int64_t a = 0; a < 2; ++a)
+                    for (int64_t b = 0; b < 3; ++b)
+                        for (int64_t c = 0; c < 40; ++c) {
+                            int64_t x = o0 + a, y = o1 + b, z = o2 + c;
+                            bool inside = x >= 0 && x < 5 && y >= 0 && y < 7 && z >= 0 && z < 37;
+                            float got = local[(a * 3 + b) * 40 + c];
+                            if (inside) ASSERT_EQ(got, akg_f16_to_f32(tensor[(x * 7 + y) * 37 + z]));
+                            else ASSERT_EQ(got, -7.0f);
+                        }
+                // Back out: only the in-tensor part of the box is written.
+                std::vector<uint16_t> copy = tensor;
+                std::vector<float> values(2 * 3 * 40);
+                for (size_t i = 0; i < values.size(); ++i) values[i] = 1000.0f + static_cast<float>(i);
+                akg_stage_f16_out(copy.data(), 3, shape, offset, box, values.data());
+                for (int64_t x = 0; x < 5; ++x)
+                    for (int64_t y = 0; y < 7; ++y)
+                        for (int64_t z = 0; z < 37; ++z) {
+                            int64_t a = x - o0, b = y - o1, c = z - o2;
+                            bool in_box = a >= 0 && a < 2 && b >= 0 && b < 3 && c >= 0 && c < 40;
+                            uint16_t want = in_box ? akg_f32_to_f16(values[(a * 3 + b) * 40 + c]) : tensor[(x * 7 + y) * 37 + z];
+                            ASSERT_EQ(copy[(x * 7 + y) * 37 + z], want);
+                        }
+                for (size_t i = 5 * 7 * 37; i < copy.size(); ++i) ASSERT_EQ(copy[i], tensor[i]);
+            }
+}
+
+} // namespace
