@@ -70,7 +70,7 @@ double DtypeInfo::convert(double v) const {
     case DtypeClass::Bool:
       return v != 0.0 ? 1.0 : 0.0;
     case DtypeClass::Float:
-      return is_float16_ ? round_to_float16(v) : v;
+      return is_float16_ ? round_to_float16_in_evaluation(v) : v;
     case DtypeClass::Integer:
       break;
   }

@@ -7,6 +7,18 @@
 
 namespace akg::reference {
 
+// round_to_float16 for the values the evaluation stores in float16 tensors; while a
+// Float16TiesFlipped is alive (on this thread), values within 2^-16 relative of a midpoint
+// between two float16 values round to the other neighbour
+// (see evaluate_with_float16_ties_flipped).
+double round_to_float16_in_evaluation(double x);
+struct Float16TiesFlipped {
+  Float16TiesFlipped();
+  ~Float16TiesFlipped();
+  Float16TiesFlipped(const Float16TiesFlipped &) = delete;
+  Float16TiesFlipped &operator=(const Float16TiesFlipped &) = delete;
+};
+
 enum class DtypeClass { Float, Integer, Bool };
 
 // Returns false for dtype strings the reference does not know.

@@ -232,4 +232,9 @@ Result evaluate(const nlohmann::json &kernel, const std::vector<Tensor> &inputs)
   }
 }
 
+Result evaluate_with_float16_ties_flipped(const nlohmann::json &kernel, const std::vector<Tensor> &inputs) {
+  Float16TiesFlipped flipped;
+  return evaluate(kernel, inputs);
+}
+
 }  // namespace akg::reference

@@ -22,7 +22,7 @@ size_t dtype_size(akg_dtype t) {
 void store(akg_dtype t, void *dst, size_t i, double v) {
     switch (t) {
     case AKG_DTYPE_FLOAT32: static_cast<float *>(dst)[i] = static_cast<float>(v); break;
-    case AKG_DTYPE_FLOAT16: static_cast<_Float16 *>(dst)[i] = static_cast<_Float16>(v); break;
+    case AKG_DTYPE_FLOAT16: static_cast<uint16_t *>(dst)[i] = float16_bits(v); break;
     case AKG_DTYPE_FLOAT64: static_cast<double *>(dst)[i] = v; break;
     case AKG_DTYPE_INT32: static_cast<int32_t *>(dst)[i] = static_cast<int32_t>(v); break;
     case AKG_DTYPE_INT64: static_cast<int64_t *>(dst)[i] = static_cast<int64_t>(v); break;
@@ -34,7 +34,7 @@ void store(akg_dtype t, void *dst, size_t i, double v) {
 double load(akg_dtype t, const void *src, size_t i) {
     switch (t) {
     case AKG_DTYPE_FLOAT32: return static_cast<const float *>(src)[i];
-    case AKG_DTYPE_FLOAT16: return static_cast<double>(static_cast<const _Float16 *>(src)[i]);
+    case AKG_DTYPE_FLOAT16: return float16_from_bits(static_cast<const uint16_t *>(src)[i]);
     case AKG_DTYPE_FLOAT64: return static_cast<const double *>(src)[i];
     case AKG_DTYPE_INT32: return static_cast<const int32_t *>(src)[i];
     case AKG_DTYPE_INT64: return static_cast<double>(static_cast<const int64_t *>(src)[i]);
@@ -114,12 +114,31 @@ KernelCheck check_kernel(const akg_kernel *kernel, const nlohmann::json &j, uint
     akg_status status = run(kernel, in_t.data(), in_t.size(), out_t.data(), out_t.size());
     if (status != AKG_STATUS_OK) return {false, "akg_run failed with status " + std::to_string(static_cast<int>(status)), 0};
 
-    for (size_t k = 0; k < out_bufs.size(); ++k)
-        result.message += compare_buffer("output " + std::to_string(k) + " (" + kernel->outputs[k].name + ")", out_bufs[k],
-                                         expected.outputs[k], result.worst_abs_error);
-    for (const auto &[index, tensor] : expected.updated_inputs)
-        result.message += compare_buffer("in-place input " + std::to_string(index) + " (" + kernel->inputs[index].name + ")",
-                                         in_bufs[index], tensor, result.worst_abs_error);
+    auto compare_all = [&](const Result &reference) {
+        result.message.clear();
+        for (size_t k = 0; k < out_bufs.size(); ++k)
+            result.message += compare_buffer("output " + std::to_string(k) + " (" + kernel->outputs[k].name + ")", out_bufs[k],
+                                             reference.outputs[k], result.worst_abs_error);
+        for (const auto &[index, tensor] : reference.updated_inputs)
+            result.message += compare_buffer("in-place input " + std::to_string(index) + " (" + kernel->inputs[index].name + ")",
+                                             in_bufs[index], tensor, result.worst_abs_error);
+    };
+    compare_all(expected);
+    if (!result.message.empty() && j.dump().find("float16") != std::string::npos) {
+        // An intermediate float16 rounding within float32 noise of a tie may have gone the other
+        // way (see evaluate_with_float16_ties_flipped): each element may match either evaluation.
+        Result flipped = evaluate_with_float16_ties_flipped(j, inputs);
+        auto merge = [](const Buffer &b, Tensor &e, const Tensor &alternative) {
+            for (size_t i = 0; i < e.data.size(); ++i) {
+                double a = load(b.tensor.dtype, b.bytes.data(), i);
+                if (std::fabs(alternative.data[i] - a) < std::fabs(e.data[i] - a)) e.data[i] = alternative.data[i];
+            }
+        };
+        for (size_t k = 0; k < out_bufs.size(); ++k) merge(out_bufs[k], expected.outputs[k], flipped.outputs[k]);
+        for (auto &[index, tensor] : expected.updated_inputs) merge(in_bufs[index], tensor, flipped.updated_inputs.at(index));
+        result.worst_abs_error = 0;
+        compare_all(expected);
+    }
     result.ok = result.message.empty();
     return result;
 }

@@ -1,5 +1,7 @@
 #include "kernel_desc.h"
 
+#include <cmath>
+
 #include "dtype.h"
 
 namespace akg::reference {
@@ -50,7 +52,13 @@ Tensor constant_tensor(const TensorDesc &desc, const std::string &where) {
     throw Error(where + ": constant '" + desc.name + "' has " + std::to_string(t.data.size()) +
                 " values but shape " + shape_to_string(t.shape));
   }
-  for (double &x : t.data) x = convert_to_dtype(x, t.dtype);
+  // A constant holds a value of its dtype: float16 ones round (convert_to_dtype), and so do
+  // float32 ones (0.1 is the float32 0.100000001490116), although computed float32 values are
+  // kept in double.
+  for (double &x : t.data) {
+    x = convert_to_dtype(x, t.dtype);
+    if (t.dtype == "float32" && std::isfinite(x)) x = static_cast<double>(static_cast<float>(x));
+  }
   return t;
 }
 

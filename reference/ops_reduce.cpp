@@ -79,7 +79,10 @@ Tensor reduce(const OpCall &call, ReduceKind kind) {
     pr[o[0]] = accumulate(kind, pr[o[0]], px[i]);
   });
   const DtypeInfo info(call.out_dtype);
-  if (info.cls() != DtypeClass::Float) {
+  if (info.cls() == DtypeClass::Integer && (kind == ReduceKind::Sum || kind == ReduceKind::Prod)) {
+    // Integer sums wrap around like integer Add (the double sum is exact below 2^53).
+    for (double &v : r.data) v = info.wrap(static_cast<uint64_t>(static_cast<int64_t>(v)));
+  } else if (info.cls() != DtypeClass::Float) {
     for (double &v : r.data) v = info.convert(v);
   }
   return r;

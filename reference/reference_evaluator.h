@@ -40,6 +40,12 @@ class Error : public std::runtime_error {
 // Evaluates the kernel on `inputs` (flattened top-level input_desc order; a Tensor with an empty
 // dtype takes the declared one).
 Result evaluate(const nlohmann::json &kernel, const std::vector<Tensor> &inputs);
+// The same, except that every value the graph rounds to float16 (a float16 tensor) that lies
+// within float32 noise of a midpoint between two float16 values (2^-20 relative) rounds the
+// other way. A float32 kernel may legitimately round such a value either way, and a flipped
+// intermediate (a softmax row sum) can move a result by more than AKG's tolerance: checks accept
+// a result that matches either evaluation.
+Result evaluate_with_float16_ties_flipped(const nlohmann::json &kernel, const std::vector<Tensor> &inputs);
 
 // Shapes and dtypes of the kernel inputs (data empty), in flattened top-level input_desc order.
 std::vector<Tensor> kernel_inputs_signature(const nlohmann::json &kernel);
@@ -67,5 +73,8 @@ Comparison compare(const std::vector<double> &actual, const Tensor &expected);
 // IEEE 754 binary16 round-to-nearest-even of x (overflow to +-inf, subnormals, signed zero, NaN
 // preserved), returned as the exactly representable double.
 double round_to_float16(double x);
+// The IEEE binary16 bits of round_to_float16(x) (NaN: 0x7e00), and the value of such bits.
+uint16_t float16_bits(double x);
+double float16_from_bits(uint16_t bits);
 
 }  // namespace akg::reference

@@ -424,10 +424,10 @@ TEST(Graph, Float16IntermediatesAreNotRoundedOnlyOutputs) {
   // The stored output is rounded: 1 + 2^-12 becomes 1.
   const json k2 = kernel({x}, {op("Add", {x, constant(std::ldexp(1.0, -12), "float16")}, s)}, {s});
   EXPECT_EQ(evaluate(k2, {tensor({1}, {1.0}, "float16")}).outputs[0].data[0], 1.0);
-  // A float32 output is not rounded at all.
+  // A float32 output is not rounded at all (the constant itself is the float32 0.1).
   const json y = desc("y", {1}), t = desc("t", {1});
   const json k3 = kernel({y}, {op("Mul", {y, constant(0.1)}, t)}, {t});
-  EXPECT_EQ(evaluate(k3, {tensor({1}, {3.0})}).outputs[0].data[0], 3.0 * 0.1);
+  EXPECT_EQ(evaluate(k3, {tensor({1}, {3.0})}).outputs[0].data[0], 3.0 * static_cast<double>(0.1f));
 }
 
 TEST(Graph, AssignToAnIntermediateOutput) {

@@ -1,6 +1,8 @@
 // Data types and shapes: names as in the JSON, storage types in generated C++ and the C ABI.
 #include "frontend/composite_kernel.h"
 
+#include <limits>
+
 namespace akg {
 
 namespace {
@@ -46,8 +48,14 @@ std::string shape_string(const Shape &shape) {
 }
 
 int64_t element_count(const Shape &shape) {
+    // Saturates instead of overflowing (shapes are checked against kMaxTensorElements when
+    // parsed, but inferred and reshape-target shapes are counted before they are checked).
     int64_t n = 1;
-    for (int64_t d : shape) n *= d;
+    for (int64_t d : shape) {
+        bool negative = (n < 0) != (d < 0);
+        if (__builtin_mul_overflow(n, d, &n))
+            return negative ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
+    }
     return n;
 }
 

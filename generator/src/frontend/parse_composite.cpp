@@ -2,12 +2,20 @@
 // ops and shapes is checked by validate_composite (shape_inference.cpp).
 #include "frontend/composite_kernel.h"
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
 namespace akg {
 
 namespace {
+
+// Limits that keep every later pass well-defined (64-bit index arithmetic without overflow)
+// and its run time bounded; far above any real fused kernel (the corpus has at most 43 ops
+// and 233008 elements per dimension). Exceeding one is a UserError naming the limit.
+constexpr int64_t kMaxTensorElements = int64_t{1} << 48; // product of the dimensions (0 counted as 1)
+constexpr size_t kMaxOps = 1024;
 
 struct Context {
     const std::string &source;
@@ -38,6 +46,10 @@ TensorDesc parse_tensor(const Context &ctx, const nlohmann::json &j) {
         t.shape.push_back(d.get<int64_t>());
     }
     if (t.shape.size() > 8) fail(ctx, "tensor " + t.name + ": rank " + std::to_string(t.shape.size()) + " exceeds 8");
+    int64_t extent = 1; // every dimension and every stride stays below the limit, even with a 0 dimension
+    for (int64_t d : t.shape)
+        if (__builtin_mul_overflow(extent, std::max<int64_t>(d, 1), &extent) || extent > kMaxTensorElements)
+            fail(ctx, "tensor " + t.name + ": shape " + shape_string(t.shape) + " exceeds the limit of 2^48 elements");
     const auto &dt = member(ctx, j, "data_type");
     if (!dt.is_string()) fail(ctx, "tensor " + t.name + ": \"data_type\" must be a string");
     auto dtype = parse_dtype(dt.get<std::string>());
@@ -49,6 +61,15 @@ TensorDesc parse_tensor(const Context &ctx, const nlohmann::json &j) {
         else if (v->is_number()) t.value = v->get<double>();
         else fail(ctx, "tensor " + t.name + ": \"value\" must be a number or a bool");
         if (element_count(t.shape) != 1) fail(ctx, "tensor " + t.name + ": an inline \"value\" must have one element");
+        if (!dtype_is_float(t.dtype) && t.dtype != DType::Bool) {
+            // An integer constant must be representable in its dtype (converting it is
+            // otherwise undefined).
+            double lo = t.dtype == DType::Int8 ? -128.0 : t.dtype == DType::UInt8 ? 0.0 : t.dtype == DType::Int32 ? -0x1p31 : -0x1p63;
+            double hi = t.dtype == DType::Int8 ? 128.0 : t.dtype == DType::UInt8 ? 256.0 : t.dtype == DType::Int32 ? 0x1p31 : 0x1p63;
+            double truncated = std::trunc(*t.value);
+            if (!(truncated >= lo && truncated < hi)) // also false for NaN
+                fail(ctx, "tensor " + t.name + ": value " + v->dump() + " is out of the range of " + dtype_name(t.dtype));
+        }
     }
     return t;
 }
@@ -81,7 +102,7 @@ CompositeKernel parse_composite(const std::string &text, const std::string &sour
     nlohmann::json j;
     try {
         j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error &e) {
+    } catch (const nlohmann::json::exception &e) { // parse_error, and out_of_range for a number like 1e30832
         throw UserError(source + ": malformed JSON: " + e.what());
     }
     Context ctx{source, "top level"};
@@ -100,6 +121,8 @@ CompositeKernel parse_composite(const std::string &text, const std::string &sour
 
     const auto &ops = member(ctx, j, "op_desc");
     if (!ops.is_array()) fail(ctx, "\"op_desc\" must be a list");
+    if (ops.size() > kMaxOps)
+        fail(ctx, "\"op_desc\" has " + std::to_string(ops.size()) + " ops, more than the limit of " + std::to_string(kMaxOps));
     for (size_t i = 0; i < ops.size(); ++i) {
         const auto &o = ops[i];
         Context octx{source, "op #" + std::to_string(i)};

@@ -153,7 +153,8 @@ Shape infer_output_shape(const CompositeKernel &kernel, const OpDesc &op) {
         for (size_t d = 0; d < target.size(); ++d) {
             if (target[d] == -1 && unknown < 0) unknown = static_cast<int64_t>(d);
             else if (target[d] < 0) op_error(kernel, op, "invalid reshape target " + shape_string(target));
-            else known *= target[d];
+            else if (__builtin_mul_overflow(known, target[d], &known))
+                op_error(kernel, op, "reshape target " + shape_string(target) + " has too many elements");
         }
         if (unknown >= 0 && known > 0) target[unknown] = element_count(in) / known;
         if (element_count(target) != element_count(in))
@@ -188,7 +189,8 @@ Shape infer_output_shape(const CompositeKernel &kernel, const OpDesc &op) {
         padded.insert(padded.end(), in.begin(), in.end());
         for (size_t d = 0; d < mult.size(); ++d) {
             if (mult[d] < 1) op_error(kernel, op, "multiples must be positive");
-            padded[d] *= mult[d];
+            if (__builtin_mul_overflow(padded[d], mult[d], &padded[d]))
+                op_error(kernel, op, "multiples make the output too large");
         }
         return padded;
     }
@@ -262,7 +264,7 @@ void validate_composite(const CompositeKernel &kernel) {
                                          dtype_name(first.dtype) + " (casts must be explicit)");
         }
         if (op.name == "InplaceAssign" || op.name == "Assign") {
-            const TensorDesc &ref = op.inputs[0][0];
+            const TensorDesc &ref = *flat_inputs(op)[0]; // the input count was checked by infer_output_shape
             bool is_input = std::any_of(kernel.inputs.begin(), kernel.inputs.end(), [&](const TensorDesc &t) { return t.name == ref.name; });
             if (!is_input) op_error(kernel, op, "ref " + ref.name + " must be a kernel input");
         }

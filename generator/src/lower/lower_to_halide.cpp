@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 #include <sstream>
 
 namespace akg {
@@ -27,6 +28,14 @@ Expr constant_of(Halide::Type t, double v) {
     return Halide::Internal::make_const(t, static_cast<int64_t>(v));
 }
 
+// An inline constant holds a value of its dtype: a float16 constant such as 0.7978845834732056
+// is the float16 0.7978515625 (round to nearest even), as the reference evaluator reads it.
+Expr constant_value(const TensorDesc &t) {
+    double v = *t.value;
+    if (t.dtype == DType::Float16) v = static_cast<double>(Halide::float16_t(v));
+    return constant_of(compute_type(t.dtype), v);
+}
+
 // Converts a value of compute type `from` to the compute type of dtype `to`, with the
 // rounding that storing in `to` implies (float16 rounds; float→int truncates; →bool is != 0).
 Expr convert(const Expr &x, DType to) {
@@ -38,9 +47,49 @@ Expr convert(const Expr &x, DType to) {
     }
     Expr v = x;
     if (from.is_bool()) v = Select::make(x, make_one(target.is_float() ? target : target), make_zero(target));
-    else if (from != target) v = Cast::make(target, v);
+    else if (from.is_float() && target.is_int()) {
+        // Truncation toward zero; out-of-range values saturate and NaN gives 0, as the reference
+        // evaluator defines it (a plain C++ conversion is undefined there: x86 gives INT_MIN).
+        Expr limit = make_const(from, std::ldexp(1.0, target.bits() - 1));
+        // The selects become branch-free blends that evaluate every operand, so the converted
+        // value itself is kept in range (0 for NaN and out-of-range x): converting an
+        // out-of-range float is undefined behaviour even when its result is discarded (UBSan).
+        Expr in_range = And::make(Not::make(math("akg_isnan", Halide::Bool(), {x})),
+                                  And::make(GE::make(x, -limit), LT::make(x, limit)));
+        v = Select::make(GE::make(x, limit), target.max(),
+                         Select::make(LT::make(x, -limit), target.min(),
+                                      Cast::make(target, Select::make(in_range, x, make_zero(from)))));
+        v = Select::make(math("akg_isnan", Halide::Bool(), {x}), make_zero(target), v);
+    } else if (from != target) v = Cast::make(target, v);
     if (to == DType::Float16) v = Cast::make(Halide::Float(32), Cast::make(Halide::Float(16), v));
     return v;
+}
+
+const std::set<std::string> kBinaryArithmetic = {"Add", "TensorAdd", "Sub", "Mul", "RealDiv", "Pow", "Maximum", "Minimum",
+                                                 "Greater", "GreaterEqual", "Less", "LessEqual", "Equal", "NotEqual"};
+
+// Brings two operands to one compute type (Halide's Max/Min/comparisons require it): bool
+// counts as int32; any float wins over ints; the wider of two floats or two ints wins.
+void common_type(Expr &a, Expr &b) {
+    if (a.type() == b.type()) return;
+    if (a.type().is_bool()) a = convert(a, DType::Int32);
+    if (b.type().is_bool()) b = convert(b, DType::Int32);
+    if (a.type() == b.type()) return;
+    Halide::Type t = a.type().is_float() == b.type().is_float() ? (a.type().bits() >= b.type().bits() ? a.type() : b.type())
+                                                                 : (a.type().is_float() ? a.type() : b.type());
+    if (a.type() != t) a = Cast::make(t, a);
+    if (b.type() != t) b = Cast::make(t, b);
+}
+
+// a + b, a - b, a * b. Integer arithmetic wraps around (two's complement, as the reference
+// evaluator defines it): it is done in the unsigned type of the same width, so that neither
+// Halide's simplifier (which takes signed overflow as impossible and folds x + c > x to true)
+// nor the C++ compiler (signed overflow is undefined behaviour) assumes otherwise.
+Expr arith(char op, const Expr &a, const Expr &b) {
+    if (!a.type().is_int() || a.type() != b.type()) return op == '+' ? a + b : op == '-' ? a - b : a * b;
+    Halide::Type u = a.type().with_code(Halide::Type::UInt);
+    Expr x = Cast::make(u, a), y = Cast::make(u, b);
+    return Cast::make(a.type(), op == '+' ? Add::make(x, y) : op == '-' ? Sub::make(x, y) : Mul::make(x, y));
 }
 
 class Lowerer {
@@ -76,7 +125,7 @@ private:
 
     // A read of operand `t` broadcast into an iteration space of rank `out_rank` indexed by `idx`.
     Expr read_broadcast(const TensorDesc &t, const std::vector<Expr> &idx) {
-        if (t.value) return constant_of(compute_type(t.dtype), *t.value);
+        if (t.value) return constant_value(t);
         const Stage &src = graph_.stage(t.name);
         std::vector<Expr> args;
         size_t off = idx.size() - src.shape.size();
@@ -87,7 +136,7 @@ private:
 
     // The read of `t` at a row-major linear position `linear`.
     Expr read_linear(const TensorDesc &t, const Expr &linear) {
-        if (t.value) return constant_of(compute_type(t.dtype), *t.value);
+        if (t.value) return constant_value(t);
         const Stage &src = graph_.stage(t.name);
         std::vector<Expr> args(src.shape.size());
         int64_t stride = 1;
@@ -131,13 +180,27 @@ private:
         auto arg = [&](size_t k) { return read_broadcast(*ins[k], idx); };
         const std::string &n = op.name;
 
-        if (n == "Add" || n == "TensorAdd") s.value = arg(0) + arg(1);
-        else if (n == "Sub") s.value = arg(0) - arg(1);
-        else if (n == "Mul") s.value = arg(0) * arg(1);
+        // The two operands of a binary op in one type: MindSpore's always agree, a graph that
+        // mixes them is computed in the wider one (float over int), as the reference does.
+        Expr x0, x1;
+        if (ins.size() == 2 && kBinaryArithmetic.count(n)) {
+            x0 = arg(0);
+            x1 = arg(1);
+            common_type(x0, x1);
+            // Arithmetic on bools is done on 0/1 ints (a 1-bit add would wrap true + true to false).
+            bool compare = n.find("Greater") == 0 || n.find("Less") == 0 || n == "Equal" || n == "NotEqual";
+            if (x0.type().is_bool() && !compare) {
+                x0 = convert(x0, DType::Int32);
+                x1 = convert(x1, DType::Int32);
+            }
+        }
+        if (n == "Add" || n == "TensorAdd") s.value = arith('+', x0, x1);
+        else if (n == "Sub") s.value = arith('-', x0, x1);
+        else if (n == "Mul") s.value = arith('*', x0, x1);
         else if (n == "RealDiv") {
-            Expr a = arg(0), b = arg(1);
+            Expr a = x0, b = x1;
             s.value = a.type().is_float() ? a / b : math("akg_idiv", a.type(), {a, b});
-        } else if (n == "Neg") s.value = arg(0) * constant_of(ct, -1);
+        } else if (n == "Neg") s.value = arith('*', arg(0), constant_of(ct, -1));
         else if (n == "Abs") s.value = math("akg_abs", ct, {arg(0)});
         else if (n == "Exp") s.value = math("akg_exp", ct, {arg(0)});
         else if (n == "Log") s.value = math("akg_log", ct, {arg(0)});
@@ -146,15 +209,17 @@ private:
         else if (n == "Tanh") s.value = math("akg_tanh", ct, {arg(0)});
         else if (n == "Erf") s.value = math("akg_erf", ct, {arg(0)});
         else if (n == "Reciprocal") s.value = constant_of(ct, 1) / arg(0);
-        else if (n == "Pow") s.value = math("akg_pow", ct, {arg(0), arg(1)});
-        else if (n == "Maximum") s.value = Max::make(arg(0), arg(1));
-        else if (n == "Minimum") s.value = Min::make(arg(0), arg(1));
-        else if (n == "Greater") s.value = GT::make(arg(0), arg(1));
-        else if (n == "GreaterEqual") s.value = GE::make(arg(0), arg(1));
-        else if (n == "Less") s.value = LT::make(arg(0), arg(1));
-        else if (n == "LessEqual") s.value = LE::make(arg(0), arg(1));
+        else if (n == "Pow") s.value = math("akg_pow", ct, {x0, x1});
+        else if (n == "Maximum") s.value = Max::make(x0, x1);
+        else if (n == "Minimum") s.value = Min::make(x0, x1);
+        // Float orderings are opaque calls (like akg_feq): Halide's simplifier rewrites a <= b as
+        // !(b < a) and select(!c, x, y) as select(c, y, x), which is true for NaN (issue 5).
+        else if (n == "Greater") s.value = x0.type().is_float() ? math("akg_fgt", Halide::Bool(), {x0, x1}) : GT::make(x0, x1);
+        else if (n == "GreaterEqual") s.value = x0.type().is_float() ? math("akg_fge", Halide::Bool(), {x0, x1}) : GE::make(x0, x1);
+        else if (n == "Less") s.value = x0.type().is_float() ? math("akg_flt", Halide::Bool(), {x0, x1}) : LT::make(x0, x1);
+        else if (n == "LessEqual") s.value = x0.type().is_float() ? math("akg_fle", Halide::Bool(), {x0, x1}) : LE::make(x0, x1);
         else if (n == "Equal" || n == "NotEqual") {
-            Expr a = arg(0), b = unify(arg(1), arg(0));
+            Expr a = x0, b = x1;
             // Halide's simplifier is not IEEE-exact for floats (it folds x != x to false), so
             // float comparisons for equality stay opaque calls.
             if (a.type().is_float()) s.value = math(n == "Equal" ? "akg_feq" : "akg_fne", Halide::Bool(), {a, b});
@@ -168,8 +233,9 @@ private:
         else if (n == "Select") s.value = Select::make(convert(arg(0), DType::Bool), arg(1), unify(arg(2), arg(1)));
         else if (n == "Cast") s.value = convert(arg(0), out.dtype);
         else if (n == "AddN") {
-            s.value = arg(0);
-            for (size_t k = 1; k < ins.size(); ++k) s.value = s.value + arg(k);
+            auto term = [&](size_t k) { Expr x = arg(k); return x.type().is_bool() ? convert(x, DType::Int32) : x; };
+            s.value = term(0);
+            for (size_t k = 1; k < ins.size(); ++k) s.value = arith('+', s.value, term(k));
         } else if (n == "BroadcastTo") s.value = arg(0);
         else if (n == "Reshape" || n == "ExpandDims") s.value = read_linear(*ins[0], linear_of(out.shape));
         else if (n == "Transpose") {
@@ -177,7 +243,9 @@ private:
             std::vector<Expr> src_idx(perm.size());
             for (size_t d = 0; d < perm.size(); ++d) {
                 int64_t p = perm[d] < 0 ? perm[d] + static_cast<int64_t>(perm.size()) : perm[d];
-                src_idx[p] = idx[d];
+                // The output may be declared with another rank when it has one element
+                // ([1,1] transposed declared as [1]): every index is then 0.
+                src_idx[p] = d < idx.size() ? idx[d] : int64(0);
             }
             s.value = read_broadcast(*ins[0], src_idx);
         } else if (n == "Tile") {

@@ -62,8 +62,10 @@ private:
         }
         return IRMutator::visit(op);
     }
+    // A bool tensor's read is `T$x(...) != 0` (see tensor_read): it becomes the inlined bool
+    // value. Any other `!=` (int32 `a != b`) is an ordinary comparison.
     Expr visit(const NE *op) override {
-        if (auto *c = op->a.as<Call>()) {
+        if (auto *c = op->a.as<Call>(); c && c->type == Halide::UInt(8) && is_const_zero(op->b)) {
             Expr v = inline_value(c);
             if (v.defined()) return v.type().is_bool() ? v : NE::make(v, make_zero(v.type()));
         }

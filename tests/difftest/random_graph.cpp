@@ -1,0 +1,829 @@
+// akg-random-graphs: writes random but valid composite JSON kernels (MindSpore GraphKernel's
+// format, as in patterns/ and ../shared/akg-corpus) for differential testing of the generator
+// against the reference evaluator (`akg-gen check DIR`).
+//
+// Each graph is a random chain/DAG of the ops both sides support: elementwise unary and binary
+// ops (transcendental ones on domain-safe operands), comparisons + Select, logic, numpy
+// broadcasts, reductions over random axes with and without keep_dims, casts between float32,
+// float16, int32 and bool, Reshape, Transpose, ExpandDims, Tile, BroadcastTo, inline constants,
+// AddN, ElemAny, InplaceAssign/Assign, and several outputs. Shapes have rank 1-4 with sizes
+// such as 1 and primes, and few elements so that a batch is quick (2048 a tensor; 16384 in
+// the 15% of graphs with wide rows such as 127, 255, 513, 1000).
+//
+// The graphs are built so that a correct generator passes the AKG tolerances: every tensor has
+// a bound on its magnitude (operands are scaled down by powers of two when it grows), operands
+// of Log/Sqrt/Rsqrt/Reciprocal/RealDiv/Pow are made positive explicitly (|x| + c), and
+// operations whose result jumps at a threshold (comparisons, casts to int32/bool, casts to
+// float16 followed by more arithmetic) only see "exact" values: values that float32 code and
+// the double-precision reference compute identically.
+//
+// Deterministic: the same --seed gives the same files (our own integer draws; no
+// std::*_distribution, whose algorithms differ between standard libraries).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+using json = nlohmann::json;
+using Shape = std::vector<int64_t>;
+
+uint64_t mix(uint64_t x) {
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+class Rng {
+public:
+    explicit Rng(uint64_t seed) : s_(mix(seed)) {}
+    uint64_t next() { return s_ = mix(s_); }
+    int below(int n) { return static_cast<int>(next() % static_cast<uint64_t>(n)); }
+    int range(int lo, int hi) { return lo + below(hi - lo + 1); } // inclusive
+    bool chance(double p) { return static_cast<double>(next() >> 11) * 0x1.0p-53 < p; }
+    template <class T> const T &pick(const std::vector<T> &v) { return v[static_cast<size_t>(below(static_cast<int>(v.size())))]; }
+
+private:
+    uint64_t s_;
+};
+
+int64_t count(const Shape &s) {
+    int64_t n = 1;
+    for (auto d : s) n *= d;
+    return n;
+}
+
+bool is_float(const std::string &dt) { return dt == "float32" || dt == "float16"; }
+
+// A tensor of the graph, with what the generator knows about its values.
+struct Tensor {
+    std::string name;
+    Shape shape;
+    std::string dtype;
+    double bound = 1;     // |value| <= bound
+    double lo = 0;        // when positive: value >= lo > 0
+    bool positive = false;
+    bool exact = true;    // float32 code and the double reference compute it identically
+    bool noisy = false;   // a float16 rounding of an inexact value: only layout ops may read it
+    bool is_input = false;
+    bool assigned = false; // an input already written by InplaceAssign/Assign
+    int uses = 0;
+};
+
+struct Options {
+    int64_t max_elements = 2048; // per tensor
+    int min_ops = 2, max_ops = 14;
+};
+
+class GraphBuilder {
+public:
+    GraphBuilder(uint64_t seed, const Options &o) : rng_(seed), opt_(o) {}
+
+    json build(const std::string &name) {
+        main_dtype_ = rng_.chance(0.6) ? "float32" : "float16";
+        // Sometimes wide rows (several vector tiles and a remainder, parallel chunks).
+        wide_ = rng_.chance(0.15);
+        if (wide_) opt_.max_elements *= 8;
+        int n_ops = rng_.range(opt_.min_ops, opt_.max_ops);
+        // The first tensor: a kernel input of a random shape.
+        new_input(random_shape(), main_dtype_);
+        int guard = 0;
+        while (ops_.size() < static_cast<size_t>(n_ops) && guard++ < 400) step();
+        return finish(name);
+    }
+
+private:
+    Rng rng_;
+    Options opt_;
+    std::string main_dtype_;
+    bool wide_ = false;
+    std::vector<Tensor> pool_;   // every tensor: inputs and op results
+    json inputs_ = json::array();
+    json ops_ = json::array();
+    int next_input_ = 0, next_output_ = 0, next_const_ = 0;
+
+    // ---------- shapes ----------
+    int64_t random_dim() {
+        static const std::vector<int64_t> small = {1, 1, 1, 2, 3, 4, 5, 7, 8, 11, 13, 16, 17, 31, 32, 37, 64, 6, 9, 12};
+        static const std::vector<int64_t> wide = {1, 1, 3, 5, 17, 64, 127, 128, 255, 256, 513, 1000};
+        return wide_ && rng_.chance(0.5) ? rng_.pick(wide) : rng_.pick(small);
+    }
+    Shape random_shape() {
+        int rank = rng_.range(1, 4);
+        Shape s;
+        for (int d = 0; d < rank; ++d) s.push_back(random_dim());
+        shrink(s);
+        return s;
+    }
+    void shrink(Shape &s) {
+        while (count(s) > opt_.max_elements) {
+            size_t d = static_cast<size_t>(std::max_element(s.begin(), s.end()) - s.begin());
+            s[d] = std::max<int64_t>(1, s[d] / 2 - (s[d] % 2 == 0 ? 1 : 0)); // 64 -> 31, 37 -> 17, 16 -> 7
+        }
+    }
+    // A shape that broadcasts with `s` (numpy): some dims 1, maybe fewer leading dims, or the
+    // other way round (1-dims of `s` stretched, a new leading dim).
+    Shape broadcast_partner(const Shape &s) {
+        Shape t = s;
+        int kind = rng_.below(10);
+        if (kind < 4) {
+            for (auto &d : t)
+                if (rng_.chance(0.4)) d = 1;
+        } else if (kind < 6) {
+            int drop = rng_.range(1, static_cast<int>(t.size()));
+            t.erase(t.begin(), t.begin() + drop);
+            if (t.empty()) t = {1};
+            for (auto &d : t)
+                if (rng_.chance(0.2)) d = 1;
+        } else if (kind < 8) {
+            for (auto &d : t)
+                if (d == 1 && rng_.chance(0.7)) d = random_dim();
+            if (t.size() < 4 && rng_.chance(0.4)) t.insert(t.begin(), random_dim());
+        } else if (kind < 9) {
+            t = {1};
+        }
+        if (count(broadcast(s, t)) > opt_.max_elements) return s;
+        return t;
+    }
+    static bool broadcastable(const Shape &a, const Shape &b) {
+        size_t r = std::max(a.size(), b.size());
+        for (size_t k = 0; k < r; ++k) {
+            int64_t x = k < a.size() ? a[a.size() - 1 - k] : 1, y = k < b.size() ? b[b.size() - 1 - k] : 1;
+            if (x != y && x != 1 && y != 1) return false;
+        }
+        return true;
+    }
+    static Shape broadcast(const Shape &a, const Shape &b) {
+        size_t r = std::max(a.size(), b.size());
+        Shape out(r);
+        for (size_t k = 0; k < r; ++k) {
+            int64_t x = k < a.size() ? a[a.size() - 1 - k] : 1, y = k < b.size() ? b[b.size() - 1 - k] : 1;
+            out[r - 1 - k] = x == 1 ? y : x;
+        }
+        return out;
+    }
+
+    // ---------- JSON ----------
+    static json desc(const Tensor &t) {
+        return json{{"data_type", t.dtype}, {"format", "DefaultFormat"}, {"shape", t.shape}, {"tensor_name", t.name}};
+    }
+    static json attr(const std::string &name, json value, const std::string &type) {
+        return json{{"name", name}, {"value", std::move(value)}, {"data_type", type}};
+    }
+
+    int new_input(const Shape &shape, const std::string &dtype) {
+        Tensor t;
+        t.name = "input_" + std::to_string(next_input_++);
+        t.shape = shape;
+        t.dtype = dtype;
+        t.is_input = true;
+        t.exact = true;
+        t.bound = is_float(dtype) ? 6 : (dtype == "int32" ? 8 : 1);
+        if (dtype == "bool") t.bound = 1;
+        inputs_.push_back(json::array({desc(t)}));
+        pool_.push_back(t);
+        return static_cast<int>(pool_.size()) - 1;
+    }
+
+    // An inline constant operand (shape [1]); returns its desc and fills `info`.
+    json constant(const std::string &dtype, double v, Tensor *info) {
+        Tensor t;
+        t.name = "const_" + std::to_string(next_const_++);
+        t.shape = {1};
+        t.dtype = dtype;
+        t.bound = std::max(std::fabs(v), 1e-30);
+        t.positive = v > 0;
+        t.lo = v;
+        t.exact = true;
+        json d = desc(t);
+        if (dtype == "bool") d["value"] = v != 0;
+        else if (dtype == "int32") d["value"] = static_cast<int64_t>(v);
+        else d["value"] = v;
+        if (info) *info = t;
+        return d;
+    }
+    double random_constant(const std::string &dtype) {
+        static const std::vector<double> vals = {0.5, 2.0, -1.0, 0.125, 3.0, -0.25, 1.5, 0.044708251953125, 0.7978845834732056, 1.0};
+        if (dtype == "int32") return rng_.range(-3, 3);
+        return rng_.pick(vals);
+    }
+
+    // One op: inputs are pool indices or inline constants (json descs with "value").
+    struct Operand {
+        int index = -1; // pool index, or -1 for a constant
+        json const_desc;
+        Tensor info;
+    };
+    Operand of(int i) {
+        Operand o;
+        o.index = i;
+        o.info = pool_[static_cast<size_t>(i)];
+        return o;
+    }
+    Operand konst(const std::string &dtype, double v) {
+        Operand o;
+        o.const_desc = constant(dtype, v, &o.info);
+        return o;
+    }
+
+    int emit(const std::string &op, const std::vector<std::vector<Operand>> &ins, Tensor out, json attrs = nullptr) {
+        json in_desc = json::array();
+        for (const auto &group : ins) {
+            json g = json::array();
+            for (const auto &o : group) {
+                if (o.index >= 0) {
+                    g.push_back(desc(pool_[static_cast<size_t>(o.index)]));
+                    pool_[static_cast<size_t>(o.index)].uses++;
+                } else g.push_back(o.const_desc);
+            }
+            in_desc.push_back(g);
+        }
+        out.name = "output_0_" + std::to_string(next_output_++);
+        out.is_input = false;
+        out.uses = 0;
+        if (!out.positive) out.lo = 0;
+        if (out.dtype == "bool") out.bound = 1;
+        json o = {{"attr", attrs}, {"impl_path", ""}, {"input_desc", in_desc}, {"name", op}, {"output_desc", json::array({desc(out)})}};
+        ops_.push_back(o);
+        pool_.push_back(out);
+        return static_cast<int>(pool_.size()) - 1;
+    }
+
+    // ---------- choosing operands ----------
+    // A pool tensor satisfying `ok`, preferring recent ones (chains) but sometimes any (DAGs).
+    template <class F> int choose(F ok) {
+        std::vector<int> c;
+        for (int i = 0; i < static_cast<int>(pool_.size()); ++i)
+            if (ok(pool_[static_cast<size_t>(i)])) c.push_back(i);
+        if (c.empty()) return -1;
+        if (rng_.chance(0.55)) return c.back();
+        if (rng_.chance(0.5) && c.size() > 1) return c[c.size() - 2];
+        return rng_.pick(c);
+    }
+    int choose_float(bool need_exact = false) {
+        return choose([&](const Tensor &t) { return is_float(t.dtype) && !t.noisy && (!need_exact || t.exact); });
+    }
+    // A float operand; a new input when none fits.
+    int float_operand(bool need_exact = false) {
+        int i = choose_float(need_exact);
+        if (i < 0 || rng_.chance(0.08)) i = new_input(random_shape(), main_dtype_);
+        return i;
+    }
+
+    // Scales tensor i by a power of two until its bound is at most `limit`.
+    int tame(int i, double limit) {
+        const Tensor t = pool_[static_cast<size_t>(i)];
+        if (t.bound <= limit || !is_float(t.dtype)) return i;
+        double scale = 1;
+        while (t.bound * scale > limit) scale /= 2;
+        if (rng_.chance(0.25) && limit >= 1) {
+            Tensor out = t;
+            out.bound = 1;
+            out.exact = false;
+            out.positive = false;
+            return emit("Tanh", {{of(i)}}, out);
+        }
+        Tensor out = t;
+        out.bound = t.bound * scale;
+        out.lo = t.lo * scale;
+        // Scaling by a power of two is exact.
+        return emit("Mul", {{of(i)}, {konst(t.dtype, scale)}}, out);
+    }
+
+    // A positive version of tensor i (value >= lo >= 0.1), bounded by `limit`.
+    int make_positive(int i, double limit = 16) {
+        i = tame(i, limit);
+        const Tensor &t = pool_[static_cast<size_t>(i)];
+        if (t.positive && t.lo >= 0.1) return i;
+        const std::string dt = t.dtype;
+        if (dt == "int32") {
+            Tensor a = t;
+            int ai = emit("Abs", {{of(i)}}, a);
+            Tensor p = pool_[static_cast<size_t>(ai)];
+            p.bound += 1;
+            p.positive = true;
+            p.lo = 1;
+            return emit("Add", {{of(ai)}, {konst("int32", 1)}}, p);
+        }
+        if (rng_.chance(0.2)) { // exp(x) with |x| <= 2
+            int x = tame(i, 2);
+            Tensor e = pool_[static_cast<size_t>(x)];
+            double b = e.bound;
+            e.bound = std::exp(b);
+            e.positive = true;
+            e.lo = std::exp(-b);
+            e.exact = false;
+            return emit("Exp", {{of(x)}}, e);
+        }
+        double c = rng_.chance(0.5) ? 0.5 : 1.0;
+        Tensor a = t;
+        int ai = emit("Abs", {{of(i)}}, a);
+        Tensor p = pool_[static_cast<size_t>(ai)];
+        p.bound += c;
+        p.positive = true;
+        p.lo = c;
+        p.exact = false;
+        return emit("Add", {{of(ai)}, {konst(dt, c)}}, p);
+    }
+
+    // A second operand broadcasting with tensor `a`, of dtype `dt`: a pool tensor, an inline
+    // constant or a new input.
+    Operand partner(int a, const std::string &dt, bool need_exact) {
+        const Shape &sa = pool_[static_cast<size_t>(a)].shape;
+        int r = rng_.below(10);
+        if (r < 2) { // a bigger tensor: the result broadcasts `a` (a statistic against its rows)
+            int b = choose([&](const Tensor &t) {
+                return t.dtype == dt && !t.noisy && (!need_exact || t.exact) && count(t.shape) > count(sa) &&
+                       broadcastable(sa, t.shape) && count(broadcast(sa, t.shape)) <= opt_.max_elements;
+            });
+            if (b >= 0) return of(b);
+        }
+        if (r < 5) {
+            int b = choose([&](const Tensor &t) {
+                return t.dtype == dt && !t.noisy && (!need_exact || t.exact) && broadcastable(sa, t.shape) &&
+                       count(broadcast(sa, t.shape)) <= opt_.max_elements;
+            });
+            if (b >= 0) return of(b);
+        }
+        if (r < 7) return konst(dt, random_constant(dt));
+        return of(new_input(broadcast_partner(sa), dt));
+    }
+
+    // ---------- ops ----------
+    void step() {
+        int r = rng_.below(100);
+        if (r < 14) unary();
+        else if (r < 34) binary();
+        else if (r < 42) compare_select();
+        else if (r < 54) reduce();
+        else if (r < 64) cast();
+        else if (r < 80) layout();
+        else if (r < 84) add_n();
+        else if (r < 88) logic();
+        else if (r < 93) int_ops();
+        else if (r < 97) inplace();
+        else elem_any();
+    }
+
+    void unary() {
+        static const std::vector<std::string> names = {"Neg", "Abs", "Exp", "Log", "Sqrt", "Rsqrt", "Reciprocal", "Tanh", "Erf"};
+        const std::string op = rng_.pick(names);
+        int i = float_operand();
+        Tensor out = pool_[static_cast<size_t>(i)];
+        const double b = out.bound;
+        if (op == "Neg" || op == "Abs") {
+            out.positive = op == "Abs" ? false : false;
+            emit(op, {{of(i)}}, out);
+            return;
+        }
+        out.exact = false;
+        out.positive = false;
+        if (op == "Exp") {
+            i = tame(i, 3);
+            out = pool_[static_cast<size_t>(i)];
+            out.exact = false;
+            out.bound = std::exp(out.bound);
+            out.positive = true;
+            out.lo = std::exp(-pool_[static_cast<size_t>(i)].bound);
+        } else if (op == "Tanh" || op == "Erf") {
+            out.bound = 1;
+        } else {
+            i = make_positive(i);
+            const Tensor &p = pool_[static_cast<size_t>(i)];
+            out = p;
+            out.exact = false;
+            if (op == "Log") { out.bound = std::max(std::fabs(std::log(p.lo)), std::log(p.bound)) + 0.01; out.positive = false; }
+            else if (op == "Sqrt") { out.bound = std::sqrt(p.bound); out.lo = std::sqrt(p.lo); }
+            else if (op == "Rsqrt") { out.bound = 1 / std::sqrt(p.lo); out.lo = 1 / std::sqrt(p.bound); }
+            else { out.bound = 1 / p.lo; out.lo = 1 / p.bound; }
+        }
+        (void)b;
+        emit(op, {{of(i)}}, out);
+    }
+
+    void binary() {
+        static const std::vector<std::string> names = {"Add", "Sub", "Mul", "RealDiv", "Maximum", "Minimum", "Pow", "Add", "Mul", "TensorAdd"};
+        const std::string op = rng_.pick(names);
+        int a = tame(float_operand(), 32);
+        const std::string dt = pool_[static_cast<size_t>(a)].dtype;
+        Operand b = partner(a, dt, false);
+        if (b.index >= 0) {
+            b = of(tame(b.index, 32));
+            // taming emitted ops; the first operand may still be the same
+        }
+        if (op == "RealDiv" || op == "Pow") {
+            if (op == "Pow" && rng_.chance(0.3)) { // any sign, integer exponent (x^2, x^3)
+                a = tame(a, 4);
+                b = konst(dt, rng_.chance(0.5) ? 2.0 : 3.0);
+            } else if (op == "Pow") {
+                a = make_positive(a, 8);
+                if (b.index >= 0) {
+                    int e = tame(b.index, 1.5);
+                    b = of(e);
+                } else b = konst(dt, rng_.pick(std::vector<double>{0.5, 2.0, -1.0, 1.5, 3.0}));
+            } else {
+                if (b.index >= 0) b = of(make_positive(b.index));
+                else b = konst(dt, rng_.pick(std::vector<double>{0.5, 2.0, 3.0, -4.0, 0.125}));
+            }
+        }
+        const Tensor &ta = pool_[static_cast<size_t>(a)];
+        const Tensor &tb = b.index >= 0 ? pool_[static_cast<size_t>(b.index)] : b.info;
+        if (!broadcastable(ta.shape, tb.shape)) return;
+        Tensor out = ta;
+        out.shape = broadcast(ta.shape, tb.shape);
+        if (count(out.shape) > opt_.max_elements) return;
+        out.positive = false;
+        out.exact = false;
+        out.lo = 0;
+        if (op == "Add" || op == "TensorAdd" || op == "Sub") {
+            out.bound = ta.bound + tb.bound;
+            if (op != "Sub" && ta.positive && tb.positive) { out.positive = true; out.lo = ta.lo + tb.lo; }
+        } else if (op == "Mul") {
+            out.bound = ta.bound * tb.bound;
+            if (ta.positive && tb.positive) { out.positive = true; out.lo = ta.lo * tb.lo; }
+        } else if (op == "RealDiv") {
+            double den = b.index >= 0 ? tb.lo : std::fabs(tb.lo);
+            out.bound = ta.bound / den;
+        } else if (op == "Maximum" || op == "Minimum") {
+            out.bound = std::max(ta.bound, tb.bound);
+            out.exact = ta.exact && tb.exact;
+            if (op == "Maximum" && (ta.positive || tb.positive)) { out.positive = true; out.lo = std::max(ta.positive ? ta.lo : 0, tb.positive ? tb.lo : 0); }
+            if (op == "Minimum" && ta.positive && tb.positive) { out.positive = true; out.lo = std::min(ta.lo, tb.lo); }
+        } else if (!ta.positive) { // Pow of any sign by 2 or 3
+            out.bound = std::pow(ta.bound, tb.bound);
+        } else { // Pow: base in [lo, bound], |exponent| <= e
+            double e = tb.bound;
+            out.bound = std::max(std::pow(ta.bound, e), std::pow(ta.lo, -e));
+            out.positive = true;
+            out.lo = std::min(std::pow(ta.bound, -e), std::pow(ta.lo, e));
+        }
+        if (out.bound > 1e4) return; // would overflow our budget; skip
+        emit(op, {{of(a)}, {b}}, out);
+    }
+
+    static const char *random_cmp(Rng &r) {
+        static const char *n[] = {"Greater", "GreaterEqual", "Less", "LessEqual", "Equal", "NotEqual"};
+        return n[r.below(6)];
+    }
+
+    // cond = Compare(a, b) on exact values; Select(cond, x, y).
+    void compare_select() {
+        int a = choose([&](const Tensor &t) { return (is_float(t.dtype) || t.dtype == "int32") && t.exact && !t.noisy; });
+        if (a < 0) a = new_input(random_shape(), main_dtype_);
+        const std::string dt = pool_[static_cast<size_t>(a)].dtype;
+        Operand b = partner(a, dt, true);
+        const Tensor &ta = pool_[static_cast<size_t>(a)];
+        const Tensor &tb = b.index >= 0 ? pool_[static_cast<size_t>(b.index)] : b.info;
+        Tensor c = ta;
+        c.dtype = "bool";
+        c.shape = broadcast(ta.shape, tb.shape);
+        c.exact = true;
+        c.positive = false;
+        int ci = emit(random_cmp(rng_), {{of(a)}, {b}}, c);
+        if (rng_.chance(0.25)) return; // the bool itself (an output or a later operand)
+        // Select(cond, x, y) with x, y of one float dtype, broadcasting with cond.
+        int x = -1;
+        if (rng_.chance(0.15)) x = choose([&](const Tensor &t) { return t.dtype == "int32"; });
+        if (x < 0) x = float_operand();
+        const std::string fdt = pool_[static_cast<size_t>(x)].dtype;
+        Operand y = partner(x, fdt, false);
+        const Tensor &tx = pool_[static_cast<size_t>(x)];
+        const Tensor &ty = y.index >= 0 ? pool_[static_cast<size_t>(y.index)] : y.info;
+        const Tensor &tc = pool_[static_cast<size_t>(ci)];
+        if (!broadcastable(tx.shape, ty.shape)) return;
+        Shape s = broadcast(tx.shape, ty.shape);
+        if (!broadcastable(s, tc.shape)) return;
+        s = broadcast(s, tc.shape);
+        if (count(s) > opt_.max_elements) return;
+        Tensor out = tx;
+        out.shape = s;
+        out.bound = std::max(tx.bound, ty.bound);
+        out.exact = tx.exact && ty.exact;
+        out.positive = tx.positive && ty.positive;
+        out.lo = std::min(tx.lo, ty.lo);
+        emit("Select", {{of(ci)}, {of(x)}, {y}}, out);
+    }
+
+    json axis_attr(std::vector<int> axes, int rank) {
+        // Negative axes sometimes; a single int sometimes; [] for all axes sometimes.
+        if (static_cast<int>(axes.size()) == rank && rng_.chance(0.3)) return attr("axis", json::array(), "listInt");
+        json a = json::array();
+        for (int x : axes) a.push_back(rng_.chance(0.3) ? x - rank : x);
+        if (a.size() == 1 && rng_.chance(0.3)) return attr("axis", a[0], "int");
+        return attr("axis", a, "listInt");
+    }
+
+    void reduce() {
+        static const std::vector<std::string> names = {"ReduceSum", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd"};
+        std::string op = rng_.pick(names);
+        int i = choose([&](const Tensor &t) { return (is_float(t.dtype) || t.dtype == "int32") && !t.noisy; });
+        if (i < 0) i = new_input(random_shape(), main_dtype_);
+        const Tensor t0 = pool_[static_cast<size_t>(i)];
+        int rank = static_cast<int>(t0.shape.size());
+        std::vector<int> axes;
+        for (int d = 0; d < rank; ++d)
+            if (rng_.chance(0.45)) axes.push_back(d);
+        if (axes.empty()) axes.push_back(rng_.below(rank));
+        int64_t n = 1;
+        for (int d : axes) n *= t0.shape[static_cast<size_t>(d)];
+        if (op == "ReduceProd" && (n > 8 || t0.dtype == "int32")) op = "ReduceSum";
+        if (op == "ReduceSum" && is_float(t0.dtype)) i = tame(i, 4);
+        if (op == "ReduceProd") i = tame(i, 1.5);
+        if (t0.dtype == "int32" && op == "ReduceSum" && t0.bound * static_cast<double>(n) > 1e6) op = "ReduceMax";
+        const Tensor &t = pool_[static_cast<size_t>(i)];
+        bool keep = rng_.chance(0.5);
+        Tensor out = t;
+        out.shape.clear();
+        for (int d = 0; d < rank; ++d) {
+            bool red = std::find(axes.begin(), axes.end(), d) != axes.end();
+            if (!red) out.shape.push_back(t.shape[static_cast<size_t>(d)]);
+            else if (keep) out.shape.push_back(1);
+        }
+        if (out.shape.empty()) out.shape = {1};
+        out.positive = false;
+        if (op == "ReduceSum") { out.bound = t.bound * static_cast<double>(n); out.exact = t.dtype == "int32"; }
+        else if (op == "ReduceProd") { out.bound = std::pow(t.bound, static_cast<double>(n)); out.exact = false; }
+        else { out.exact = t.exact; out.positive = t.positive; }
+        json attrs = json::array({axis_attr(axes, rank), attr("keep_dims", keep, "bool")});
+        if (rng_.chance(0.2)) attrs.push_back(attr("enable_atomic_add", false, "bool"));
+        emit(op, {{of(i)}}, out, attrs);
+    }
+
+    void cast() {
+        int i = choose([&](const Tensor &t) { return !t.noisy; });
+        if (i < 0) return;
+        const Tensor t = pool_[static_cast<size_t>(i)];
+        std::vector<std::string> targets;
+        if (is_float(t.dtype)) {
+            targets.push_back(t.dtype == "float32" ? "float16" : "float32");
+            if (t.exact) { targets.push_back("int32"); targets.push_back("bool"); }
+        } else if (t.dtype == "int32") {
+            targets = {"float32", "float16", "bool"};
+        } else {
+            targets = {"float32", "float16", "int32"};
+        }
+        Tensor out = t;
+        out.dtype = rng_.pick(targets);
+        if (out.dtype == "float16" && is_float(t.dtype) && !t.exact) out.noisy = true;
+        if (out.dtype == "int32" || out.dtype == "bool") { out.positive = false; out.exact = true; }
+        if (out.dtype == "float16" && t.bound > 1000) return;
+        // The reference keeps int32 -> float32 values exact (double); float32 code rounds above 2^24.
+        if (t.dtype == "int32" && out.dtype == "float32" && t.bound > 16777216.0) out.exact = false;
+        json attrs = json::array({attr("dst_type", out.dtype, "str")});
+        if (rng_.chance(0.3)) attrs.push_back(attr("is_backed_cast", false, "bool"));
+        emit("Cast", {{of(i)}}, out, attrs);
+    }
+
+    // All factorizations of n into `rank` factors would be too many; build one at random.
+    Shape random_reshape(const Shape &s) {
+        int64_t n = count(s);
+        std::vector<int64_t> primes;
+        int64_t m = n;
+        for (int64_t p = 2; p * p <= m; ++p)
+            while (m % p == 0) { primes.push_back(p); m /= p; }
+        if (m > 1) primes.push_back(m);
+        int rank = rng_.range(1, 4);
+        Shape out(static_cast<size_t>(rank), 1);
+        for (int64_t p : primes) out[static_cast<size_t>(rng_.below(rank))] *= p;
+        return out;
+    }
+
+    void layout() {
+        int i = choose([&](const Tensor &) { return true; });
+        const Tensor t = pool_[static_cast<size_t>(i)];
+        int rank = static_cast<int>(t.shape.size());
+        Tensor out = t;
+        int r = rng_.below(5);
+        if (r == 0) { // Reshape
+            out.shape = random_reshape(t.shape);
+            json target = out.shape;
+            if (rng_.chance(0.25)) target[static_cast<size_t>(rng_.below(static_cast<int>(out.shape.size())))] = -1;
+            emit("Reshape", {{of(i)}}, out, json::array({attr("shape", target, "listInt")}));
+        } else if (r == 1) { // Transpose
+            std::vector<int64_t> perm(static_cast<size_t>(rank));
+            for (int d = 0; d < rank; ++d) perm[static_cast<size_t>(d)] = d;
+            for (int d = rank - 1; d > 0; --d) std::swap(perm[static_cast<size_t>(d)], perm[static_cast<size_t>(rng_.below(d + 1))]);
+            for (int d = 0; d < rank; ++d) out.shape[static_cast<size_t>(d)] = t.shape[static_cast<size_t>(perm[static_cast<size_t>(d)])];
+            emit("Transpose", {{of(i)}}, out, json::array({attr("perm", perm, "listInt")}));
+        } else if (r == 2) { // ExpandDims
+            if (rank >= 4) return;
+            int a = rng_.range(0, rank);
+            out.shape.insert(out.shape.begin() + a, 1);
+            json ax = rng_.chance(0.3) ? json(a - rank - 1) : json(a);
+            if (rng_.chance(0.3)) ax = json::array({ax});
+            emit("ExpandDims", {{of(i)}}, out, json::array({attr("axis", ax, ax.is_array() ? "listInt" : "int")}));
+        } else if (r == 3) { // Tile
+            std::vector<int64_t> mult;
+            int extra = rank < 4 && rng_.chance(0.3) ? 1 : 0;
+            for (int d = 0; d < rank + extra; ++d) mult.push_back(rng_.chance(0.5) ? 1 : rng_.range(2, 3));
+            Shape s(static_cast<size_t>(extra), 1);
+            s.insert(s.end(), t.shape.begin(), t.shape.end());
+            for (size_t d = 0; d < s.size(); ++d) s[d] *= mult[d];
+            if (count(s) > opt_.max_elements) return;
+            out.shape = s;
+            emit("Tile", {{of(i)}}, out, json::array({attr("multiples", mult, "listInt")}));
+        } else { // BroadcastTo
+            Shape s = t.shape;
+            for (auto &d : s)
+                if (d == 1 && rng_.chance(0.6)) d = random_dim();
+            if (s.size() < 4 && rng_.chance(0.4)) s.insert(s.begin(), random_dim());
+            if (count(s) > opt_.max_elements) return;
+            out.shape = s;
+            emit("BroadcastTo", {{of(i)}}, out, json::array({attr("shape", s, "listInt")}));
+        }
+    }
+
+    void add_n() {
+        int a = tame(float_operand(), 16);
+        const Tensor ta = pool_[static_cast<size_t>(a)];
+        std::vector<Operand> group = {of(a)};
+        int n = rng_.range(2, 4);
+        for (int k = 1; k < n; ++k) {
+            int b = choose([&](const Tensor &t) { return t.dtype == ta.dtype && t.shape == ta.shape && !t.noisy && t.bound <= 16; });
+            if (b < 0 || rng_.chance(0.3)) b = new_input(ta.shape, ta.dtype);
+            group.push_back(of(b));
+        }
+        Tensor out = ta;
+        out.bound = 0;
+        out.exact = false;
+        out.positive = true;
+        out.lo = 0;
+        for (auto &o : group) {
+            const Tensor &t = pool_[static_cast<size_t>(o.index)];
+            out.bound += t.bound;
+            out.positive = out.positive && t.positive;
+            out.lo += t.positive ? t.lo : 0;
+        }
+        emit("AddN", {group}, out);
+    }
+
+    void logic() {
+        int a = choose([&](const Tensor &t) { return t.dtype == "bool"; });
+        if (a < 0 || rng_.chance(0.15)) {
+            if (rng_.chance(0.5)) a = new_input(random_shape(), "bool");
+            else {
+                int f = float_operand();
+                Tensor o = pool_[static_cast<size_t>(f)];
+                o.dtype = "bool";
+                o.exact = true;
+                a = emit(rng_.chance(0.5) ? "IsNan" : "IsInf", {{of(f)}}, o);
+            }
+        }
+        int r = rng_.below(3);
+        Tensor out = pool_[static_cast<size_t>(a)];
+        if (r == 0) { emit("LogicalNot", {{of(a)}}, out); return; }
+        Operand b = partner(a, "bool", true);
+        const Tensor &tb = b.index >= 0 ? pool_[static_cast<size_t>(b.index)] : b.info;
+        out.shape = broadcast(out.shape, tb.shape);
+        emit(r == 1 ? "LogicalAnd" : "LogicalOr", {{of(a)}, {b}}, out);
+    }
+
+    void int_ops() {
+        int a = choose([&](const Tensor &t) { return t.dtype == "int32"; });
+        if (a < 0 || rng_.chance(0.2)) a = new_input(random_shape(), "int32");
+        static const std::vector<std::string> names = {"Add", "Sub", "Mul", "Maximum", "Minimum", "Neg", "Abs", "RealDiv"};
+        std::string op = rng_.pick(names);
+        Tensor out = pool_[static_cast<size_t>(a)];
+        out.positive = false;
+        if (op == "Neg" || op == "Abs") { emit(op, {{of(a)}}, out); return; }
+        Operand b = partner(a, "int32", true);
+        if (op == "RealDiv" && b.index >= 0) b = of(make_positive(b.index));
+        if (op == "RealDiv" && b.index < 0) b = konst("int32", rng_.pick(std::vector<double>{2, 3, -2, 5}));
+        const Tensor &ta = pool_[static_cast<size_t>(a)];
+        const Tensor &tb = b.index >= 0 ? pool_[static_cast<size_t>(b.index)] : b.info;
+        out = ta;
+        out.positive = false;
+        out.shape = broadcast(ta.shape, tb.shape);
+        if (count(out.shape) > opt_.max_elements) return;
+        if (op == "Mul") out.bound = ta.bound * tb.bound;
+        else if (op == "Add" || op == "Sub") out.bound = ta.bound + tb.bound;
+        else out.bound = std::max(ta.bound, tb.bound);
+        // Integer arithmetic wraps around (two's complement) on both sides: let it, sometimes.
+        if (out.bound > 1e6 && rng_.chance(0.5)) op = "Maximum", out.bound = std::max(ta.bound, tb.bound);
+        out.bound = std::min(out.bound, 2147483648.0);
+        emit(op, {{of(a)}, {b}}, out);
+    }
+
+    // InplaceAssign(ref, value, passthrough) or Assign(ref, value): ref is a kernel input of the
+    // value's shape and dtype (an existing one when possible, so reads of it before the write
+    // are exercised).
+    void inplace() {
+        int v = choose([&](const Tensor &t) { return !t.is_input && !t.noisy && t.dtype != "bool"; });
+        if (v < 0) return;
+        const Tensor tv = pool_[static_cast<size_t>(v)];
+        int ref = -1;
+        if (rng_.chance(0.6))
+            ref = choose([&](const Tensor &t) { return t.is_input && !t.assigned && t.shape == tv.shape && t.dtype == tv.dtype; });
+        if (ref < 0) ref = new_input(tv.shape, tv.dtype);
+        pool_[static_cast<size_t>(ref)].assigned = true;
+        if (rng_.chance(0.25)) {
+            Tensor out = tv;
+            emit("Assign", {{of(ref)}, {of(v)}}, out);
+            return;
+        }
+        int p = rng_.chance(0.5) ? v : choose([&](const Tensor &t) { return !t.is_input; });
+        if (p < 0) p = v;
+        Tensor out = pool_[static_cast<size_t>(p)];
+        out.is_input = false;
+        out.assigned = false;
+        bool fake = rng_.chance(0.6);
+        emit("InplaceAssign", {{of(ref)}, {of(v)}, {of(p)}}, out, json::array({attr("fake_output", fake, "bool")}));
+    }
+
+    void elem_any() {
+        int i = choose([&](const Tensor &t) { return t.exact; });
+        if (i < 0) return;
+        Tensor out = pool_[static_cast<size_t>(i)];
+        out.dtype = "float32";
+        out.shape = {1};
+        out.exact = true;
+        out.positive = false;
+        out.bound = 1;
+        emit("ElemAny", {{of(i)}}, out);
+    }
+
+    json finish(const std::string &name) {
+        json outs = json::array();
+        std::vector<int> chosen;
+        for (int i = 0; i < static_cast<int>(pool_.size()); ++i) {
+            const Tensor &t = pool_[static_cast<size_t>(i)];
+            if (t.is_input) continue;
+            if (t.uses == 0 || rng_.chance(0.12)) chosen.push_back(i);
+        }
+        if (chosen.empty()) {
+            // Only inputs: add one op so that the kernel has an output.
+            int i = float_operand();
+            Tensor o = pool_[static_cast<size_t>(i)];
+            chosen.push_back(emit("Neg", {{of(i)}}, o));
+        }
+        // A random order of the outputs.
+        for (size_t k = chosen.size(); k > 1; --k) std::swap(chosen[k - 1], chosen[static_cast<size_t>(rng_.below(static_cast<int>(k)))]);
+        for (int i : chosen) {
+            outs.push_back(desc(pool_[static_cast<size_t>(i)]));
+        }
+        // Sometimes a tensor is listed twice.
+        if (rng_.chance(0.05)) outs.push_back(outs[static_cast<size_t>(rng_.below(static_cast<int>(outs.size())))]);
+        json k = {{"composite", true},
+                  {"composite_graph", name},
+                  {"id", 0},
+                  {"input_desc", inputs_},
+                  {"op", name},
+                  {"op_desc", ops_},
+                  {"output_desc", outs},
+                  {"platform", "AKG"},
+                  {"process", "cpu"}};
+        return k;
+    }
+};
+
+void usage() {
+    std::cerr << "usage: akg-random-graphs [--seed S] [--count N] [--first I] [--max-elements E] [--max-ops K] -o DIR\n"
+                 "Writes N random composite JSON kernels DIR/rand_S_I.json (I = first..first+N-1).\n"
+                 "The same seed and index always give the same graph.\n";
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    uint64_t seed = 1;
+    int n = 100, first = 0;
+    std::string dir;
+    Options opt;
+    for (int k = 1; k < argc; ++k) {
+        std::string a = argv[k];
+        auto val = [&]() -> std::string {
+            if (k + 1 >= argc) { usage(); std::exit(2); }
+            return argv[++k];
+        };
+        if (a == "--seed") seed = std::stoull(val());
+        else if (a == "--count") n = std::stoi(val());
+        else if (a == "--first") first = std::stoi(val());
+        else if (a == "--max-elements") opt.max_elements = std::stoll(val());
+        else if (a == "--max-ops") opt.max_ops = std::stoi(val());
+        else if (a == "-o" || a == "--output") dir = val();
+        else if (a == "-h" || a == "--help") { usage(); return 0; }
+        else { usage(); return 2; }
+    }
+    if (dir.empty() || n < 0) { usage(); return 2; }
+    opt.min_ops = std::min(opt.min_ops, opt.max_ops);
+    std::filesystem::create_directories(dir);
+    for (int i = first; i < first + n; ++i) {
+        std::string name = "rand_" + std::to_string(seed) + "_" + std::to_string(i);
+        GraphBuilder g(mix(seed) ^ mix(static_cast<uint64_t>(i) + 0x51ed), opt);
+        json k = g.build(name);
+        std::ofstream out(dir + "/" + name + ".json");
+        out << k.dump(1) << "\n";
+        if (!out) { std::cerr << "akg-random-graphs: cannot write " << dir << "/" << name << ".json\n"; return 1; }
+    }
+    return 0;
+}
