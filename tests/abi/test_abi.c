@@ -5,6 +5,9 @@
  * tensor info, then makes one mistake at a time and checks the documented status and that no
  * byte of any buffer changed (outputs hold a canary pattern). Correct calls must succeed.
  * It also checks versions, status strings, enumeration and lookup.
+ *
+ * `test_abi --all` does the same for every kernel of the catalog, adds the documented order of
+ * the checks when several things are wrong at once, and prints the number of bad calls tried.
  */
 #include <akg/akgkernels.h>
 
@@ -15,6 +18,7 @@
 
 static int g_passed = 0;
 static int g_failed = 0;
+static long g_bad_calls = 0; /* akg_run calls that had to be rejected */
 
 #define CHECK(cond, ...)                                                                           \
     do {                                                                                           \
@@ -172,10 +176,25 @@ static void snapshot(fixture *f) {
     f->dirty = 0;
 }
 
+/* In --all mode, buffers over 1 MiB are compared in 4 KiB blocks every 32 KiB plus their last
+ * 4 KiB (a kernel that ran would have written its outputs throughout); smaller ones entirely. */
+static int g_sample_large = 0;
+
 static int unchanged(const fixture *f) {
     size_t i;
     for (i = 0; i < f->n; ++i) {
-        if (memcmp(f->saved[i], f->data[i], f->bytes[i]) != 0) {
+        if (g_sample_large && f->bytes[i] > ((size_t)1 << 20)) {
+            size_t at;
+            for (at = 0; at < f->bytes[i]; at += (size_t)32 << 10) {
+                if (memcmp(f->saved[i] + at, f->data[i] + at, 4096) != 0) {
+                    return 0;
+                }
+            }
+            if (memcmp(f->saved[i] + f->bytes[i] - 4096, f->data[i] + f->bytes[i] - 4096, 4096) !=
+                0) {
+                return 0;
+            }
+        } else if (memcmp(f->saved[i], f->data[i], f->bytes[i]) != 0) {
             return 0;
         }
     }
@@ -191,6 +210,9 @@ static void expect_status(fixture *f, const akg_kernel *k, const akg_tensor *in,
     if (f->dirty) {
         fixture_reset_data(f);
         snapshot(f);
+    }
+    if (want != AKG_STATUS_OK) {
+        ++g_bad_calls;
     }
     got = akg_run(k, in, n_in, out, n_out);
     CHECK(got == want, "%s: %s: got status %d (%s), want %d (%s)", f->name, what, (int)got,
@@ -379,6 +401,7 @@ static void test_aliasing(fixture *f) {
         fixture_reset_data(f);
         snapshot(f);
         memset(arena, 0x5A, in_b + out_b);
+        ++g_bad_calls;
         {
             akg_status got = akg_run(f->k, copy, f->n_in, copy + f->n_in, f->n_out);
             size_t b;
@@ -396,6 +419,7 @@ static void test_aliasing(fixture *f) {
         fixture_reset_data(f);
         snapshot(f);
         memset(arena, 0x5A, in_b + out_b);
+        ++g_bad_calls;
         {
             akg_status got = akg_run(f->k, copy, f->n_in, copy + f->n_in, f->n_out);
             size_t b;
@@ -539,6 +563,149 @@ static void test_info(const fixture *f) {
     }
 }
 
+/* Several mistakes at once: the status is that of the first check in the documented order
+ * (akgkernels.h, akg_run), and nothing is written. */
+static void test_check_order(fixture *f) {
+    akg_tensor *copy = (akg_tensor *)xcalloc(f->n + 1, sizeof(akg_tensor));
+    size_t last_in = f->n_in > 0 ? f->n_in - 1 : 0;
+    size_t out0 = f->n_in;
+    int64_t one_dim[1] = {1};
+    int64_t *shape;
+    int64_t *strides;
+    int32_t r;
+
+    /* NULL kernel beats wrong counts; wrong counts beat NULL arrays. */
+    expect_status(f, NULL, NULL, f->n_in + 1, NULL, 0, AKG_STATUS_NULL_POINTER,
+                  "NULL kernel, wrong counts, NULL arrays");
+    expect_status(f, f->k, NULL, f->n_in + 1, NULL, f->n_out, AKG_STATUS_TENSOR_COUNT,
+                  "wrong input count and NULL arrays");
+    expect_status(f, f->k, f->t, f->n_in, NULL, f->n_out + 3, AKG_STATUS_TENSOR_COUNT,
+                  "wrong output count and NULL outputs");
+    expect_status(f, f->k, f->t, (size_t)-1, f->t + f->n_in, (size_t)-1, AKG_STATUS_TENSOR_COUNT,
+                  "counts SIZE_MAX");
+
+    /* A huge rank is a rank mismatch, found before the (one-element) shape array is read. */
+    memcpy(copy, f->t, f->n * sizeof(akg_tensor));
+    copy[0].rank = INT32_MAX;
+    copy[0].shape = one_dim;
+    expect_status(f, f->k, copy, f->n_in, copy + f->n_in, f->n_out, AKG_STATUS_RANK_MISMATCH,
+                  "rank INT32_MAX");
+    copy[0].rank = INT32_MIN;
+    expect_status(f, f->k, copy, f->n_in, copy + f->n_in, f->n_out, AKG_STATUS_INVALID_ARGUMENT,
+                  "rank INT32_MIN");
+    /* Rank mismatch beats a NULL shape and NULL data. */
+    copy[0].rank = f->t[0].rank + 1;
+    copy[0].shape = NULL;
+    copy[0].data = NULL;
+    expect_status(f, f->k, copy, f->n_in, copy + f->n_in, f->n_out, AKG_STATUS_RANK_MISMATCH,
+                  "rank mismatch with NULL shape and data");
+
+    r = f->t[last_in].rank;
+    shape = (int64_t *)xcalloc((size_t)r + 1, sizeof(int64_t));
+    strides = (int64_t *)xcalloc((size_t)r + 1, sizeof(int64_t));
+    if (r >= 2) {
+        /* A negative dim anywhere beats a mismatching dim before it. */
+        memcpy(copy, f->t, f->n * sizeof(akg_tensor));
+        memcpy(shape, f->t[last_in].shape, (size_t)r * sizeof(int64_t));
+        shape[0] += 1;
+        shape[r - 1] = -5;
+        copy[last_in].shape = shape;
+        expect_status(f, f->k, copy, f->n_in, copy + f->n_in, f->n_out,
+                      AKG_STATUS_INVALID_ARGUMENT, "mismatching dim 0 and negative last dim");
+    }
+    if (r >= 1) {
+        /* Huge dims are a shape mismatch, never an overflow. */
+        memcpy(copy, f->t, f->n * sizeof(akg_tensor));
+        memcpy(shape, f->t[last_in].shape, (size_t)r * sizeof(int64_t));
+        shape[0] = INT64_MAX;
+        copy[last_in].shape = shape;
+        expect_status(f, f->k, copy, f->n_in, copy + f->n_in, f->n_out,
+                      AKG_STATUS_SHAPE_MISMATCH, "dim 0 INT64_MAX");
+        /* Shape mismatch beats a wrong dtype, a NULL data pointer and bad strides. */
+        copy[last_in].dtype = (akg_dtype)12345;
+        copy[last_in].data = NULL;
+        strides[0] = 7;
+        copy[last_in].strides = strides;
+        expect_status(f, f->k, copy, f->n_in, copy + f->n_in, f->n_out,
+                      AKG_STATUS_SHAPE_MISMATCH, "shape, dtype, data and strides all wrong");
+    }
+    /* A dtype outside the enum beats a NULL data pointer; a wrong dtype too. */
+    memcpy(copy, f->t, f->n * sizeof(akg_tensor));
+    copy[last_in].dtype = (akg_dtype)-1;
+    copy[last_in].data = NULL;
+    expect_status(f, f->k, copy, f->n_in, copy + f->n_in, f->n_out, AKG_STATUS_INVALID_ARGUMENT,
+                  "dtype -1 and NULL data");
+    copy[last_in].dtype = f->t[last_in].dtype == AKG_DTYPE_INT8 ? AKG_DTYPE_UINT8 : AKG_DTYPE_INT8;
+    expect_status(f, f->k, copy, f->n_in, copy + f->n_in, f->n_out, AKG_STATUS_DTYPE_MISMATCH,
+                  "other dtype and NULL data");
+    /* NULL data beats bad strides (dense strides but one dim of extent > 1 stepped twice);
+     * bad strides beat aliasing. */
+    if (f->elems[last_in] > 1) {
+        int d, bad_dim = -1;
+        int64_t dense = 1;
+        for (d = r - 1; d >= 0; --d) {
+            strides[d] = dense;
+            if (bad_dim < 0 && f->t[last_in].shape[d] > 1) {
+                bad_dim = d;
+            }
+            dense *= f->t[last_in].shape[d];
+        }
+        strides[bad_dim] *= 2;
+        memcpy(copy, f->t, f->n * sizeof(akg_tensor));
+        copy[last_in].data = NULL;
+        copy[last_in].strides = strides;
+        expect_status(f, f->k, copy, f->n_in, copy + f->n_in, f->n_out, AKG_STATUS_NULL_POINTER,
+                      "NULL data and bad strides");
+        copy[last_in].data = f->data[last_in];
+        if (f->n_out > 0 && f->bytes[out0] > 0) {
+            copy[out0].data = f->data[last_in];
+            expect_status(f, f->k, copy, f->n_in, copy + f->n_in, f->n_out,
+                          AKG_STATUS_UNSUPPORTED_STRIDES, "bad strides and aliasing");
+        }
+    }
+    /* Inputs are checked before outputs: a NULL output with a wrong input dtype. */
+    if (f->n_out > 0 && f->bytes[out0] > 0) {
+        memcpy(copy, f->t, f->n * sizeof(akg_tensor));
+        copy[out0].data = NULL;
+        copy[last_in].dtype =
+            f->t[last_in].dtype == AKG_DTYPE_FLOAT32 ? AKG_DTYPE_INT32 : AKG_DTYPE_FLOAT32;
+        expect_status(f, f->k, copy, f->n_in, copy + f->n_in, f->n_out, AKG_STATUS_DTYPE_MISMATCH,
+                      "NULL output data and wrong input dtype");
+        /* Every tensor is checked before aliasing: an output on top of input 0, and the last
+         * output with a wrong rank. */
+        memcpy(copy, f->t, f->n * sizeof(akg_tensor));
+        copy[out0].data = f->data[0];
+        copy[f->n - 1].rank = f->t[f->n - 1].rank + 1;
+        copy[f->n - 1].shape = NULL;
+        expect_status(f, f->k, copy, f->n_in, copy + f->n_in, f->n_out, AKG_STATUS_RANK_MISMATCH,
+                      "aliasing and a wrong rank on the last output");
+        /* An output inside an input (not at its start, not at its end). */
+        if (f->bytes[0] >= 3 * f->bytes[out0] && f->bytes[out0] > 0) {
+            memcpy(copy, f->t, f->n * sizeof(akg_tensor));
+            copy[out0].data = f->data[0] + f->bytes[out0];
+            expect_status(f, f->k, copy, f->n_in, copy + f->n_in, f->n_out, AKG_STATUS_ALIASING,
+                          "output inside input 0");
+        }
+        /* An output that covers an input entirely. */
+        if (f->bytes[out0] >= 3 * f->bytes[0] && f->bytes[0] > 0) {
+            memcpy(copy, f->t, f->n * sizeof(akg_tensor));
+            copy[0].data = f->data[out0] + f->bytes[0];
+            expect_status(f, f->k, copy, f->n_in, copy + f->n_in, f->n_out, AKG_STATUS_ALIASING,
+                          "input 0 inside output 0");
+        }
+    }
+    /* Two outputs on the same buffer. */
+    if (f->n_out >= 2 && f->bytes[out0 + 1] > 0) {
+        memcpy(copy, f->t, f->n * sizeof(akg_tensor));
+        copy[out0 + 1].data = f->data[out0];
+        expect_status(f, f->k, copy, f->n_in, copy + f->n_in, f->n_out, AKG_STATUS_ALIASING,
+                      "outputs 0 and 1 on one buffer");
+    }
+    free(shape);
+    free(strides);
+    free(copy);
+}
+
 static void test_kernel(const akg_kernel *k, const char *why) {
     fixture f;
     size_t i;
@@ -555,6 +722,7 @@ static void test_kernel(const akg_kernel *k, const char *why) {
         test_tensor_level(&f, i);
     }
     test_aliasing(&f);
+    test_check_order(&f);
     test_shared_readonly_inputs(&f);
     test_correct_calls(&f);
     fixture_free(&f);
@@ -659,8 +827,10 @@ static int has_inplace_input(const akg_kernel *k) {
     return 0;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
     size_t count, i;
+    int all = argc > 1 && strcmp(argv[1], "--all") == 0;
+    g_sample_large = all;
     const akg_kernel *chosen[4];
     const char *why[4];
     size_t n_chosen = 0;
@@ -706,10 +876,33 @@ int main(void) {
             }
         }
     }
-    for (i = 0; i < n_chosen; ++i) {
-        test_kernel(chosen[i], why[i]);
+    if (all) {
+        for (i = 0; i < count; ++i) {
+            test_kernel(akg_kernel_at(i), "every kernel");
+        }
+        /* Unknown kernels: nothing found, and akg_run on what lookup returned is refused. */
+        {
+            const char *unknown[] = {"no_such_kernel", "LAYERNORM_FWD_F32", " layernorm_fwd_f32",
+                                     "layernorm_fwd_f32 ", "layernorm_fwd_f32\n", "*", "%s"};
+            size_t u;
+            for (u = 0; u < sizeof(unknown) / sizeof(unknown[0]); ++u) {
+                const akg_kernel *k = akg_kernel_lookup(unknown[u]);
+                CHECK(k == NULL, "lookup('%s') found a kernel", unknown[u]);
+                ++g_bad_calls;
+                CHECK(akg_run(k, NULL, 0, NULL, 0) == AKG_STATUS_NULL_POINTER,
+                      "akg_run on unknown kernel '%s'", unknown[u]);
+            }
+            ++g_bad_calls;
+            CHECK(akg_run(akg_kernel_at(count), NULL, 0, NULL, 0) == AKG_STATUS_NULL_POINTER,
+                  "akg_run on akg_kernel_at(count)");
+        }
+    } else {
+        for (i = 0; i < n_chosen; ++i) {
+            test_kernel(chosen[i], why[i]);
+        }
     }
 
+    printf("%ld bad calls tried (each: documented status, no byte written)\n", g_bad_calls);
     printf("%d passed, %d failed\n", g_passed, g_failed);
     return g_failed == 0 ? 0 : 1;
 }

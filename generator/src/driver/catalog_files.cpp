@@ -1,8 +1,13 @@
 #include "driver/catalog_files.h"
 
+#include <atomic>
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <unistd.h>
 
@@ -92,30 +97,149 @@ std::string emit_catalog_header(const std::vector<CatalogEntry> &entries) {
     return os.str();
 }
 
-bool write_if_changed(const std::string &path, const std::string &content) {
-    {
-        std::ifstream in(path, std::ios::binary);
-        if (in) {
-            std::ostringstream old;
-            old << in.rdbuf();
-            if (old.str() == content) return false;
-        }
+namespace {
+
+// Temporary files of this process that exist now, for the signal handler: a fixed table of
+// malloc'ed C strings (no allocation or locking in the handler, only unlink).
+constexpr size_t kMaxTemps = 1024;
+std::atomic<char *> g_temps[kMaxTemps];
+std::atomic<unsigned long> g_temp_counter{0};
+std::once_flag g_handlers_once;
+
+extern "C" void akg_remove_temps_and_reraise(int sig) {
+    for (auto &slot : g_temps)
+        if (char *p = slot.load()) ::unlink(p);
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
+}
+
+void install_handlers() {
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+        struct sigaction old {};
+        if (sigaction(sig, nullptr, &old) != 0) continue;
+        if (old.sa_handler != SIG_DFL) continue; // leave an ignored signal or another handler alone
+        struct sigaction sa {};
+        sa.sa_handler = akg_remove_temps_and_reraise;
+        sigemptyset(&sa.sa_mask);
+        sigaction(sig, &sa, nullptr);
     }
-    std::filesystem::path p(path);
-    if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
-    std::string tmp = path + ".tmp." + std::to_string(getpid());
+}
+
+std::string read_all(const std::string &path, bool &exists) {
+    std::ifstream in(path, std::ios::binary);
+    exists = static_cast<bool>(in);
+    if (!exists) return {};
+    std::ostringstream old;
+    old << in.rdbuf();
+    return old.str();
+}
+
+void make_parent(const std::filesystem::path &p) {
+    if (!p.has_parent_path()) return;
+    std::error_code ec;
+    std::filesystem::create_directories(p.parent_path(), ec);
+    // Another process may have made it at the same moment: only a missing folder is an error.
+    if (!std::filesystem::is_directory(p.parent_path()))
+        throw UserError(p.string() + ": cannot create the folder " + p.parent_path().string() +
+                        (ec ? " (" + ec.message() + ")" : ""));
+}
+
+// Writes `content` to a fresh temporary file next to `path`; returns its name. Throws (and
+// leaves nothing) on failure.
+std::string write_temp(const std::string &path, const std::string &content) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw UserError(path + ": cannot write (it is a folder)");
+    make_parent(path);
+    std::string tmp = make_temp_name(path);
     {
         std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out) throw UserError(path + ": cannot write");
-        out << content;
-        out.close();
+        if (out) {
+            out << content;
+            out.close();
+        }
         if (!out) {
             std::remove(tmp.c_str());
-            throw UserError(path + ": write failed");
+            release_temp_name(tmp);
+            throw UserError(path + ": cannot write");
         }
     }
-    std::filesystem::rename(tmp, path);
-    return true;
+    return tmp;
+}
+
+void rename_temp(const std::string &tmp, const std::string &path) {
+    std::error_code ec;
+    std::filesystem::rename(tmp, path, ec);
+    if (ec) std::remove(tmp.c_str());
+    release_temp_name(tmp);
+    if (ec) throw UserError(path + ": cannot write (" + ec.message() + ")");
+}
+
+} // namespace
+
+std::string make_temp_name(const std::string &path) {
+    std::call_once(g_handlers_once, install_handlers);
+    std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(g_temp_counter++);
+    char *copy = static_cast<char *>(std::malloc(tmp.size() + 1));
+    if (copy) {
+        std::memcpy(copy, tmp.c_str(), tmp.size() + 1);
+        bool stored = false;
+        for (auto &slot : g_temps) {
+            char *expected = nullptr;
+            if (slot.compare_exchange_strong(expected, copy)) {
+                stored = true;
+                break;
+            }
+        }
+        if (!stored) std::free(copy); // table full: the file is still renamed or removed normally
+    }
+    return tmp;
+}
+
+void release_temp_name(const std::string &temp) {
+    for (auto &slot : g_temps) {
+        char *p = slot.load();
+        if (p && temp == p && slot.compare_exchange_strong(p, nullptr)) {
+            std::free(p);
+            return;
+        }
+    }
+}
+
+bool write_if_changed(const std::string &path, const std::string &content) {
+    return write_files_if_changed({{path, content}}) != 0;
+}
+
+size_t write_files_if_changed(const std::vector<std::pair<std::string, std::string>> &files) {
+    // Phase 1: every changed file into its own temporary file.
+    std::vector<std::pair<std::string, std::string>> pending; // temp, target
+    try {
+        for (const auto &[path, content] : files) {
+            bool exists = false;
+            std::string old = read_all(path, exists);
+            if (exists && old == content) continue;
+            pending.push_back({write_temp(path, content), path});
+        }
+    } catch (...) {
+        for (const auto &[tmp, path] : pending) {
+            std::remove(tmp.c_str());
+            release_temp_name(tmp);
+        }
+        throw;
+    }
+    // Phase 2: the renames (each atomic). A failure here is reported; later files keep their
+    // old content and no temporary file stays behind.
+    for (size_t i = 0; i < pending.size(); ++i) {
+        try {
+            rename_temp(pending[i].first, pending[i].second);
+        } catch (...) {
+            for (size_t j = i + 1; j < pending.size(); ++j) {
+                std::remove(pending[j].first.c_str());
+                release_temp_name(pending[j].first);
+            }
+            throw;
+        }
+    }
+    return pending.size();
 }
 
 } // namespace akg

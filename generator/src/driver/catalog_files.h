@@ -23,6 +23,21 @@ std::string emit_catalog_header(const std::vector<CatalogEntry> &entries);
 // run never leaves a half-written file. Returns true when the file changed.
 bool write_if_changed(const std::string &path, const std::string &content);
 
+// Writes a set of files, all or nothing: every file whose content changes is first written to
+// its own temporary file next to it; only when all of them are written is each renamed over its
+// target (rename is atomic, so a reader sees the old or the new file, never a mix). Any failure
+// before the renames removes the temporary files and throws UserError with every target as it
+// was. Temporary names are unique per process and call (<path>.tmp.<pid>.<n>), so that several
+// generators writing the same folder at once each leave complete files (identical inputs give
+// identical results); SIGINT/SIGTERM/SIGHUP remove this process's temporary files. Returns the
+// number of files that changed.
+size_t write_files_if_changed(const std::vector<std::pair<std::string, std::string>> &files);
+
+// A fresh temporary name next to `path` (<path>.tmp.<pid>.<n>), registered for removal when the
+// process is interrupted by SIGINT/SIGTERM/SIGHUP; release_temp_name() after renaming/removing it.
+std::string make_temp_name(const std::string &path);
+void release_temp_name(const std::string &temp);
+
 std::string sanitize_identifier(const std::string &name);
 
 } // namespace akg

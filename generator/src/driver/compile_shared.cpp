@@ -57,6 +57,10 @@ Toolchain Toolchain::from_environment() {
 #else
     t.kernel_flags = "-O3 -march=native -fno-math-errno -fopenmp";
 #endif
+#ifdef AKG_KERNEL_CXX // a sanitized build: its runtime needs kernels from the same compiler
+    t.cxx = AKG_KERNEL_CXX;
+    t.cc = AKG_KERNEL_CC;
+#endif
     if (const char *e = std::getenv("AKG_KERNELLIB_DIR")) t.kernellib_dir = e;
     if (const char *e = std::getenv("AKG_KERNEL_CXXFLAGS")) t.kernel_flags = e;
     if (const char *e = std::getenv("CXX")) t.cxx = e;
@@ -107,19 +111,26 @@ void compile_shared_object(const std::vector<std::pair<std::string, std::string>
     for (size_t k = 0; k < commands.size(); ++k)
         if (status[k] != 0) throw UserError("compiling failed: " + commands[k] + "\n" + tail(read_file(logs[k])));
 
-    std::string tmp = output + ".tmp." + std::to_string(getpid());
+    // The linker writes a temporary file next to the output (unique per process and call, and
+    // removed on SIGINT/SIGTERM/SIGHUP), renamed over the output only when complete: a failed
+    // or interrupted compile never leaves a half-written library, and the old one stays.
+    std::string tmp = make_temp_name(output);
     std::string link = t.cxx + " -shared -fPIC -fopenmp -o " + quote(tmp);
     for (const auto &o : objects) link += " " + quote(o);
     std::string log = work_dir + "/link.log";
     if (run(link, log) != 0) {
         fs::remove(tmp, ec);
+        release_temp_name(tmp);
         throw UserError("linking failed: " + link + "\n" + tail(read_file(log)));
     }
     fs::rename(tmp, output, ec);
     if (ec) {
-        fs::remove(tmp, ec);
+        std::error_code ignored;
+        fs::remove(tmp, ignored);
+        release_temp_name(tmp);
         throw UserError(output + ": cannot write (" + ec.message() + ")");
     }
+    release_temp_name(tmp);
 }
 
 } // namespace akg
