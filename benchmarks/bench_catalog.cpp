@@ -1,63 +1,224 @@
-// One benchmark per catalog kernel: the fused kernel and the same pattern generated unfused
-// (one loop nest per op), at 1 and 2 threads, reporting compulsory bytes per second (every
-// input read once, every output and in-place input written once).
-#include <benchmark/benchmark.h>
+// The side-by-side benchmark suite: for every catalog kernel, in one process,
+//   <kernel>/akg/<threads>            the generated fused kernel (libakgkernels)
+//   <kernel>/akg_unfused/<threads>    the same pattern generated with fusion off (one loop nest per op)
+//   <kernel>/stream/<threads>         STREAM-style roofline probe, normal stores
+//   <kernel>/stream_nt/<threads>      the same with non-temporal stores
+//   <kernel>/halide_*/<threads>       Halide 14 JIT of the front end's Halide IR (bench_halide.cpp)
+//   <kernel>/onednn_*/<threads>       oneDNN primitives (bench_onednn.cpp)
+// at 1 and 2 threads. The stream probes read and write exactly the kernel's compulsory bytes
+// (every input read once, every output and in-place input written once) with the same
+// read:write mix and array sizes (in-place inputs as an in-place update stream), so min(stream, stream_nt) is the kernel's roofline time.
+// Run with --benchmark_enable_random_interleaving=true --benchmark_repetitions=N to
+// interleave the implementations (tools/run-benchmarks.sh does).
+#include "bench_common.h"
+
+#include <immintrin.h>
 #include <omp.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
-
-#include "akg_kernel_def.h"
 
 extern "C" {
 extern const akg_kernel *const akg_unfused_kernels[];
 extern const size_t akg_unfused_kernel_count;
 }
 
-namespace {
+#ifndef AKG_SOURCE_ROOT
+#define AKG_SOURCE_ROOT "."
+#endif
 
-size_t bytes_of(const akg_tensor_def &t) {
-    size_t n = t.dtype == AKG_DTYPE_FLOAT16 ? 2 : (t.dtype == AKG_DTYPE_BOOL || t.dtype == AKG_DTYPE_UINT8 || t.dtype == AKG_DTYPE_INT8) ? 1 : 4;
-    for (int d = 0; d < t.rank; ++d) n *= static_cast<size_t>(t.shape[d]);
+namespace akgbench {
+
+static size_t dtype_size(akg_dtype d) {
+    switch (d) {
+    case AKG_DTYPE_FLOAT16: return 2;
+    case AKG_DTYPE_BOOL:
+    case AKG_DTYPE_UINT8:
+    case AKG_DTYPE_INT8: return 1;
+    default: return 4;
+    }
+}
+
+int64_t tensor_elements(const akg_tensor_def &t) {
+    int64_t n = 1;
+    for (int d = 0; d < t.rank; ++d) n *= t.shape[d];
     return n;
 }
 
-struct Buffers {
-    std::vector<std::vector<unsigned char>> storage;
-    std::vector<void *> pointers;
-    size_t compulsory_bytes = 0;
+size_t tensor_bytes(const akg_tensor_def &t) { return static_cast<size_t>(tensor_elements(t)) * dtype_size(t.dtype); }
+
+namespace {
+
+struct AlignedFree {
+    void operator()(void *p) const { std::free(p); }
 };
 
-Buffers make_buffers(const akg_kernel *k) {
-    Buffers b;
-    auto add = [&](const akg_tensor_def &t, bool counted_twice) {
-        size_t n = bytes_of(t);
-        b.storage.emplace_back(std::max<size_t>(n, 1));
-        // Small positive values keep every op finite (log, sqrt, division).
-        auto &s = b.storage.back();
-        if (t.dtype == AKG_DTYPE_FLOAT32)
-            for (size_t i = 0; i < n / 4; ++i) reinterpret_cast<float *>(s.data())[i] = 0.5f + 0.001f * static_cast<float>(i % 97);
-        else if (t.dtype == AKG_DTYPE_FLOAT16)
-            for (size_t i = 0; i < n / 2; ++i) reinterpret_cast<_Float16 *>(s.data())[i] = static_cast<_Float16>(0.5f + 0.001f * static_cast<float>(i % 97));
-        else std::memset(s.data(), 1, n);
-        b.compulsory_bytes += counted_twice ? 2 * n : n;
-    };
-    for (size_t i = 0; i < k->num_inputs; ++i) add(k->inputs[i], k->inputs[i].inplace_input != 0);
-    for (size_t i = 0; i < k->num_outputs; ++i) add(k->outputs[i], false);
-    for (auto &s : b.storage) b.pointers.push_back(s.data());
-    return b;
+void *aligned_buffer(size_t bytes) {
+    size_t n = (std::max<size_t>(bytes, 64) + 63) / 64 * 64;
+    void *p = std::aligned_alloc(64, n);
+    if (!p) {
+        std::fprintf(stderr, "bench_catalog: out of memory (%zu bytes)\n", n);
+        std::exit(1);
+    }
+    return p;
 }
 
-void run(benchmark::State &state, const akg_kernel *k) {
-    omp_set_num_threads(static_cast<int>(state.range(0)));
-    Buffers b = make_buffers(k);
+void fill(const akg_tensor_def &t, void *p) {
+    // Small positive values keep every op finite (log, sqrt, division); masks are all 1.
+    size_t n = static_cast<size_t>(tensor_elements(t));
+    if (t.dtype == AKG_DTYPE_FLOAT32)
+        for (size_t i = 0; i < n; ++i) static_cast<float *>(p)[i] = 0.5f + 0.001f * static_cast<float>(i % 97);
+    else if (t.dtype == AKG_DTYPE_FLOAT16)
+        for (size_t i = 0; i < n; ++i)
+            static_cast<_Float16 *>(p)[i] = static_cast<_Float16>(0.5f + 0.001f * static_cast<float>(i % 97));
+    else if (t.dtype == AKG_DTYPE_INT32)
+        for (size_t i = 0; i < n; ++i) static_cast<int32_t *>(p)[i] = 1;
+    else std::memset(p, 1, tensor_bytes(t));
+}
+
+std::map<const akg_kernel *, std::unique_ptr<KernelBuffers>> &buffer_cache() {
+    static std::map<const akg_kernel *, std::unique_ptr<KernelBuffers>> cache;
+    return cache;
+}
+
+// ---- roofline probe ----
+
+// One pool for every kernel's probe, sized for the largest: a probe uses its kernel's
+// read, in-place and write sizes from the start of each array.
+struct StreamPool {
+    float *rd = nullptr, *rw = nullptr, *wr = nullptr;
+    size_t rd_n = 0, rw_n = 0, wr_n = 0;
+};
+StreamPool &stream_pool() {
+    static StreamPool pool;
+    return pool;
+}
+
+void grow(float *&p, size_t &have, size_t want, float value) {
+    if (want <= have) return;
+    std::free(p);
+    p = static_cast<float *>(aligned_buffer(want * 4));
+    for (size_t i = 0; i < want; ++i) p[i] = value;
+    have = want;
+}
+
+// The probe moves the kernel's compulsory bytes with its mix: nr floats only read, nrw floats
+// read and written back in place (an in-place input: the write hits lines just read, no
+// read-for-ownership), nw floats only written (normal stores, or non-temporal with `nt`). The
+// streams advance together in blocks of 64 KiB of the largest one, statically split across
+// threads like a parallel kernel's outer loop.
+__attribute__((noinline)) float stream_probe(const float *__restrict rd, size_t nr, float *__restrict rw, size_t nrw,
+                                             float *__restrict wr, size_t nw, bool nt, int threads) {
+    const size_t big = std::max(nr, std::max(nrw, nw));
+    const long nb = static_cast<long>(std::max<size_t>(1, big / 16384));
+    float total = 0.0f;
+#pragma omp parallel for schedule(static) num_threads(threads) reduction(+ : total)
+    for (long b = 0; b < nb; ++b) {
+        auto cut = [&](size_t n, long k) { return k >= nb ? n : (n * static_cast<size_t>(k) / static_cast<size_t>(nb)) & ~size_t(15); };
+        size_t r0 = cut(nr, b), r1 = cut(nr, b + 1), u0 = cut(nrw, b), u1 = cut(nrw, b + 1), w0 = cut(nw, b),
+               w1 = cut(nw, b + 1);
+        float s = 0.0f;
+#if defined(__AVX512F__)
+        {   // four accumulators: the adds' latency must not limit a cache-resident read
+            size_t i = r0;
+            __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+            for (; i + 64 <= r1; i += 64) {
+                a0 = _mm512_add_ps(a0, _mm512_load_ps(rd + i));
+                a1 = _mm512_add_ps(a1, _mm512_load_ps(rd + i + 16));
+                a2 = _mm512_add_ps(a2, _mm512_load_ps(rd + i + 32));
+                a3 = _mm512_add_ps(a3, _mm512_load_ps(rd + i + 48));
+            }
+            s = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+            for (; i < r1; ++i) s += rd[i];
+        }
+        {
+            size_t i = u0;
+            const __m512 d = _mm512_set1_ps(1e-30f);
+            for (; i + 16 <= u1; i += 16) _mm512_store_ps(rw + i, _mm512_add_ps(_mm512_load_ps(rw + i), d));
+            for (; i < u1; ++i) rw[i] += 1e-30f;
+        }
+        {
+            size_t i = w0;
+            __m512 v = _mm512_set1_ps(s);
+            const __m512 step = _mm512_set1_ps(1.0f);
+            if (nt)
+                for (; i + 16 <= w1; i += 16) {
+                    _mm512_stream_ps(wr + i, v);
+                    v = _mm512_add_ps(v, step);
+                }
+            else
+                for (; i + 16 <= w1; i += 16) {
+                    _mm512_store_ps(wr + i, v);
+                    v = _mm512_add_ps(v, step);
+                }
+            for (; i < w1; ++i) wr[i] = s;
+        }
+#else
+#pragma omp simd reduction(+ : s)
+        for (size_t i = r0; i < r1; ++i) s += rd[i];
+#pragma omp simd
+        for (size_t i = u0; i < u1; ++i) rw[i] += 1e-30f;
+        if (nt) {
+#if defined(__AVX__)
+            size_t i = w0;
+            __m256 v = _mm256_set1_ps(s);
+            const __m256 step = _mm256_set1_ps(1.0f);
+            for (; i + 8 <= w1; i += 8) {
+                _mm256_stream_ps(wr + i, v);
+                v = _mm256_add_ps(v, step);
+            }
+            for (; i < w1; ++i) wr[i] = s;
+#else
+            for (size_t i = w0; i < w1; ++i) wr[i] = s;
+#endif
+        } else {
+            // A value that depends on i keeps the compiler from turning this into memset
+            // (glibc's memset switches to non-temporal stores for large sizes).
+#pragma omp simd
+            for (size_t i = w0; i < w1; ++i) wr[i] = s + static_cast<float>(i - w0);
+        }
+#endif
+        total += s;
+    }
+    if (nt) _mm_sfence();
+    return total;
+}
+
+void run_stream(benchmark::State &state, const akg_kernel *k, bool nt) {
+    const int threads = static_cast<int>(state.range(0));
+    KernelBuffers &b = buffers_for(k);
+    size_t nr = (b.read_bytes - b.inplace_bytes + 3) / 4, nrw = (b.inplace_bytes + 3) / 4,
+           nw = (b.write_bytes - b.inplace_bytes + 3) / 4;
+    StreamPool &p = stream_pool();
+    grow(p.rd, p.rd_n, nr, 1.0f);
+    grow(p.rw, p.rw_n, nrw, 1.0f);
+    grow(p.wr, p.wr_n, nw, 0.0f);
+    benchmark::DoNotOptimize(stream_probe(p.rd, nr, p.rw, nrw, p.wr, nw, nt, threads)); // warm-up, untimed
+    for (auto _ : state) {
+        float s = stream_probe(p.rd, nr, p.rw, nrw, p.wr, nw, nt, threads);
+        benchmark::DoNotOptimize(s);
+        benchmark::ClobberMemory();
+    }
+    set_counters(state, k, threads);
+}
+
+void run_kernel(benchmark::State &state, const akg_kernel *k, const akg_kernel *buffers_of) {
+    const int threads = static_cast<int>(state.range(0));
+    omp_set_num_threads(threads);
+    KernelBuffers &b = buffers_for(buffers_of);
+    benchmark::DoNotOptimize(k->fn(b.pointers.data())); // warm-up, untimed
     for (auto _ : state) {
         int status = k->fn(b.pointers.data());
         benchmark::DoNotOptimize(status);
+        benchmark::ClobberMemory();
     }
-    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(b.compulsory_bytes));
-    state.counters["MB"] = static_cast<double>(b.compulsory_bytes) / 1e6;
+    set_counters(state, buffers_of, threads);
 }
 
 const akg_kernel *find_unfused(const std::string &name) {
@@ -66,17 +227,78 @@ const akg_kernel *find_unfused(const std::string &name) {
     return nullptr;
 }
 
-int register_all() {
-    for (size_t i = 0; i < akg_catalog_kernel_count; ++i) {
-        const akg_kernel *k = akg_catalog_kernels[i];
-        benchmark::RegisterBenchmark((std::string(k->name) + "/fused").c_str(), run, k)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
-        if (const akg_kernel *u = find_unfused(k->name))
-            benchmark::RegisterBenchmark((std::string(k->name) + "/unfused").c_str(), run, u)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
-    }
-    return 0;
-}
-const int registered = register_all();
-
 } // namespace
 
-BENCHMARK_MAIN();
+KernelBuffers &buffers_for(const akg_kernel *k) {
+    auto &cache = buffer_cache();
+    auto it = cache.find(k);
+    if (it != cache.end()) return *it->second;
+    auto b = std::make_unique<KernelBuffers>();
+    for (size_t i = 0; i < k->num_inputs; ++i) {
+        void *p = aligned_buffer(tensor_bytes(k->inputs[i]));
+        fill(k->inputs[i], p);
+        b->pointers.push_back(p);
+        b->read_bytes += tensor_bytes(k->inputs[i]);
+        if (k->inputs[i].inplace_input) {
+            b->write_bytes += tensor_bytes(k->inputs[i]);
+            b->inplace_bytes += tensor_bytes(k->inputs[i]);
+        }
+    }
+    for (size_t i = 0; i < k->num_outputs; ++i) {
+        void *p = aligned_buffer(tensor_bytes(k->outputs[i]));
+        std::memset(p, 0, tensor_bytes(k->outputs[i]));
+        b->pointers.push_back(p);
+        b->write_bytes += tensor_bytes(k->outputs[i]);
+    }
+    KernelBuffers &ref = *b;
+    cache.emplace(k, std::move(b));
+    return ref;
+}
+
+void set_counters(benchmark::State &state, const akg_kernel *k, int threads) {
+    const akg_kernel *key = k;
+    KernelBuffers &b = buffers_for(key);
+    state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(b.compulsory_bytes()));
+    state.counters["compulsory_MB"] = static_cast<double>(b.compulsory_bytes()) / 1e6;
+    state.counters["read_MB"] = static_cast<double>(b.read_bytes) / 1e6;
+    state.counters["write_MB"] = static_cast<double>(b.write_bytes) / 1e6;
+    state.counters["threads"] = threads;
+}
+
+void register_skip(const std::string &kernel, const std::string &impl, const std::string &reason) {
+    std::string r = reason;
+    benchmark::RegisterBenchmark((kernel + "/" + impl).c_str(),
+                                 [r](benchmark::State &state) { state.SkipWithError(r.c_str()); })
+        ->Iterations(1)
+        ->Repetitions(1);
+}
+
+} // namespace akgbench
+
+int main(int argc, char **argv) {
+    using namespace akgbench;
+    const char *root_env = std::getenv("AKG_SOURCE_ROOT");
+    std::string root = root_env ? root_env : AKG_SOURCE_ROOT;
+    for (size_t i = 0; i < akg_catalog_kernel_count; ++i) {
+        const akg_kernel *k = akg_catalog_kernels[i];
+        const std::string name = k->name;
+        auto reg = [&](const std::string &impl, auto fn) {
+            benchmark::RegisterBenchmark((name + "/" + impl).c_str(), fn)
+                ->Arg(1)
+                ->Arg(2)
+                ->UseRealTime()
+                ->Unit(benchmark::kMillisecond);
+        };
+        reg("akg", [k](benchmark::State &s) { run_kernel(s, k, k); });
+        if (const akg_kernel *u = find_unfused(name)) reg("akg_unfused", [u, k](benchmark::State &s) { run_kernel(s, u, k); });
+        reg("stream", [k](benchmark::State &s) { run_stream(s, k, false); });
+        reg("stream_nt", [k](benchmark::State &s) { run_stream(s, k, true); });
+    }
+    register_onednn(akg_catalog_kernels, akg_catalog_kernel_count);
+    register_halide(akg_catalog_kernels, akg_catalog_kernel_count, root);
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return 0;
+}

@@ -1,0 +1,42 @@
+// Shared pieces of the side-by-side benchmark suite (bench_catalog): one set of buffers per
+// catalog kernel (allocated once, shared by every implementation of that kernel), compulsory
+// byte counts, and the registration hooks of the optional peers.
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "akg_kernel_def.h"
+
+namespace akgbench {
+
+size_t tensor_bytes(const akg_tensor_def &t);
+int64_t tensor_elements(const akg_tensor_def &t);
+
+struct KernelBuffers {
+    std::vector<void *> pointers;  // inputs then outputs (the C ABI order), 64-byte aligned
+    size_t read_bytes = 0;         // every input once
+    size_t write_bytes = 0;        // every output once, every in-place input once more
+    size_t inplace_bytes = 0;      // the in-place inputs (counted in both of the above)
+    size_t compulsory_bytes() const { return read_bytes + write_bytes; }
+};
+
+// The buffers of a catalog kernel, created on first use and kept for the whole run (so the
+// interleaved repetitions of every implementation see the same memory).
+KernelBuffers &buffers_for(const akg_kernel *k);
+
+// Sets the counters every benchmark of the suite reports (the report generator reads them).
+void set_counters(benchmark::State &state, const akg_kernel *k, int threads);
+
+// Registers a benchmark "<kernel>/<impl>/<threads>" that is skipped with `reason`.
+void register_skip(const std::string &kernel, const std::string &impl, const std::string &reason);
+
+// Optional peers; each returns the number of benchmarks it registered and prints what it skipped.
+int register_onednn(const akg_kernel *const *kernels, size_t count);
+int register_halide(const akg_kernel *const *kernels, size_t count, const std::string &source_root);
+
+} // namespace akgbench

@@ -1,0 +1,321 @@
+#!/usr/bin/python3
+"""Writes benchmarks/REPORT.md and benchmarks/report.png from the suite's results.
+
+Inputs: the Google Benchmark JSON of build-bench/benchmarks/bench_catalog (aggregates of
+interleaved repetitions) and, optionally, the JSON of benchmarks/torch_catalog.py, plus
+a small JSON of run metadata written by tools/run-benchmarks.sh. Uses Debian's
+python3-matplotlib for the chart (the table is written without it).
+"""
+import argparse
+import datetime
+import json
+import math
+import os
+import sys
+from collections import defaultdict
+
+# Implementation families, in the order of the table and chart. A family's value for a
+# kernel is its best variant (e.g. oneDNN plain or blocked layout, Halide Adams or Mullapudi).
+OURS = "akg"
+UNFUSED = "akg_unfused"
+FAMILIES = [
+    ("akg", [OURS]),
+    ("akg unfused", [UNFUSED]),
+    ("oneDNN", ["onednn", "onednn_nChw16c"]),
+    ("Halide", ["halide_Adams2019", "halide_Mullapudi2016"]),
+    ("PyTorch", ["pytorch_ops", "pytorch_native"]),
+]
+PEERS = ["onednn", "onednn_nChw16c", "halide_Adams2019", "halide_Mullapudi2016", "pytorch_ops", "pytorch_native"]
+COLUMNS = [OURS, UNFUSED, "onednn", "onednn_nChw16c", "halide_Adams2019", "halide_Mullapudi2016",
+           "pytorch_ops", "pytorch_native"]
+HEAD = {OURS: "akg", UNFUSED: "akg unfused", "onednn": "oneDNN", "onednn_nChw16c": "oneDNN nChw16c",
+        "halide_Adams2019": "Halide Adams2019", "halide_Mullapudi2016": "Halide Mullapudi2016",
+        "pytorch_ops": "PyTorch op-by-op", "pytorch_native": "PyTorch native ops"}
+
+
+def to_ms(v, unit):
+    return v * {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[unit]
+
+
+labels = {}  # (kernel, impl) -> label (oneDNN: the primitives and their implementations)
+
+
+def load_gbench(path):
+    """-> times[(kernel, impl, threads)] = median ms, skips[(kernel, impl)] = reason, mb[kernel]"""
+    data = json.load(open(path))
+    times, skips, mb = {}, {}, {}
+    labels.clear()
+    for b in data.get("benchmarks", []):
+        parts = b.get("run_name", b["name"]).split("/")
+        kernel, impl = parts[0], parts[1]
+        if b.get("error_occurred"):
+            skips[(kernel, impl)] = b.get("error_message", "skipped")
+            continue
+        if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
+            continue
+        if len(parts) < 3:
+            continue
+        threads = int(parts[2])
+        if b.get("label"):
+            labels[(kernel, impl)] = b["label"]
+        times[(kernel, impl, threads)] = to_ms(b["real_time"], b.get("time_unit", "ns"))
+        if "compulsory_MB" in b:
+            mb[kernel] = b["compulsory_MB"]
+    return data.get("context", {}), times, skips, mb
+
+
+def geomean(xs):
+    xs = [x for x in xs if x and x > 0]
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def fmt_ms(ms):
+    if ms is None:
+        return "–"
+    return f"{ms:.3f}" if ms < 1 else f"{ms:.2f}" if ms < 100 else f"{ms:.0f}"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gbench", required=True)
+    ap.add_argument("--torch", default="")
+    ap.add_argument("--meta", default="")
+    ap.add_argument("--out-dir", default=os.path.dirname(os.path.abspath(__file__)))
+    args = ap.parse_args()
+
+    context, times, skips, mb = load_gbench(args.gbench)
+    torch_info = None
+    if args.torch and os.path.exists(args.torch):
+        torch_info = json.load(open(args.torch))
+        for r in torch_info["results"]:
+            times[(r["kernel"], r["impl"], r["threads"])] = r["median_ms"]
+        for s in torch_info.get("skipped", []):
+            skips[(s["kernel"], s["impl"])] = s["error"]
+    meta = json.load(open(args.meta)) if args.meta and os.path.exists(args.meta) else {}
+
+    kernels = sorted({k for (k, _, _) in times if (k, OURS, 1) in times or (k, OURS, 2) in times})
+    threads_list = sorted({t for (_, _, t) in times})
+
+    def roofline(k, t):
+        s = [times.get((k, "stream", t)), times.get((k, "stream_nt", t))]
+        s = [x for x in s if x]
+        return min(s) if s else None
+
+    def best_peer(k, t, impls=PEERS):
+        c = [(times[(k, i, t)], i) for i in impls if (k, i, t) in times]
+        return min(c) if c else (None, None)
+
+    lines = []
+    now = meta.get("date") or datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M UTC")
+    cpu = meta.get("cpu") or "unknown CPU"
+    lines.append("# Benchmark report: akg vs oneDNN, Halide 14, PyTorch eager, and the roofline")
+    lines.append("")
+    lines.append(f"Measured **{now}** on **{cpu}** ({meta.get('cores', '?')} cores, load average "
+                 f"{meta.get('loadavg_before', '?')} before the run, {meta.get('loadavg_after', '?')} after), "
+                 f"by `bash tools/run-benchmarks.sh` (Google Benchmark, {meta.get('repetitions', '?')} "
+                 f"interleaved repetitions, median; the benchmarks took {meta.get('seconds', '?')} s, {meta.get('seconds_with_build', '?')} s with the build). "
+                 "fp32 / fp16 as each catalog kernel declares; times in ms.")
+    if meta.get("note"):
+        lines.append("")
+        lines.append(f"> {meta['note']}")
+    lines.append("")
+    lines.append("![% of roofline per kernel](report.png)")
+    lines.append("")
+    lines.append("**Roofline** = compulsory bytes (every input read once, every output and in-place input "
+                 "written once) / the bandwidth of a STREAM-style probe that reads and writes exactly those "
+                 "byte counts (same array sizes, same read:write mix, statically split across the same "
+                 "number of threads), measured in the same process, interleaved with the kernels; the faster "
+                 "of normal and non-temporal stores. **% RL** = roofline time / time. **vs best peer** = best "
+                 "peer time / akg time (>1: akg faster).")
+    lines.append("")
+
+    # ---- summary ----
+    lines.append("## Summary (geometric means over the kernels that have the comparison)")
+    lines.append("")
+    lines.append("| threads | akg % of roofline (median over kernels) | fused vs unfused | akg vs best peer | akg vs PyTorch | akg vs oneDNN | akg vs Halide | kernels faster than every peer |")
+    lines.append("|---|---|---|---|---|---|---|---|")
+    summary = {}
+    for t in threads_list:
+        pct = sorted(100 * roofline(k, t) / times[(k, OURS, t)] for k in kernels
+                     if (k, OURS, t) in times and roofline(k, t))
+        med_pct = pct[len(pct) // 2] if pct else None
+
+        def ratio(impls):
+            r = []
+            for k in kernels:
+                if (k, OURS, t) not in times:
+                    continue
+                p, _ = best_peer(k, t, impls)
+                if p:
+                    r.append(p / times[(k, OURS, t)])
+            return geomean(r), len(r)
+
+        unf = ratio([UNFUSED])
+        peer = ratio(PEERS)
+        pt = ratio(["pytorch_ops", "pytorch_native"])
+        dn = ratio(["onednn", "onednn_nChw16c"])
+        hl = ratio(["halide_Adams2019", "halide_Mullapudi2016"])
+        wins = sum(1 for k in kernels if (k, OURS, t) in times and best_peer(k, t)[0]
+                   and best_peer(k, t)[0] > times[(k, OURS, t)])
+        with_peer = sum(1 for k in kernels if (k, OURS, t) in times and best_peer(k, t)[0])
+        f = lambda x: f"{x[0]:.2f}× ({x[1]} kernels)" if x[0] else "–"
+        lines.append(f"| {t} | {med_pct:.0f}% | {f(unf)} | {f(peer)} | {f(pt)} | {f(dn)} | {f(hl)} | {wins} of {with_peer} |"
+                     if med_pct is not None else f"| {t} | – | {f(unf)} | {f(peer)} | {f(pt)} | {f(dn)} | {f(hl)} | {wins} of {with_peer} |")
+        summary[t] = {"median_pct_roofline": med_pct, "fused_vs_unfused": unf[0], "vs_best_peer": peer[0],
+                      "vs_pytorch": pt[0], "vs_onednn": dn[0], "vs_halide": hl[0], "wins": wins,
+                      "with_peer": with_peer}
+    lines.append("")
+    for t in threads_list:
+        pct = {k: 100 * roofline(k, t) / times[(k, OURS, t)] for k in kernels if (k, OURS, t) in times and roofline(k, t)}
+        n85 = sum(1 for v in pct.values() if v >= 85)
+        n70 = sum(1 for v in pct.values() if v >= 70)
+        lines.append(f"- {t} thread{'s' if t > 1 else ''}: {n85} of {len(pct)} kernels at ≥ 85% of the roofline, "
+                     f"{n70} at ≥ 70%.")
+    lines.append("")
+
+    # ---- the table ----
+    present = [c for c in COLUMNS if any((k, c, t) in times for k in kernels for t in threads_list)]
+    lines.append("## Per kernel: median ms (% of roofline)")
+    lines.append("")
+    lines.append("| kernel | thr | MB | roofline ms | " + " | ".join(HEAD[c] for c in present) + " | best peer | vs best peer |")
+    lines.append("|---|---|---|---|" + "---|" * len(present) + "---|---|")
+    for k in kernels:
+        for t in threads_list:
+            rl = roofline(k, t)
+            cells = []
+            for c in present:
+                v = times.get((k, c, t))
+                if v is None:
+                    cells.append("–")
+                else:
+                    cell = fmt_ms(v) + (f" ({100 * rl / v:.0f}%)" if rl else "")
+                    cells.append(f"**{cell}**" if c == OURS else cell)
+            bp, bi = best_peer(k, t)
+            ours = times.get((k, OURS, t))
+            sp = f"{bp / ours:.2f}×" if bp and ours else "–"
+            lines.append(f"| `{k}` | {t} | {mb.get(k, 0):.1f} | {fmt_ms(rl)} | " + " | ".join(cells) +
+                         f" | {HEAD.get(bi, '–') if bi else '–'} | {sp} |")
+    lines.append("")
+
+    # ---- peers: what ran, what was skipped ----
+    beam1 = sorted(k for (k, i), l in labels.items() if i == "halide_Adams2019" and l.startswith("beam"))
+    for (k, i), why in list(skips.items()):
+        if i.startswith("onednn") and k.endswith("_f16") and "primitive descriptor" in why and "AVX512-FP16" not in why:
+            skips[(k, i)] = why + " (float16 kernel: oneDNN 2.6 implements f16 on CPUs with AVX512-FP16 only; this one has none)"
+    lines.append("## Peers")
+    lines.append("")
+    lines.append("- **akg unfused**: the same pattern generated with fusion off (`akg-gen kernel --unfused`: one "
+                 "loop nest per op, intermediates in memory); the ablation of what fusion buys.")
+    lines.append("- **oneDNN** (libdnnl-dev, " + meta.get("onednn", "?") + "): the primitive or primitive chain "
+                 "with post-ops each kernel maps to (layer normalization, softmax / logsoftmax, binary + eltwise / "
+                 "binary post-ops, batch normalization + fused ReLU), on the kernel's own buffers in plain layout; "
+                 "`oneDNN nChw16c` runs the 4-D NCHW kernels in oneDNN's preferred blocked layout (tensors "
+                 "reordered once outside the timing). Kernels without an equivalent are not run.")
+    lines.append("- **Halide 14**: the Halide IR our front end produces for the kernel, after its normalization (elementwise "
+                 "producers inlined unless expensive and reused, index maps simplified), one Halide Func per remaining "
+                 "stage and an RDom update per reduction, scheduled by the Adams2019 and Mullapudi2016 autoscheduler plugins (MachineParams(2, 32 MiB, "
+                 "40)) and JIT-compiled for the host (float16 without AVX512-FP16 where the CPU lacks it); parallel loops run on "
+                 "OpenMP to set the thread count; tanh is written as 1 - 2/(exp(2x)+1) because Halide's tanh() is a "
+                 "scalar libm call. Autoscheduling + JIT time per kernel is in the `schedule_s` counter of the raw "
+                 "results, not in the timings." + (" Adams2019's default beam search (beam 32, 5 passes) exploded on the "
+                 "4-D attention softmax (>500k states per pass, >8 GB, minutes), so every pipeline with a reduction "
+                 "spanning 4 or more loop dimensions ran with its greedy mode (HL_BEAM_SIZE=1): " + ", ".join(f"`{k}`" for k in beam1) + "." if beam1 else ""))
+    if torch_info:
+        env = torch_info.get("malloc_env", {})
+        pfs = sorted(r["page_faults_per_call"] for r in torch_info["results"]) or [0.0]
+        pf_med, pf_max = pfs[len(pfs) // 2], pfs[-1]
+        lines.append(f"- **PyTorch {torch_info.get('torch_version')}** eager (Debian's python3-torch, "
+                     f"`{torch_info.get('python')}`): `PyTorch op-by-op` runs the composite JSON one torch op per "
+                     "JSON op (float16 ops PyTorch does not implement on CPU run in float32 between casts); "
+                     "`PyTorch native ops` is idiomatic torch code for the patterns torch has library ops for "
+                     "(native_layer_norm, gelu, softmax/log_softmax, batch_norm; fp16 batch/layer norm in float32 between casts). "
+                     f"malloc: MALLOC_MMAP_MAX_={env.get('MALLOC_MMAP_MAX_')}, "
+                     f"MALLOC_TRIM_THRESHOLD_={env.get('MALLOC_TRIM_THRESHOLD_')} (freed intermediates stay in the "
+                     "heap, so calls after the first do not page-fault); minor page faults per call measured "
+                     f"with getrusage: median {pf_med:.1f}, max {pf_max:.0f} over its {len(pfs)} results.")
+    else:
+        lines.append("- **PyTorch**: not run (python3-torch missing or `--no-torch`).")
+    lines.append("")
+    dn = sorted((k, i, l) for (k, i), l in labels.items() if i.startswith("onednn"))
+    if dn:
+        lines.append("### oneDNN: what each kernel runs (primitives [implementations chosen by oneDNN])")
+        lines.append("")
+        lines.append("| kernel | variant | primitives |")
+        lines.append("|---|---|---|")
+        for k, i, l in dn:
+            lines.append(f"| `{k}` | {HEAD.get(i, i)} | {l} |")
+        lines.append("")
+    if skips:
+        lines.append("### Skipped")
+        lines.append("")
+        lines.append("| kernel | implementation | why |")
+        lines.append("|---|---|---|")
+        for (k, i), why in sorted(skips.items()):
+            lines.append(f"| `{k}` | {HEAD.get(i, i)} | {why.strip().splitlines()[0][:320] if why.strip() else 'skipped'} |")
+        lines.append("")
+    for m in meta.get("messages", []):
+        lines.append(f"- {m}")
+    if meta.get("messages"):
+        lines.append("")
+
+    out_md = os.path.join(args.out_dir, "REPORT.md")
+    with open(out_md, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    with open(os.path.join(args.out_dir, "summary.json"), "w") as f:
+        json.dump({"date": now, "cpu": cpu, "summary": summary}, f, indent=1)
+    print(f"make_report: wrote {out_md}", file=sys.stderr)
+
+    # ---- chart ----
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("make_report: python3-matplotlib missing: no chart", file=sys.stderr)
+        return
+    fams = [(name, impls) for name, impls in FAMILIES if any((k, i, t) in times for k in kernels for i in impls for t in threads_list)]
+    colors = {"akg": "#d62728", "akg unfused": "#ff9896", "oneDNN": "#1f77b4", "Halide": "#2ca02c", "PyTorch": "#9467bd"}
+    cap = 120
+    fig_h = 0.42 * len(kernels) + 2.2
+    fig, axes = plt.subplots(1, len(threads_list), figsize=(7.5 * len(threads_list), 0.42 * len(kernels) + 2.2),
+                             sharey=True, squeeze=False)
+    nb = len(fams)
+    h = 0.8 / nb
+    for ax, t in zip(axes[0], threads_list):
+        for fi, (name, impls) in enumerate(fams):
+            ys, xs = [], []
+            for ki, k in enumerate(kernels):
+                rl = roofline(k, t)
+                c = [times[(k, i, t)] for i in impls if (k, i, t) in times]
+                if rl and c:
+                    ys.append(ki + (fi - (nb - 1) / 2) * h)
+                    xs.append(min(cap, 100 * rl / min(c)))
+            ax.barh(ys, xs, height=h, color=colors.get(name, None), label=name)
+            for ki, k in enumerate(kernels):  # the value of capped bars, at their end
+                rl = roofline(k, t)
+                c = [times[(k, i, t)] for i in impls if (k, i, t) in times]
+                if rl and c and 100 * rl / min(c) > cap:
+                    ax.text(cap - 1, ki + (fi - (nb - 1) / 2) * h, f"{100 * rl / min(c):.0f}%", ha="right",
+                            va="center", fontsize=6, color="white")
+        ax.axvline(100, color="black", lw=0.8)
+        ax.axvline(85, color="gray", lw=0.6, ls="--")
+        ax.set_xlim(0, cap)
+        ax.set_title(f"{t} thread{'s' if t > 1 else ''}: % of roofline (higher is better)")
+        ax.set_xlabel(f"% of roofline (capped at {cap}; dashed line: 85%)")
+        ax.grid(axis="x", alpha=0.3)
+    axes[0][0].set_yticks(range(len(kernels)))
+    axes[0][0].set_yticklabels(kernels, fontsize=8)
+    axes[0][0].set_ylim(len(kernels) - 0.5, -0.5)
+    handles, names = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="upper center", ncol=len(names), fontsize=9,
+               bbox_to_anchor=(0.5, 1 - 0.32 / fig_h))
+    fig.suptitle(f"akg vs peers per catalog kernel (best variant per family) — {now}, {cpu}", fontsize=10,
+                 y=1 - 0.08 / fig_h)
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.75 / fig_h))
+    out_png = os.path.join(args.out_dir, "report.png")
+    fig.savefig(out_png, dpi=90)
+    print(f"make_report: wrote {out_png}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# The side-by-side benchmark suite (issue 4; not part of the tests): installs the optional
+# peers it can (oneDNN, PyTorch, matplotlib) from Debian, builds build-bench/ (release), runs
+# every catalog kernel against its peers and the roofline in one Google Benchmark process
+# (interleaved repetitions), runs the PyTorch eager peer, and writes benchmarks/REPORT.md and
+# benchmarks/report.png.
+#
+#   bash tools/run-benchmarks.sh [--no-install] [--no-torch] [--no-halide] [--reps N]
+#                                [--min-time S] [--filter REGEX] [--note TEXT]
+#
+# Environment: AKG_BENCH_BUILD (build folder, default build-bench).
+# Measure on an idle machine: the report records the load average before and after.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+build=${AKG_BENCH_BUILD:-build-bench}
+install=1 torch=1 reps=5 min_time=0.05 filter="" note=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --no-install) install=0 ;;
+    --no-torch) torch=0 ;;
+    --no-halide) export AKG_BENCH_NO_HALIDE=1 ;;
+    --reps) reps=$2; shift ;;
+    --min-time) min_time=$2; shift ;;
+    --filter) filter=$2; shift ;;
+    --note) note=$2; shift ;;
+    -h|--help) sed -n 2,13p "$0"; exit 0 ;;
+    *) echo "run-benchmarks: unknown argument $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+start=$(date +%s)
+messages=()
+
+# 1. packages: the build's own, then each optional peer on its own (a missing one is skipped).
+if [ "$install" = 1 ] && command -v apt-get >/dev/null; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  required=(build-essential meson ninja-build pkg-config libisl-dev libhalide14-0-dev
+            nlohmann-json3-dev libcli11-dev libbenchmark-dev)
+  optional=(libdnnl-dev python3-torch python3-matplotlib)
+  missing=()
+  for p in "${required[@]}" "${optional[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  if [ ${#missing[@]} -gt 0 ]; then
+    $SUDO apt-get update || true
+    for p in "${missing[@]}"; do
+      DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "$p" ||
+        echo "run-benchmarks: could not install $p; the peers that need it are skipped" >&2
+    done
+  fi
+fi
+
+# 2. build (release, its own folder so that build/ keeps its configuration)
+if [ ! -f "$build/build.ninja" ]; then
+  meson setup "$build" --buildtype=release -Dtests=disabled
+else
+  meson setup --reconfigure "$build" >/dev/null   # picks up a newly installed oneDNN
+fi
+ninja -C "$build" benchmarks/bench_catalog
+out="$build/bench-results"
+mkdir -p "$out"
+rm -f "$out"/gbench.json "$out"/torch.json
+
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+bench_start=$(date +%s)
+
+# 3. the suite: ours, unfused, roofline probes, oneDNN, Halide; interleaved repetitions
+gb_args=(--benchmark_repetitions="$reps" --benchmark_enable_random_interleaving=true
+         --benchmark_report_aggregates_only=true --benchmark_min_time="$min_time"
+         --benchmark_out="$out/gbench.json" --benchmark_out_format=json)
+[ -n "$filter" ] && gb_args+=(--benchmark_filter="$filter")
+echo "== bench_catalog (${reps} interleaved repetitions) =="
+OMP_PROC_BIND=true OMP_PLACES=cores AKG_SOURCE_ROOT="$root" \
+  "$build/benchmarks/bench_catalog" "${gb_args[@]}" 2> >(tee "$out/bench_catalog.stderr" >&2)
+
+# 4. PyTorch eager (Debian's python3, not a pyenv one on PATH)
+if [ "$torch" = 1 ] && /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+  echo "== PyTorch eager =="
+  tfilter=()
+  [ -n "$filter" ] && tfilter=(--filter "$(echo "$filter" | sed 's/[^A-Za-z0-9_].*//')")
+  MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=68719476736 \
+    /usr/bin/python3 benchmarks/torch_catalog.py --out "$out/torch.json" --rounds "$reps" \
+    --min-time "$min_time" "${tfilter[@]}"
+else
+  messages+=("PyTorch peer skipped: python3-torch not importable by /usr/bin/python3 (or --no-torch).")
+  echo "run-benchmarks: ${messages[-1]}" >&2
+fi
+
+# 5. the report
+end=$(date +%s)
+cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
+onednn=$(dpkg-query -W -f='${Version}' libdnnl-dev 2>/dev/null || echo "not installed")
+/usr/bin/python3 - "$out/meta.json" <<EOF
+import json, sys
+json.dump({"date": "$(date -u '+%Y-%m-%d %H:%M UTC')", "cpu": """$cpu""", "cores": $(nproc),
+           "loadavg_before": "$load_before", "loadavg_after": "$(cut -d' ' -f1-3 /proc/loadavg)",
+           "repetitions": $reps, "seconds": $((end - bench_start)), "seconds_with_build": $((end - start)), "onednn": "oneDNN $onednn",
+           "note": """$note""", "messages": $(printf '%s\n' "${messages[@]:-}" | /usr/bin/python3 -c 'import json,sys; print(json.dumps([l for l in sys.stdin.read().splitlines() if l]))')},
+          open(sys.argv[1], "w"), indent=1)
+EOF
+/usr/bin/python3 benchmarks/make_report.py --gbench "$out/gbench.json" --torch "$out/torch.json" \
+  --meta "$out/meta.json" --out-dir benchmarks
+echo "== wrote benchmarks/REPORT.md and benchmarks/report.png ($((end - bench_start)) s of benchmarking, $((end - start)) s in all) =="
