@@ -1,5 +1,7 @@
 #include "poly/order_band_members.h"
 
+#include "poly/schedule_transforms.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <numeric>
@@ -15,17 +17,6 @@
 namespace akg {
 
 namespace {
-
-bool has_band_ancestor(isl_schedule_node *node) {
-    isl_schedule_node *n = isl_schedule_node_copy(node);
-    bool found = false;
-    while (!found && isl_schedule_node_has_parent(n) == isl_bool_true) {
-        n = isl_schedule_node_parent(n);
-        found = isl_schedule_node_get_type(n) == isl_schedule_node_band;
-    }
-    isl_schedule_node_free(n);
-    return found;
-}
 
 // The single affine piece of a pw_aff, or null.
 isl_aff *single_aff(isl_pw_aff *pa) {
@@ -59,9 +50,7 @@ isl_aff *largest_access_address(const PolyModel &m, isl_union_set *domain, isl_s
     const BufferInfo *largest = nullptr;
     for (const auto &b : m.buffers) {
         if (b.shape.empty() || (largest && element_count(b.shape) <= element_count(largest->shape))) continue;
-        isl_space *space = isl_space_set_alloc(isl_union_map_get_ctx(accesses), 0, b.shape.size());
-        space = isl_space_set_tuple_name(space, isl_dim_set, b.name.c_str());
-        isl_union_map *mine = isl_union_map_intersect_range(isl_union_map_copy(accesses), isl_union_set_from_set(isl_set_universe(space)));
+        isl_union_map *mine = accesses_to_buffer(accesses, b);
         if (isl_union_map_is_empty(mine) != isl_bool_true) largest = &b;
         isl_union_map_free(mine);
     }
@@ -128,7 +117,7 @@ std::vector<int64_t> member_strides(const PolyModel &m, isl_schedule_node *band)
 
 isl_schedule_node *order_members(isl_schedule_node *node, void *user) {
     const PolyModel &m = *static_cast<const PolyModel *>(user);
-    if (isl_schedule_node_get_type(node) != isl_schedule_node_band || has_band_ancestor(node)) return node;
+    if (isl_schedule_node_get_type(node) != isl_schedule_node_band || !is_outermost_band(node)) return node;
     int n = isl_schedule_node_band_n_member(node);
     if (n < 2 || isl_schedule_node_band_get_permutable(node) != isl_bool_true) return node;
     for (int j = 0; j < n; ++j)

@@ -35,18 +35,6 @@ void map_bottom_up(PolyModel &m, NodeFn fn) {
 bool is_band(isl_schedule_node *node) { return isl_schedule_node_get_type(node) == isl_schedule_node_band; }
 
 
-// Is this band at the top of the tree: only the domain, filters and sequences above it?
-bool is_outermost_band(isl_schedule_node *node) {
-    isl_schedule_node *p = isl_schedule_node_copy(node);
-    bool outer = true;
-    while (isl_schedule_node_has_parent(p) == isl_bool_true) {
-        p = isl_schedule_node_parent(p);
-        auto t = isl_schedule_node_get_type(p);
-        if (t == isl_schedule_node_band || t == isl_schedule_node_mark) outer = false;
-    }
-    isl_schedule_node_free(p);
-    return outer;
-}
 
 // Number of values the (first member of the) band takes over its domain; 0 if unbounded.
 long band_extent(isl_schedule_node *node) {
@@ -151,6 +139,43 @@ isl_schedule_node *insert_mark(isl_schedule_node *node, const char *name) {
 }
 
 } // namespace
+
+// Is this band at the top of the tree: only the domain, filters and sequences above it?
+bool is_outermost_band(isl_schedule_node *node) {
+    isl_schedule_node *p = isl_schedule_node_copy(node);
+    bool outer = true;
+    while (isl_schedule_node_has_parent(p) == isl_bool_true) {
+        p = isl_schedule_node_parent(p);
+        auto t = isl_schedule_node_get_type(p);
+        if (t == isl_schedule_node_band || t == isl_schedule_node_mark) outer = false;
+    }
+    isl_schedule_node_free(p);
+    return outer;
+}
+
+isl_union_map *accesses_to_buffer(isl_union_map *accesses, const BufferInfo &b) {
+    isl_space *space = isl_space_set_alloc(isl_union_map_get_ctx(accesses), 0, b.shape.size());
+    space = isl_space_set_tuple_name(space, isl_dim_set, b.name.c_str());
+    return isl_union_map_intersect_range(isl_union_map_copy(accesses), isl_union_set_from_set(isl_set_universe(space)));
+}
+
+std::vector<std::string> offset_to_c(isl_multi_aff *offset, int depth) {
+    isl_multi_aff *named = isl_multi_aff_copy(offset);
+    for (int d = 0; d < depth; ++d) named = isl_multi_aff_set_dim_name(named, isl_dim_in, d, ("c" + std::to_string(d)).c_str());
+    std::vector<std::string> out;
+    for (int d = 0; d < static_cast<int>(isl_multi_aff_size(named)); ++d) {
+        isl_aff *aff = isl_multi_aff_get_at(named, d);
+        isl_printer *p = isl_printer_set_output_format(isl_printer_to_str(isl_aff_get_ctx(aff)), ISL_FORMAT_C);
+        p = isl_printer_print_aff(p, aff);
+        char *text = isl_printer_get_str(p);
+        out.push_back(text);
+        free(text);
+        isl_printer_free(p);
+        isl_aff_free(aff);
+    }
+    isl_multi_aff_free(named);
+    return out;
+}
 
 bool has_band_below(isl_schedule_node *node) {
     bool found = false;
@@ -289,10 +314,7 @@ void promote_to_local_buffers(PolyModel &m, const ScheduleOptions &options) {
             for (auto &b : c.m->buffers) {
                 if (b.kind != BufferKind::Scratch || b.promoted) continue;
                 isl::union_map acc = c.m->reads.unite(c.m->writes);
-                isl_union_map *mine = isl_union_map_intersect_range(
-                    acc.copy(), isl_union_set_from_set(isl_set_universe(isl_space_set_tuple_name(
-                                    isl_space_set_alloc(isl_union_map_get_ctx(acc.get()), 0, b.shape.size()), isl_dim_set,
-                                    b.name.c_str()))));
+                isl_union_map *mine = accesses_to_buffer(acc.get(), b);
                 isl_union_set *users = isl_union_map_domain(isl_union_map_copy(mine));
                 bool inside_only = isl_union_set_is_subset(users, subtree) == isl_bool_true;
                 isl_union_set_free(users);
@@ -317,19 +339,7 @@ void promote_to_local_buffers(PolyModel &m, const ScheduleOptions &options) {
                     if (elements <= c.options->promotion_limit && elements < element_count(b.shape)) {
                         b.promoted = true;
                         b.local_shape = local;
-                        for (int d = 0; d < depth; ++d)
-                            offset = isl_multi_aff_set_dim_name(offset, isl_dim_in, d, ("c" + std::to_string(d)).c_str());
-                        for (size_t d = 0; d < b.shape.size(); ++d) {
-                            isl_aff *aff = isl_multi_aff_get_at(offset, d);
-                            isl_printer *p = isl_printer_to_str(isl_aff_get_ctx(aff));
-                            p = isl_printer_set_output_format(p, ISL_FORMAT_C);
-                            p = isl_printer_print_aff(p, aff);
-                            char *text = isl_printer_get_str(p);
-                            b.local_offset_c.push_back(text);
-                            free(text);
-                            isl_printer_free(p);
-                            isl_aff_free(aff);
-                        }
+                        b.local_offset_c = offset_to_c(offset, depth);
                     }
                     isl_multi_val_free(size);
                     isl_multi_aff_free(offset);

@@ -10,6 +10,14 @@ void mark_parallel_loops(PolyModel &model, const ScheduleOptions &options);
 
 // Whether a band node lies below `node` (not counting `node` itself).
 bool has_band_below(isl_schedule_node *node);
+// Whether only the domain, filters and sequences lie above `node` (no band, no mark).
+bool is_outermost_band(isl_schedule_node *node);
+
+// The part of `accesses` (kept) whose range is buffer `b`.
+isl_union_map *accesses_to_buffer(isl_union_map *accesses, const BufferInfo &b);
+// A fixed box's offset (kept) as one C expression per buffer dimension, in the loop iterators
+// c0..c{depth-1}.
+std::vector<std::string> offset_to_c(isl_multi_aff *offset, int depth);
 
 // In a leaf band that is not fully parallel, moves the statements whose schedule is constant
 // over the band (lower-dimensional ones) into a sequence before the others, and recomputes the

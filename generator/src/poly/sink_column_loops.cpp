@@ -31,10 +31,7 @@ bool reads_columns(const PolyModel &m, isl_schedule_node *band) {
     isl_map *footprint = nullptr;
     for (const auto &b : m.buffers) {
         if (b.shape.size() < 2 || (largest && element_count(b.shape) <= element_count(largest->shape))) continue;
-        isl_space *space = isl_space_set_alloc(isl_union_map_get_ctx(m.reads.get()), 0, b.shape.size());
-        space = isl_space_set_tuple_name(space, isl_dim_set, b.name.c_str());
-        isl_union_map *reads = isl_union_map_intersect_range(m.reads.copy(), isl_union_set_from_set(isl_set_universe(space)));
-        reads = isl_union_map_intersect_domain(reads, isl_union_set_copy(subtree));
+        isl_union_map *reads = isl_union_map_intersect_domain(accesses_to_buffer(m.reads.get(), b), isl_union_set_copy(subtree));
         if (isl_union_map_is_empty(reads) == isl_bool_true) {
             isl_union_map_free(reads);
             continue;

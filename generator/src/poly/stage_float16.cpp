@@ -1,5 +1,7 @@
 #include "poly/stage_float16.h"
 
+#include "poly/schedule_transforms.h"
+
 #include <cstdlib>
 
 #include <isl/aff.h>
@@ -23,24 +25,6 @@ constexpr int64_t kMinInnerExtent = 16; // one AVX-512 vector of the innermost d
 // default with libgomp): at most 128 KiB per tensor and 512 KiB in all per body.
 constexpr int64_t kMaxStagedElements = 1 << 15;
 constexpr int64_t kMaxStagedElementsPerBody = 1 << 17;
-
-std::string aff_to_c(isl_aff *aff) {
-    isl_printer *p = isl_printer_to_str(isl_aff_get_ctx(aff));
-    p = isl_printer_set_output_format(p, ISL_FORMAT_C);
-    p = isl_printer_print_aff(p, aff);
-    char *text = isl_printer_get_str(p);
-    std::string s = text;
-    free(text);
-    isl_printer_free(p);
-    return s;
-}
-
-// The accesses in `accesses` whose range is buffer `b`.
-isl_union_map *accesses_of(const isl::union_map &accesses, const BufferInfo &b) {
-    isl_space *space = isl_space_set_alloc(isl_union_map_get_ctx(accesses.get()), 0, b.shape.size());
-    space = isl_space_set_tuple_name(space, isl_dim_set, b.name.c_str());
-    return isl_union_map_intersect_range(accesses.copy(), isl_union_set_from_set(isl_set_universe(space)));
-}
 
 // { prefix -> b[x] : offset(prefix) <= x < offset(prefix) + size, 0 <= x < shape }
 isl_map *clamped_box(isl_multi_aff *offset, const Shape &size, const BufferInfo &b) {
@@ -66,7 +50,7 @@ bool plan_staging(PolyModel &m, const BufferInfo &b, isl_union_set *subtree, isl
     if (b.dtype != DType::Float16 || b.shape.empty()) return false;
     bool input = b.kind == BufferKind::KernelInput, output = b.kind == BufferKind::KernelOutput;
     if (!input && !output) return false;
-    isl_union_map *reads = accesses_of(m.reads, b), *writes = accesses_of(m.writes, b);
+    isl_union_map *reads = accesses_to_buffer(m.reads.get(), b), *writes = accesses_to_buffer(m.writes.get(), b);
     bool eligible = false;
     isl_union_map *mine = nullptr;
     if (input && isl_union_map_is_empty(writes) == isl_bool_true) {
@@ -113,14 +97,7 @@ bool plan_staging(PolyModel &m, const BufferInfo &b, isl_union_set *subtree, isl
             out.buffer = b.name;
             out.output = output;
             out.box = extent;
-            out.offset_c.clear();
-            for (int d = 0; d < depth; ++d)
-                offset = isl_multi_aff_set_dim_name(offset, isl_dim_in, d, ("c" + std::to_string(d)).c_str());
-            for (size_t d = 0; d < b.shape.size(); ++d) {
-                isl_aff *aff = isl_multi_aff_get_at(offset, d);
-                out.offset_c.push_back(aff_to_c(aff));
-                isl_aff_free(aff);
-            }
+            out.offset_c = offset_to_c(offset, depth);
         }
         isl_multi_val_free(size);
         isl_multi_aff_free(offset);
