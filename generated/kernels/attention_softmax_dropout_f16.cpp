@@ -39,12 +39,43 @@ static void akg_attention_softmax_dropout_f16_parallel_body_0(int64_t c0, int64_
         [[maybe_unused]] const int64_t i3 = 0;
         float acc = t1[0];
         float acc1 = -__builtin_inff();
-        #pragma omp simd reduction(akg_max:acc1)
-        for (int64_t c3 = 0; (c3 <= 127); c3 += 1)
-            {
-                [[maybe_unused]] const int64_t r0 = c3;
-                acc1 = akg_fmax(acc1, ((((float)s_in0[(c3 - (0))]) * 0.125f) + ((float)s_in1[(c3 - (0))])));
+        {
+            const int64_t c3_begin = 0, c3_end = (127) + 1;
+            float lanes_c3[32];
+            #pragma omp simd
+            for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) lanes_c3[c3_lane] = -__builtin_inff();
+            if (c3_end - c3_begin >= 32) {
+                const int64_t c3_full = c3_begin + (c3_end - c3_begin) / 32 * 32;
+                for (int64_t c3_block = c3_begin; c3_block < c3_full; c3_block += 32) {
+                    #pragma omp simd
+                    for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) {
+                        const int64_t c3 = c3_block + c3_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c3;
+                            lanes_c3[c3_lane] = akg_fmax(lanes_c3[c3_lane], ((((float)s_in0[(c3 - (0))]) * 0.125f) + ((float)s_in1[(c3 - (0))])));
+                        }
+                    }
+                }
+                if (c3_full < c3_end) {
+                    const int64_t c3_last = c3_end - 32;
+                    #pragma omp simd
+                    for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) {
+                        const int64_t c3 = c3_last + c3_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c3;
+                            lanes_c3[c3_lane] = akg_fmax(lanes_c3[c3_lane], akg_select(c3 >= c3_full, float(((((float)s_in0[(c3 - (0))]) * 0.125f) + ((float)s_in1[(c3 - (0))]))), float(-__builtin_inff())));
+                        }
+                    }
+                }
+            } else {
+                for (int64_t c3 = c3_begin; c3 < c3_end; ++c3)
+                    {
+                        [[maybe_unused]] const int64_t r0 = c3;
+                        lanes_c3[0] = akg_fmax(lanes_c3[0], ((((float)s_in0[(c3 - (0))]) * 0.125f) + ((float)s_in1[(c3 - (0))])));
+                    }
             }
+            acc1 = akg_combine_lanes<32>(lanes_c3, [](float a, float b) { return akg_fmax(a, b); });
+        }
         acc = akg_fmax(acc, acc1);
         t1[0] = (double)(acc);
     }
@@ -74,12 +105,43 @@ static void akg_attention_softmax_dropout_f16_parallel_body_0(int64_t c0, int64_
         [[maybe_unused]] const int64_t i3 = 0;
         float acc = t2[0];
         float acc1 = 0.0f;
-        #pragma omp simd reduction(+:acc1)
-        for (int64_t c3 = 0; (c3 <= 127); c3 += 1)
-            {
-                [[maybe_unused]] const int64_t r0 = c3;
-                acc1 = acc1 + ((float)t0[(c3 - (0))]);
+        {
+            const int64_t c3_begin = 0, c3_end = (127) + 1;
+            float lanes_c3[32];
+            #pragma omp simd
+            for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) lanes_c3[c3_lane] = 0.0f;
+            if (c3_end - c3_begin >= 32) {
+                const int64_t c3_full = c3_begin + (c3_end - c3_begin) / 32 * 32;
+                for (int64_t c3_block = c3_begin; c3_block < c3_full; c3_block += 32) {
+                    #pragma omp simd
+                    for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) {
+                        const int64_t c3 = c3_block + c3_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c3;
+                            lanes_c3[c3_lane] = lanes_c3[c3_lane] + ((float)t0[(c3 - (0))]);
+                        }
+                    }
+                }
+                if (c3_full < c3_end) {
+                    const int64_t c3_last = c3_end - 32;
+                    #pragma omp simd
+                    for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) {
+                        const int64_t c3 = c3_last + c3_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c3;
+                            lanes_c3[c3_lane] = lanes_c3[c3_lane] + akg_select(c3 >= c3_full, float(((float)t0[(c3 - (0))])), float(0.0f));
+                        }
+                    }
+                }
+            } else {
+                for (int64_t c3 = c3_begin; c3 < c3_end; ++c3)
+                    {
+                        [[maybe_unused]] const int64_t r0 = c3;
+                        lanes_c3[0] = lanes_c3[0] + ((float)t0[(c3 - (0))]);
+                    }
             }
+            acc1 = akg_combine_lanes<32>(lanes_c3, [](float a, float b) { return a + b; });
+        }
         acc = acc + acc1;
         t2[0] = (double)(acc);
     }

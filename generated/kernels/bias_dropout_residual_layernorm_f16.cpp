@@ -36,12 +36,43 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, 
         [[maybe_unused]] const int64_t i1 = 0;
         float acc = t1[0];
         float acc1 = 0.0f;
-        #pragma omp simd reduction(+:acc1)
-        for (int64_t c1 = 0; (c1 <= 767); c1 += 1)
-            {
-                [[maybe_unused]] const int64_t r0 = c1;
-                acc1 = acc1 + ((((((float)s_in0[(c1 - (0))]) + ((float)s_in1[(c1 - (0))])) * akg_round_f16(akg_select<float>(akg_fle(akg_round_f16(in2[c0 * 768 + c1]), 0.899902344f), 1.0f, 0.0f))) * 1.11132812f) + ((float)s_in3[(c1 - (0))]));
+        {
+            const int64_t c1_begin = 0, c1_end = (767) + 1;
+            float lanes_c1[32];
+            #pragma omp simd
+            for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) lanes_c1[c1_lane] = 0.0f;
+            if (c1_end - c1_begin >= 32) {
+                const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 32 * 32;
+                for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 32) {
+                    #pragma omp simd
+                    for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
+                        const int64_t c1 = c1_block + c1_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c1;
+                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + ((((((float)s_in0[(c1 - (0))]) + ((float)s_in1[(c1 - (0))])) * akg_round_f16(akg_select<float>(akg_fle(akg_round_f16(in2[c0 * 768 + c1]), 0.899902344f), 1.0f, 0.0f))) * 1.11132812f) + ((float)s_in3[(c1 - (0))]));
+                        }
+                    }
+                }
+                if (c1_full < c1_end) {
+                    const int64_t c1_last = c1_end - 32;
+                    #pragma omp simd
+                    for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
+                        const int64_t c1 = c1_last + c1_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c1;
+                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_select(c1 >= c1_full, float(((((((float)s_in0[(c1 - (0))]) + ((float)s_in1[(c1 - (0))])) * akg_round_f16(akg_select<float>(akg_fle(akg_round_f16(in2[c0 * 768 + c1]), 0.899902344f), 1.0f, 0.0f))) * 1.11132812f) + ((float)s_in3[(c1 - (0))]))), float(0.0f));
+                        }
+                    }
+                }
+            } else {
+                for (int64_t c1 = c1_begin; c1 < c1_end; ++c1)
+                    {
+                        [[maybe_unused]] const int64_t r0 = c1;
+                        lanes_c1[0] = lanes_c1[0] + ((((((float)s_in0[(c1 - (0))]) + ((float)s_in1[(c1 - (0))])) * akg_round_f16(akg_select<float>(akg_fle(akg_round_f16(in2[c0 * 768 + c1]), 0.899902344f), 1.0f, 0.0f))) * 1.11132812f) + ((float)s_in3[(c1 - (0))]));
+                    }
             }
+            acc1 = akg_combine_lanes<32>(lanes_c1, [](float a, float b) { return a + b; });
+        }
         acc = acc + acc1;
         t1[0] = (double)(acc);
     }
@@ -60,13 +91,46 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, 
         [[maybe_unused]] const int64_t i1 = 0;
         float acc = t2[0];
         float acc1 = 0.0f;
-        #pragma omp simd reduction(+:acc1)
-        for (int64_t c1 = 0; (c1 <= 767); c1 += 1)
-            {
-                [[maybe_unused]] const int64_t r0 = c1;
-                const float v_cse0 = (((((((float)s_in0[(c1 - (0))]) + ((float)s_in1[(c1 - (0))])) * akg_round_f16(akg_select<float>(akg_fle(akg_round_f16(in2[c0 * 768 + c1]), 0.899902344f), 1.0f, 0.0f))) * 1.11132812f) + ((float)s_in3[(c1 - (0))])) - (akg_round_f16(((float)t1[0])) * 0.00130176544f));
-                acc1 = acc1 + (v_cse0 * v_cse0);
+        {
+            const int64_t c1_begin = 0, c1_end = (767) + 1;
+            float lanes_c1[32];
+            #pragma omp simd
+            for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) lanes_c1[c1_lane] = 0.0f;
+            if (c1_end - c1_begin >= 32) {
+                const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 32 * 32;
+                for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 32) {
+                    #pragma omp simd
+                    for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
+                        const int64_t c1 = c1_block + c1_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c1;
+                            const float v_cse0 = (((((((float)s_in0[(c1 - (0))]) + ((float)s_in1[(c1 - (0))])) * akg_round_f16(akg_select<float>(akg_fle(akg_round_f16(in2[c0 * 768 + c1]), 0.899902344f), 1.0f, 0.0f))) * 1.11132812f) + ((float)s_in3[(c1 - (0))])) - (akg_round_f16(((float)t1[0])) * 0.00130176544f));
+                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + (v_cse0 * v_cse0);
+                        }
+                    }
+                }
+                if (c1_full < c1_end) {
+                    const int64_t c1_last = c1_end - 32;
+                    #pragma omp simd
+                    for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
+                        const int64_t c1 = c1_last + c1_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c1;
+                            const float v_cse0 = (((((((float)s_in0[(c1 - (0))]) + ((float)s_in1[(c1 - (0))])) * akg_round_f16(akg_select<float>(akg_fle(akg_round_f16(in2[c0 * 768 + c1]), 0.899902344f), 1.0f, 0.0f))) * 1.11132812f) + ((float)s_in3[(c1 - (0))])) - (akg_round_f16(((float)t1[0])) * 0.00130176544f));
+                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_select(c1 >= c1_full, float((v_cse0 * v_cse0)), float(0.0f));
+                        }
+                    }
+                }
+            } else {
+                for (int64_t c1 = c1_begin; c1 < c1_end; ++c1)
+                    {
+                        [[maybe_unused]] const int64_t r0 = c1;
+                        const float v_cse0 = (((((((float)s_in0[(c1 - (0))]) + ((float)s_in1[(c1 - (0))])) * akg_round_f16(akg_select<float>(akg_fle(akg_round_f16(in2[c0 * 768 + c1]), 0.899902344f), 1.0f, 0.0f))) * 1.11132812f) + ((float)s_in3[(c1 - (0))])) - (akg_round_f16(((float)t1[0])) * 0.00130176544f));
+                        lanes_c1[0] = lanes_c1[0] + (v_cse0 * v_cse0);
+                    }
             }
+            acc1 = akg_combine_lanes<32>(lanes_c1, [](float a, float b) { return a + b; });
+        }
         acc = acc + acc1;
         t2[0] = (double)(acc);
     }

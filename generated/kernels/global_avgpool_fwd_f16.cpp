@@ -20,12 +20,47 @@ static void akg_global_avgpool_fwd_f16_parallel_body_0(int64_t c0, int64_t c1, c
         [[maybe_unused]] const int64_t i3 = 0;
         float acc = t0[0];
         float acc1 = 0.0f;
-        #pragma omp simd reduction(+:acc1)
-        for (int64_t c2 = 0; (c2 <= 48); c2 += 1)
-            {
-                [[maybe_unused]] const int64_t r0 = c2;
-                acc1 = acc1 + akg_f16_to_f32(in0[c0 * 100352 + c1 * 49 + c2]);
+        {
+            const int64_t c2_begin = 0, c2_end = (48) + 1;
+            float lanes_c2[32];
+            #pragma omp simd
+            for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) lanes_c2[c2_lane] = 0.0f;
+            if (c2_end - c2_begin >= 32) {
+                const int64_t c2_full = c2_begin + (c2_end - c2_begin) / 32 * 32;
+                for (int64_t c2_block = c2_begin; c2_block < c2_full; c2_block += 32) {
+                    float block_c2_0[32];
+                    akg_f16_to_f32_n(in0 + (((c0 * INT64_C(100352)) + ((c1 * INT64_C(49)) + c2_block))), block_c2_0, 32);
+                    #pragma omp simd
+                    for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
+                        const int64_t c2 = c2_block + c2_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c2;
+                            lanes_c2[c2_lane] = lanes_c2[c2_lane] + block_c2_0[c2_lane];
+                        }
+                    }
+                }
+                if (c2_full < c2_end) {
+                    const int64_t c2_last = c2_end - 32;
+                    float block_c2_0[32];
+                    akg_f16_to_f32_n(in0 + (((c0 * INT64_C(100352)) + ((c1 * INT64_C(49)) + c2_last))), block_c2_0, 32);
+                    #pragma omp simd
+                    for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
+                        const int64_t c2 = c2_last + c2_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c2;
+                            lanes_c2[c2_lane] = lanes_c2[c2_lane] + akg_select(c2 >= c2_full, float(block_c2_0[c2_lane]), float(0.0f));
+                        }
+                    }
+                }
+            } else {
+                for (int64_t c2 = c2_begin; c2 < c2_end; ++c2)
+                    {
+                        [[maybe_unused]] const int64_t r0 = c2;
+                        lanes_c2[0] = lanes_c2[0] + akg_f16_to_f32(in0[c0 * 100352 + c1 * 49 + c2]);
+                    }
             }
+            acc1 = akg_combine_lanes<32>(lanes_c2, [](float a, float b) { return a + b; });
+        }
         acc = acc + acc1;
         t0[0] = (double)(acc);
     }

@@ -21,13 +21,56 @@ extern "C" int akg_kernel_fn_grad_overflow_check_f16(void *const *buffers) {
         [[maybe_unused]] const int64_t i1 = 0;
         float acc = t0[0];
         float acc1 = -__builtin_inff();
-        #pragma omp simd reduction(akg_max:acc1)
-        for (int64_t c0 = 0; (c0 <= 2359295); c0 += 1)
-            {
-                [[maybe_unused]] const int64_t r0 = c0;
-                const float v_cse0 = akg_f16_to_f32(in0[c0]);
-                acc1 = akg_fmax(acc1, akg_fmax(akg_select<float>(akg_fgt(akg_abs(v_cse0), 3.40282347e+38f), 1.0f, 0.0f), akg_select<float>(akg_fne(v_cse0, v_cse0), 1.0f, 0.0f)));
+        {
+            const int64_t c0_begin = 0, c0_end = (2359295) + 1;
+            float partials_acc1[16];
+            #pragma omp parallel for schedule(static)
+            for (int64_t c0_chunk = 0; c0_chunk < 16; ++c0_chunk) {
+                const int64_t c0_lo = c0_begin + (c0_end - c0_begin) * c0_chunk / 16, c0_hi = c0_begin + (c0_end - c0_begin) * (c0_chunk + 1) / 16;
+                float lanes_c0[32];
+                #pragma omp simd
+                for (int64_t c0_lane = 0; c0_lane < 32; ++c0_lane) lanes_c0[c0_lane] = -__builtin_inff();
+                if (c0_hi - c0_lo >= 32) {
+                    const int64_t c0_full = c0_lo + (c0_hi - c0_lo) / 32 * 32;
+                    for (int64_t c0_block = c0_lo; c0_block < c0_full; c0_block += 32) {
+                        float block_c0_0[32];
+                        akg_f16_to_f32_n(in0 + (c0_block), block_c0_0, 32);
+                        #pragma omp simd
+                        for (int64_t c0_lane = 0; c0_lane < 32; ++c0_lane) {
+                            const int64_t c0 = c0_block + c0_lane;
+                            {
+                                [[maybe_unused]] const int64_t r0 = c0;
+                                const float v_cse0 = block_c0_0[c0_lane];
+                                lanes_c0[c0_lane] = akg_fmax(lanes_c0[c0_lane], akg_fmax(akg_select<float>(akg_fgt(akg_abs(v_cse0), 3.40282347e+38f), 1.0f, 0.0f), akg_select<float>(akg_fne(v_cse0, v_cse0), 1.0f, 0.0f)));
+                            }
+                        }
+                    }
+                    if (c0_full < c0_hi) {
+                        const int64_t c0_last = c0_hi - 32;
+                        float block_c0_0[32];
+                        akg_f16_to_f32_n(in0 + (c0_last), block_c0_0, 32);
+                        #pragma omp simd
+                        for (int64_t c0_lane = 0; c0_lane < 32; ++c0_lane) {
+                            const int64_t c0 = c0_last + c0_lane;
+                            {
+                                [[maybe_unused]] const int64_t r0 = c0;
+                                const float v_cse0 = block_c0_0[c0_lane];
+                                lanes_c0[c0_lane] = akg_fmax(lanes_c0[c0_lane], akg_select(c0 >= c0_full, float(akg_fmax(akg_select<float>(akg_fgt(akg_abs(v_cse0), 3.40282347e+38f), 1.0f, 0.0f), akg_select<float>(akg_fne(v_cse0, v_cse0), 1.0f, 0.0f))), float(-__builtin_inff())));
+                            }
+                        }
+                    }
+                } else {
+                    for (int64_t c0 = c0_lo; c0 < c0_hi; ++c0)
+                        {
+                            [[maybe_unused]] const int64_t r0 = c0;
+                            const float v_cse0 = akg_f16_to_f32(in0[c0]);
+                            lanes_c0[0] = akg_fmax(lanes_c0[0], akg_fmax(akg_select<float>(akg_fgt(akg_abs(v_cse0), 3.40282347e+38f), 1.0f, 0.0f), akg_select<float>(akg_fne(v_cse0, v_cse0), 1.0f, 0.0f)));
+                        }
+                }
+                partials_acc1[c0_chunk] = akg_combine_lanes<32>(lanes_c0, [](float a, float b) { return akg_fmax(a, b); });
             }
+            acc1 = akg_combine_lanes<16>(partials_acc1, [](float a, float b) { return akg_fmax(a, b); });
+        }
         acc = akg_fmax(acc, acc1);
         t0[0] = (double)(acc);
     }

@@ -18,13 +18,54 @@ static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_0(int64_t c0, con
         for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
             double acc1 = 0.0f;
             double acc2 = 0.0f;
-            #pragma omp simd reduction(+:acc2)
-            for (int64_t c2 = 0; (c2 <= 3135); c2 += 1)
-                {
-                    [[maybe_unused]] const int64_t r0 = c1;
-                    [[maybe_unused]] const int64_t r1 = c2;
-                    acc2 = acc2 + akg_select<float>(akg_fgt(akg_f16_to_f32(in1[c1 * 802816 + c0 * 3136 + c2]), 0.0f), akg_f16_to_f32(in0[c1 * 802816 + c0 * 3136 + c2]), 0.0f);
+            {
+                const int64_t c2_begin = 0, c2_end = (3135) + 1;
+                float lanes_c2[32];
+                #pragma omp simd
+                for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) lanes_c2[c2_lane] = 0.0f;
+                if (c2_end - c2_begin >= 32) {
+                    const int64_t c2_full = c2_begin + (c2_end - c2_begin) / 32 * 32;
+                    for (int64_t c2_block = c2_begin; c2_block < c2_full; c2_block += 32) {
+                        float block_c2_0[32];
+                        akg_f16_to_f32_n(in0 + (((c1 * INT64_C(802816)) + ((c0 * INT64_C(3136)) + c2_block))), block_c2_0, 32);
+                        float block_c2_1[32];
+                        akg_f16_to_f32_n(in1 + (((c1 * INT64_C(802816)) + ((c0 * INT64_C(3136)) + c2_block))), block_c2_1, 32);
+                        #pragma omp simd
+                        for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
+                            const int64_t c2 = c2_block + c2_lane;
+                            {
+                                [[maybe_unused]] const int64_t r0 = c1;
+                                [[maybe_unused]] const int64_t r1 = c2;
+                                lanes_c2[c2_lane] = lanes_c2[c2_lane] + akg_select<float>(akg_fgt(block_c2_1[c2_lane], 0.0f), block_c2_0[c2_lane], 0.0f);
+                            }
+                        }
+                    }
+                    if (c2_full < c2_end) {
+                        const int64_t c2_last = c2_end - 32;
+                        float block_c2_0[32];
+                        akg_f16_to_f32_n(in0 + (((c1 * INT64_C(802816)) + ((c0 * INT64_C(3136)) + c2_last))), block_c2_0, 32);
+                        float block_c2_1[32];
+                        akg_f16_to_f32_n(in1 + (((c1 * INT64_C(802816)) + ((c0 * INT64_C(3136)) + c2_last))), block_c2_1, 32);
+                        #pragma omp simd
+                        for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
+                            const int64_t c2 = c2_last + c2_lane;
+                            {
+                                [[maybe_unused]] const int64_t r0 = c1;
+                                [[maybe_unused]] const int64_t r1 = c2;
+                                lanes_c2[c2_lane] = lanes_c2[c2_lane] + akg_select(c2 >= c2_full, float(akg_select<float>(akg_fgt(block_c2_1[c2_lane], 0.0f), block_c2_0[c2_lane], 0.0f)), float(0.0f));
+                            }
+                        }
+                    }
+                } else {
+                    for (int64_t c2 = c2_begin; c2 < c2_end; ++c2)
+                        {
+                            [[maybe_unused]] const int64_t r0 = c1;
+                            [[maybe_unused]] const int64_t r1 = c2;
+                            lanes_c2[0] = lanes_c2[0] + akg_select<float>(akg_fgt(akg_f16_to_f32(in1[c1 * 802816 + c0 * 3136 + c2]), 0.0f), akg_f16_to_f32(in0[c1 * 802816 + c0 * 3136 + c2]), 0.0f);
+                        }
                 }
+                acc2 = akg_combine_lanes<32>(lanes_c2, [](float a, float b) { return a + b; });
+            }
             acc1 = acc1 + acc2;
             acc = acc + acc1;
         }
@@ -50,13 +91,58 @@ static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_0(int64_t c0, con
         for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
             double acc1 = 0.0f;
             double acc2 = 0.0f;
-            #pragma omp simd reduction(+:acc2)
-            for (int64_t c2 = 0; (c2 <= 3135); c2 += 1)
-                {
-                    [[maybe_unused]] const int64_t r0 = c1;
-                    [[maybe_unused]] const int64_t r1 = c2;
-                    acc2 = acc2 + (akg_select<float>(akg_fgt(akg_f16_to_f32(in1[c1 * 802816 + c0 * 3136 + c2]), 0.0f), akg_f16_to_f32(in0[c1 * 802816 + c0 * 3136 + c2]), 0.0f) * (t0[0] * (akg_f16_to_f32(in2[c1 * 802816 + c0 * 3136 + c2]) - in3[c0])));
+            {
+                const int64_t c2_begin = 0, c2_end = (3135) + 1;
+                float lanes_c2[32];
+                #pragma omp simd
+                for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) lanes_c2[c2_lane] = 0.0f;
+                if (c2_end - c2_begin >= 32) {
+                    const int64_t c2_full = c2_begin + (c2_end - c2_begin) / 32 * 32;
+                    for (int64_t c2_block = c2_begin; c2_block < c2_full; c2_block += 32) {
+                        float block_c2_0[32];
+                        akg_f16_to_f32_n(in2 + (((c1 * INT64_C(802816)) + ((c0 * INT64_C(3136)) + c2_block))), block_c2_0, 32);
+                        float block_c2_1[32];
+                        akg_f16_to_f32_n(in0 + (((c1 * INT64_C(802816)) + ((c0 * INT64_C(3136)) + c2_block))), block_c2_1, 32);
+                        float block_c2_2[32];
+                        akg_f16_to_f32_n(in1 + (((c1 * INT64_C(802816)) + ((c0 * INT64_C(3136)) + c2_block))), block_c2_2, 32);
+                        #pragma omp simd
+                        for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
+                            const int64_t c2 = c2_block + c2_lane;
+                            {
+                                [[maybe_unused]] const int64_t r0 = c1;
+                                [[maybe_unused]] const int64_t r1 = c2;
+                                lanes_c2[c2_lane] = lanes_c2[c2_lane] + (akg_select<float>(akg_fgt(block_c2_2[c2_lane], 0.0f), block_c2_1[c2_lane], 0.0f) * (t0[0] * (block_c2_0[c2_lane] - in3[c0])));
+                            }
+                        }
+                    }
+                    if (c2_full < c2_end) {
+                        const int64_t c2_last = c2_end - 32;
+                        float block_c2_0[32];
+                        akg_f16_to_f32_n(in2 + (((c1 * INT64_C(802816)) + ((c0 * INT64_C(3136)) + c2_last))), block_c2_0, 32);
+                        float block_c2_1[32];
+                        akg_f16_to_f32_n(in0 + (((c1 * INT64_C(802816)) + ((c0 * INT64_C(3136)) + c2_last))), block_c2_1, 32);
+                        float block_c2_2[32];
+                        akg_f16_to_f32_n(in1 + (((c1 * INT64_C(802816)) + ((c0 * INT64_C(3136)) + c2_last))), block_c2_2, 32);
+                        #pragma omp simd
+                        for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
+                            const int64_t c2 = c2_last + c2_lane;
+                            {
+                                [[maybe_unused]] const int64_t r0 = c1;
+                                [[maybe_unused]] const int64_t r1 = c2;
+                                lanes_c2[c2_lane] = lanes_c2[c2_lane] + akg_select(c2 >= c2_full, float((akg_select<float>(akg_fgt(block_c2_2[c2_lane], 0.0f), block_c2_1[c2_lane], 0.0f) * (t0[0] * (block_c2_0[c2_lane] - in3[c0])))), float(0.0f));
+                            }
+                        }
+                    }
+                } else {
+                    for (int64_t c2 = c2_begin; c2 < c2_end; ++c2)
+                        {
+                            [[maybe_unused]] const int64_t r0 = c1;
+                            [[maybe_unused]] const int64_t r1 = c2;
+                            lanes_c2[0] = lanes_c2[0] + (akg_select<float>(akg_fgt(akg_f16_to_f32(in1[c1 * 802816 + c0 * 3136 + c2]), 0.0f), akg_f16_to_f32(in0[c1 * 802816 + c0 * 3136 + c2]), 0.0f) * (t0[0] * (akg_f16_to_f32(in2[c1 * 802816 + c0 * 3136 + c2]) - in3[c0])));
+                        }
                 }
+                acc2 = akg_combine_lanes<32>(lanes_c2, [](float a, float b) { return a + b; });
+            }
             acc1 = acc1 + acc2;
             acc = acc + acc1;
         }

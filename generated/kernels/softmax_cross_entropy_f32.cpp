@@ -19,12 +19,43 @@ static void akg_softmax_cross_entropy_f32_parallel_body_0(int64_t c0, const floa
         [[maybe_unused]] const int64_t i1 = 0;
         float acc = t1[0];
         float acc1 = -__builtin_inff();
-        #pragma omp simd reduction(akg_max:acc1)
-        for (int64_t c1 = 0; (c1 <= 1000); c1 += 1)
-            {
-                [[maybe_unused]] const int64_t r0 = c1;
-                acc1 = akg_fmax(acc1, (in0[c0 * 1001 + c1] + in1[c1]));
+        {
+            const int64_t c1_begin = 0, c1_end = (1000) + 1;
+            float lanes_c1[32];
+            #pragma omp simd
+            for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) lanes_c1[c1_lane] = -__builtin_inff();
+            if (c1_end - c1_begin >= 32) {
+                const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 32 * 32;
+                for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 32) {
+                    #pragma omp simd
+                    for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
+                        const int64_t c1 = c1_block + c1_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c1;
+                            lanes_c1[c1_lane] = akg_fmax(lanes_c1[c1_lane], (in0[c0 * 1001 + c1] + in1[c1]));
+                        }
+                    }
+                }
+                if (c1_full < c1_end) {
+                    const int64_t c1_last = c1_end - 32;
+                    #pragma omp simd
+                    for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
+                        const int64_t c1 = c1_last + c1_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c1;
+                            lanes_c1[c1_lane] = akg_fmax(lanes_c1[c1_lane], akg_select(c1 >= c1_full, float((in0[c0 * 1001 + c1] + in1[c1])), float(-__builtin_inff())));
+                        }
+                    }
+                }
+            } else {
+                for (int64_t c1 = c1_begin; c1 < c1_end; ++c1)
+                    {
+                        [[maybe_unused]] const int64_t r0 = c1;
+                        lanes_c1[0] = akg_fmax(lanes_c1[0], (in0[c0 * 1001 + c1] + in1[c1]));
+                    }
             }
+            acc1 = akg_combine_lanes<32>(lanes_c1, [](float a, float b) { return akg_fmax(a, b); });
+        }
         acc = akg_fmax(acc, acc1);
         t1[0] = (double)(acc);
     }
@@ -59,12 +90,43 @@ static void akg_softmax_cross_entropy_f32_parallel_body_0(int64_t c0, const floa
         [[maybe_unused]] const int64_t i1 = 0;
         float acc = t2[0];
         float acc1 = 0.0f;
-        #pragma omp simd reduction(+:acc1)
-        for (int64_t c1 = 0; (c1 <= 1000); c1 += 1)
-            {
-                [[maybe_unused]] const int64_t r0 = c1;
-                acc1 = acc1 + t0[(c1 - (0))];
+        {
+            const int64_t c1_begin = 0, c1_end = (1000) + 1;
+            float lanes_c1[32];
+            #pragma omp simd
+            for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) lanes_c1[c1_lane] = 0.0f;
+            if (c1_end - c1_begin >= 32) {
+                const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 32 * 32;
+                for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 32) {
+                    #pragma omp simd
+                    for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
+                        const int64_t c1 = c1_block + c1_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c1;
+                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + t0[(c1 - (0))];
+                        }
+                    }
+                }
+                if (c1_full < c1_end) {
+                    const int64_t c1_last = c1_end - 32;
+                    #pragma omp simd
+                    for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
+                        const int64_t c1 = c1_last + c1_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c1;
+                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_select(c1 >= c1_full, float(t0[(c1 - (0))]), float(0.0f));
+                        }
+                    }
+                }
+            } else {
+                for (int64_t c1 = c1_begin; c1 < c1_end; ++c1)
+                    {
+                        [[maybe_unused]] const int64_t r0 = c1;
+                        lanes_c1[0] = lanes_c1[0] + t0[(c1 - (0))];
+                    }
             }
+            acc1 = akg_combine_lanes<32>(lanes_c1, [](float a, float b) { return a + b; });
+        }
         acc = acc + acc1;
         t2[0] = (double)(acc);
     }
@@ -78,12 +140,43 @@ static void akg_softmax_cross_entropy_f32_parallel_body_0(int64_t c0, const floa
         [[maybe_unused]] const int64_t i1 = 0;
         float acc = t3[0];
         float acc1 = 0.0f;
-        #pragma omp simd reduction(+:acc1)
-        for (int64_t c1 = 0; (c1 <= 1000); c1 += 1)
-            {
-                [[maybe_unused]] const int64_t r0 = c1;
-                acc1 = acc1 + (in2[c0 * 1001 + c1] * akg_log(akg_fmax((t0[(c1 - (0))] / ((float)t2[0])), 9.99999997e-07f)));
+        {
+            const int64_t c1_begin = 0, c1_end = (1000) + 1;
+            float lanes_c1[32];
+            #pragma omp simd
+            for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) lanes_c1[c1_lane] = 0.0f;
+            if (c1_end - c1_begin >= 32) {
+                const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 32 * 32;
+                for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 32) {
+                    #pragma omp simd
+                    for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
+                        const int64_t c1 = c1_block + c1_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c1;
+                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + (in2[c0 * 1001 + c1] * akg_log(akg_fmax((t0[(c1 - (0))] / ((float)t2[0])), 9.99999997e-07f)));
+                        }
+                    }
+                }
+                if (c1_full < c1_end) {
+                    const int64_t c1_last = c1_end - 32;
+                    #pragma omp simd
+                    for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
+                        const int64_t c1 = c1_last + c1_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c1;
+                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_select(c1 >= c1_full, float((in2[c0 * 1001 + c1] * akg_log(akg_fmax((t0[(c1 - (0))] / ((float)t2[0])), 9.99999997e-07f)))), float(0.0f));
+                        }
+                    }
+                }
+            } else {
+                for (int64_t c1 = c1_begin; c1 < c1_end; ++c1)
+                    {
+                        [[maybe_unused]] const int64_t r0 = c1;
+                        lanes_c1[0] = lanes_c1[0] + (in2[c0 * 1001 + c1] * akg_log(akg_fmax((t0[(c1 - (0))] / ((float)t2[0])), 9.99999997e-07f)));
+                    }
             }
+            acc1 = akg_combine_lanes<32>(lanes_c1, [](float a, float b) { return a + b; });
+        }
         acc = acc + acc1;
         t3[0] = (double)(acc);
     }

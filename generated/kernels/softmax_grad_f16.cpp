@@ -35,12 +35,43 @@ static void akg_softmax_grad_f16_parallel_body_0(int64_t c0, int64_t c1, int64_t
         [[maybe_unused]] const int64_t i3 = 0;
         float acc = t0[0];
         float acc1 = 0.0f;
-        #pragma omp simd reduction(+:acc1)
-        for (int64_t c3 = 0; (c3 <= 127); c3 += 1)
-            {
-                [[maybe_unused]] const int64_t r0 = c3;
-                acc1 = acc1 + (((((float)s_in0[(c3 - (0))]) * ((float)s_in1[(c3 - (0))])) * ((float)s_in2[(c3 - (0))])) * 1.11132812f);
+        {
+            const int64_t c3_begin = 0, c3_end = (127) + 1;
+            float lanes_c3[32];
+            #pragma omp simd
+            for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) lanes_c3[c3_lane] = 0.0f;
+            if (c3_end - c3_begin >= 32) {
+                const int64_t c3_full = c3_begin + (c3_end - c3_begin) / 32 * 32;
+                for (int64_t c3_block = c3_begin; c3_block < c3_full; c3_block += 32) {
+                    #pragma omp simd
+                    for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) {
+                        const int64_t c3 = c3_block + c3_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c3;
+                            lanes_c3[c3_lane] = lanes_c3[c3_lane] + (((((float)s_in0[(c3 - (0))]) * ((float)s_in1[(c3 - (0))])) * ((float)s_in2[(c3 - (0))])) * 1.11132812f);
+                        }
+                    }
+                }
+                if (c3_full < c3_end) {
+                    const int64_t c3_last = c3_end - 32;
+                    #pragma omp simd
+                    for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) {
+                        const int64_t c3 = c3_last + c3_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c3;
+                            lanes_c3[c3_lane] = lanes_c3[c3_lane] + akg_select(c3 >= c3_full, float((((((float)s_in0[(c3 - (0))]) * ((float)s_in1[(c3 - (0))])) * ((float)s_in2[(c3 - (0))])) * 1.11132812f)), float(0.0f));
+                        }
+                    }
+                }
+            } else {
+                for (int64_t c3 = c3_begin; c3 < c3_end; ++c3)
+                    {
+                        [[maybe_unused]] const int64_t r0 = c3;
+                        lanes_c3[0] = lanes_c3[0] + (((((float)s_in0[(c3 - (0))]) * ((float)s_in1[(c3 - (0))])) * ((float)s_in2[(c3 - (0))])) * 1.11132812f);
+                    }
             }
+            acc1 = akg_combine_lanes<32>(lanes_c3, [](float a, float b) { return a + b; });
+        }
         acc = acc + acc1;
         t0[0] = (double)(acc);
     }

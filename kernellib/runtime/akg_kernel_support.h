@@ -75,6 +75,19 @@ static inline bool akg_fgt(double a, double b) { return a > b; }
 static inline bool akg_fge(double a, double b) { return a >= b; }
 
 template <typename T> static inline T akg_select(bool c, T a, T b) { return akg_blend(c, a, b); }
+
+// The lanes of an explicit-lane reduction (the generator's emit_lane_reduction), combined by a
+// halving tree: lane l with lane l + L/2, then l + L/4, ... Each step is one vector operation,
+// and the order is fixed, so results do not depend on the compiler.
+template <int L, typename T, typename Combine> static inline T akg_combine_lanes(T *lanes, Combine combine) {
+    if constexpr (L == 1) {
+        return lanes[0];
+    } else {
+#pragma omp simd
+        for (int l = 0; l < L / 2; ++l) lanes[l] = combine(lanes[l], lanes[l + L / 2]);
+        return akg_combine_lanes<L / 2>(lanes, combine);
+    }
+}
 static inline double akg_fmax(double a, double b) { return akg_blend((a > b) | (a != a), a, b); }
 static inline double akg_fmin(double a, double b) { return akg_blend((a < b) | (a != a), a, b); }
 // A double accumulator combined with a float value (float reductions accumulate in double):

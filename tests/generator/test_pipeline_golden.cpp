@@ -126,9 +126,12 @@ TEST(PipelineGolden, ColumnReductionsWalkRowsOverBlocksOfColumns) {
 
 TEST(PipelineGolden, ReducedHeightAndWidthFoldIntoOneLoop) {
     // BatchNorm statistics over NCHW [32, 256, 56, 56]: the reduction over (n, h, w) runs as
-    // n x hw, an inner loop of 3136 contiguous elements instead of 56.
+    // n x hw, an inner loop of 3136 contiguous elements instead of 56, accumulated in 32 lanes
+    // (whole blocks of 32, one masked last block, a tree over the lanes).
     std::string code = dump_after("bn_train_stats_f16.json", "emit");
-    EXPECT_NE(code.find("(c2 <= 3135); c2 += 1)"), std::string::npos) << code;
+    EXPECT_NE(code.find("const int64_t c2_begin = 0, c2_end = (3135) + 1;"), std::string::npos) << code;
+    EXPECT_NE(code.find("for (int64_t c2_block = c2_begin; c2_block < c2_full; c2_block += 32)"), std::string::npos) << code;
+    EXPECT_NE(code.find("akg_combine_lanes<32>"), std::string::npos) << code;
     EXPECT_EQ(code.find("<= 55)"), std::string::npos) << code;
 }
 

@@ -123,6 +123,23 @@ public:
     }
     bool is_staged(const std::string &buffer) const { return staged_.count(buffer) > 0; }
 
+    // Float16 reads in a block of a lane reduction (Emitter::lane_loops): a read whose address
+    // advances by one element per lane is converted for the whole block at once before the lane
+    // loop (akg_f16_to_f32_n: vcvtph2ps) and read back from a float array, instead of converting
+    // each element with akg_f16_to_f32's integer code inside the loop.
+    // `iterator` is the loop iterator, `first` the C name of its value in lane 0.
+    void begin_block_staging(const std::string &iterator, const std::string &first, const std::string &lane, int lanes) {
+        block_ = BlockStaging{iterator, first, lane, lanes, {}, {}};
+        block_active_ = true;
+    }
+    // The conversions the block needs, to be emitted before its lane loop.
+    std::string end_block_staging(const std::string &indent) {
+        block_active_ = false;
+        std::string out;
+        for (const auto &a : block_.arrays) out += indent + a + "\n";
+        return out;
+    }
+
     // While a statement is printed: its index variables as expressions of the loop iterators,
     // and what is known of the iterators (bounds, strides). Read indices are simplified with
     // them, so that a reshape's (i / 64, i % 64) inside a vector strip of 64 becomes
@@ -147,6 +164,44 @@ public:
     }
 
 private:
+    struct BlockStaging {
+        std::string iterator, first, lane;
+        int lanes = 0;
+        std::map<std::string, std::string> arrays_by_address; // "in0 + (base)" -> array name
+        std::vector<std::string> arrays;                     // declarations and conversions
+    };
+    BlockStaging block_;
+    bool block_active_ = false;
+
+    // The read `buffer[args]` as an element of the current block's float array, or "" when its
+    // address does not advance by exactly one element per iteration of the block's loop.
+    std::string block_staged_read(const std::string &buffer, const std::vector<Halide::Expr> &args) {
+        const BufferInfo &b = model_->buffer(buffer);
+        if (b.promoted || b.dtype != DType::Float16 || args.size() != b.shape.size()) return "";
+        std::vector<Halide::Expr> idx = index_exprs(args);
+        if (idx.empty()) return "";
+        Halide::Expr flat = Halide::Internal::make_zero(Halide::Int(64));
+        int64_t stride = 1;
+        for (int d = static_cast<int>(b.shape.size()) - 1; d >= 0; --d) {
+            flat = flat + Halide::cast(Halide::Int(64), idx[d]) * Halide::Internal::make_const(Halide::Int(64), stride);
+            stride *= b.shape[d];
+        }
+        Halide::Expr it = Variable::make(Halide::Int(64), block_.iterator);
+        Halide::Expr step = simplify(substitute(block_.iterator, it + 1, flat) - flat);
+        const int64_t *one = Halide::Internal::as_const_int(step);
+        if (!one || *one != 1) return "";
+        std::string base = print(simplify(substitute(block_.iterator, Variable::make(Halide::Int(64), block_.first), flat)));
+        std::string address = buffer + " + (" + base + ")";
+        auto found = block_.arrays_by_address.find(address);
+        if (found == block_.arrays_by_address.end()) {
+            std::string name = "block_" + block_.iterator + "_" + std::to_string(block_.arrays_by_address.size());
+            block_.arrays.push_back("float " + name + "[" + std::to_string(block_.lanes) + "];");
+            block_.arrays.push_back("akg_f16_to_f32_n(" + address + ", " + name + ", " + std::to_string(block_.lanes) + ");");
+            found = block_.arrays_by_address.emplace(address, name).first;
+        }
+        return found->second + "[" + block_.lane + "]";
+    }
+
     const PolyModel *model_;
     std::map<std::string, const Float16Staging *> staged_;
     const std::map<std::string, Halide::Expr> *index_vars_ = nullptr, *index_vars_strided_ = nullptr;
@@ -176,6 +231,13 @@ private:
             if (const Cast *inner = op->value.as<Cast>()) {
                 out_ += "akg_round_f16(" + print(inner->value) + ")";
                 return;
+            }
+            if (read && read->name.rfind("buf$", 0) == 0 && block_active_) {
+                std::string element = block_staged_read(read->name.substr(4), read->args);
+                if (!element.empty()) {
+                    out_ += element;
+                    return;
+                }
             }
             out_ += "akg_f16_to_f32(" + print(op->value) + ")";
             return;
@@ -262,6 +324,22 @@ private:
     }
 
 public:
+    // The indices of a read in the loop iterators, simplified (see buffer_access); empty
+    // without an index context.
+    std::vector<Halide::Expr> index_exprs(const std::vector<Halide::Expr> &args) {
+        std::vector<Halide::Expr> idx;
+        if (!index_vars_) return idx;
+        for (const auto &a : args) {
+            if (!a.type().is_int()) return {};
+            Halide::Expr plain = simplify(substitute(*index_vars_, a), true, *bounds_, *alignment_);
+            Halide::Expr split = simplify(substitute(*index_vars_strided_, a), true, *bounds_, *alignment_);
+            split = simplify(SplitDivisionOfMultiples(*bounds_).mutate(split), true, *bounds_, *alignment_);
+            split = simplify(substitute(*back_, split), true, *bounds_, *alignment_);
+            idx.push_back(index_divisions(split) < index_divisions(plain) ? split : plain);
+        }
+        return idx;
+    }
+
     std::string buffer_access(const std::string &buffer, const std::vector<Halide::Expr> &args) {
         std::vector<std::string> idx;
         for (const auto &a : args) {
@@ -625,6 +703,7 @@ private:
     // rounding to float16 at the top of the value (a Cast to float16 and back) is redundant:
     // converting the unrounded value gives the same bits, and the rounding is the costliest part.
     Halide::Expr stored_value(const Stage &s) const {
+        if (rounding_deferred_ == &s) return rounded_operand(s.value);
         if (s.kind == StageKind::Compute && m_.buffer(s.buffer).dtype == DType::Float16)
             if (const Cast *widen = s.value.as<Cast>())
                 if (const Cast *narrow = widen->value.as<Cast>())
@@ -632,6 +711,20 @@ private:
                         return narrow->value;
         return s.value;
     }
+
+    // x when `value` is x rounded to float16 (Cast(f32, Cast(f16, x)) with x float32), else undefined.
+    static Halide::Expr rounded_operand(const Halide::Expr &value) {
+        if (const Cast *widen = value.as<Cast>())
+            if (const Cast *narrow = widen->value.as<Cast>())
+                if (narrow->type == Halide::Float(16) && widen->type == Halide::Float(32) && narrow->value.type() == Halide::Float(32))
+                    return narrow->value;
+        return Halide::Expr();
+    }
+    // The maximum (minimum) of values rounded to float16 is the rounding of their maximum
+    // (minimum): rounding is monotonic, and NaN stays NaN. A max/min reduction of rounded values
+    // then accumulates the unrounded ones and rounds once per loop instead of once per element
+    // (log-softmax over a float16 cast: the rounding cost more than the comparison).
+    const Stage *rounding_deferred_ = nullptr;
 
     std::string value_with_lets(const Stage &s, const std::string &indent, std::string &lets) {
         // CSE names its temporaries from a process-wide counter; renaming them in order keeps
@@ -694,6 +787,7 @@ private:
         if (accumulator) {
             out += bind_vars(c, in, false, true);
             std::string lets, v = value_with_lets(s, in, lets);
+            if (!lane_mask_.empty()) v = "akg_select(" + lane_mask_ + ", " + c_type_of(s.value.type()) + "(" + v + "), " + c_type_of(s.value.type()) + "(" + init_value(s) + "))";
             return out + lets + in + *accumulator + " = " + combine(s, *accumulator, v) + ";\n" + pad(depth) + "}\n";
         }
         out += bind_vars(c, in, true, true);
@@ -813,9 +907,18 @@ private:
                 ++d;
             } else {
                 out += pad(d) + type + " " + inner + " = " + init_value(s) + ";\n";
-                out += pad(d) + "#pragma omp simd reduction(" + omp_reduction(s) + ":" + inner + ")\n";
-                out += pad(d) + header + "\n";
-                out += emit_user(update, d + 1, &inner);
+                bool defer = (s.reduce_kind == ReduceKind::Max || s.reduce_kind == ReduceKind::Min) && rounded_operand(s.value).defined();
+                if (defer) rounding_deferred_ = &s;
+                std::string lanes = emit_lane_reduction(loops[k], update, s, type, inner, d);
+                rounding_deferred_ = nullptr;
+                if (!lanes.empty()) {
+                    out += lanes;
+                } else {
+                    out += pad(d) + "#pragma omp simd reduction(" + omp_reduction(s) + ":" + inner + ")\n";
+                    out += pad(d) + header + "\n";
+                    out += emit_user(update, d + 1, &inner);
+                }
+                if (defer && !lanes.empty()) out += pad(d) + inner + " = akg_round_f16(" + inner + ");\n";
                 out += pad(d) + outer + " = " + combine(s, outer, inner) + ";\n";
             }
         }
@@ -827,6 +930,119 @@ private:
         isl_ast_node_free(update);
         return out;
     }
+
+    // The innermost loop of a reduction nest, accumulated in kLanes explicit lanes: blocks of
+    // kLanes consecutive iterations are added lane by lane under `omp simd`, the last partial
+    // block re-reads the final kLanes iterations with the ones already counted masked to the
+    // identity (every read stays in bounds, and the block stays one vector), and the lanes are
+    // combined by a halving tree (akg_combine_lanes). The order of the additions is therefore
+    // fixed by the generated code, not by the compiler. OpenMP's `simd reduction` leaves the
+    // lanes to GCC, which adds them one after the other at the end of each loop and runs the
+    // remainder as scalar code: on a row of 49 float16 values (global average pooling) those
+    // two cost more than the vector loop. Two vectors of lanes (kLanes = 32 floats) also hide
+    // the latency of the additions. Returns "" when the loop is not a unit-stride `it <= ub`
+    // loop or the type has no lanes; the caller then emits the `simd reduction` loop.
+    static constexpr int kLanes = 32;
+    std::string emit_lane_reduction(isl_ast_node *loop, isl_ast_node *update, const Stage &s, const std::string &acc_type,
+                                    const std::string &result, int d) {
+        Halide::Type t = s.value.type();
+        if (!(t.is_float() && (t.bits() == 32 || t.bits() == 64)) && t != Halide::Int(32)) return "";
+        int64_t step = 0;
+        if (!int_value(isl_ast_node_for_get_inc(loop), step) || step != 1) return "";
+        if (isl_ast_node_for_is_degenerate(loop) == isl_bool_true) return "";
+        isl_ast_expr *cond = isl_ast_node_for_get_cond(loop);
+        std::string it = ast_expr(isl_ast_node_for_get_iterator(loop)), end;
+        if (isl_ast_expr_get_type(cond) == isl_ast_expr_op && isl_ast_expr_op_get_n_arg(cond) == 2) {
+            isl_ast_expr_op_type op = isl_ast_expr_op_get_type(cond);
+            isl_ast_expr *lhs = isl_ast_expr_op_get_arg(cond, 0);
+            bool on_iterator = ast_expr(lhs) == it;
+            if (on_iterator && op == isl_ast_expr_op_le) end = "(" + ast_expr(isl_ast_expr_op_get_arg(cond, 1)) + ") + 1";
+            if (on_iterator && op == isl_ast_expr_op_lt) end = ast_expr(isl_ast_expr_op_get_arg(cond, 1));
+        }
+        isl_ast_expr_free(cond);
+        if (end.empty()) return "";
+        // Float lanes unless one lane alone would add a thousand terms (see emit_accumulation).
+        std::string lane_type = acc_type;
+        if (acc_type == "double" && t == Halide::Float(32)) {
+            int64_t longest = 1;
+            for (const auto &e : s.reduce_extents) longest = std::max<int64_t>(longest, e);
+            if (longest / kLanes < 1024) lane_type = "float";
+        }
+        std::string begin_v = it + "_begin", end_v = it + "_end";
+        std::string out = pad(d) + "{\n";
+        out += pad(d + 1) + "const int64_t " + begin_v + " = " + ast_expr(isl_ast_node_for_get_init(loop)) + ", " + end_v + " = " + end + ";\n";
+        enter_loop(loop, it);
+        int64_t lo = 0, hi = 0;
+        bool split = iterators_.empty() && int_value(isl_ast_node_for_get_init(loop), lo) && loop_bounds_.contains(it) &&
+                     loop_bounds_.get(it).has_upper_bound() && Halide::Internal::as_const_int(loop_bounds_.get(it).max) &&
+                     (hi = *Halide::Internal::as_const_int(loop_bounds_.get(it).max)) - lo + 1 >= kSplitMinIterations;
+        if (split) {
+            // A reduction of the whole kernel (nothing outside it runs in parallel): kChunks
+            // fixed ranges reduced in parallel, then combined in order, so that the result does
+            // not depend on the number of threads.
+            std::string K = std::to_string(kChunks), chunk = it + "_chunk", partials = "partials_" + result;
+            out += pad(d + 1) + lane_type + " " + partials + "[" + K + "];\n";
+            out += pad(d + 1) + "#pragma omp parallel for schedule(static)\n";
+            out += pad(d + 1) + "for (int64_t " + chunk + " = 0; " + chunk + " < " + K + "; ++" + chunk + ") {\n";
+            out += pad(d + 2) + "const int64_t " + it + "_lo = " + begin_v + " + (" + end_v + " - " + begin_v + ") * " + chunk + " / " + K +
+                   ", " + it + "_hi = " + begin_v + " + (" + end_v + " - " + begin_v + ") * (" + chunk + " + 1) / " + K + ";\n";
+            out += lane_loops(update, s, it, lane_type, it + "_lo", it + "_hi", partials + "[" + chunk + "]", d + 2);
+            out += pad(d + 1) + "}\n";
+            out += pad(d + 1) + result + " = akg_combine_lanes<" + K + ">(" + partials + ", [](" + lane_type + " a, " + lane_type + " b) { return " +
+                   combine(s, "a", "b") + "; });\n";
+        } else {
+            out += lane_loops(update, s, it, lane_type, begin_v, end_v, result, d + 1);
+        }
+        leave_loop(it);
+        return out + pad(d) + "}\n";
+    }
+    static constexpr int kChunks = 16;
+    static constexpr int64_t kSplitMinIterations = 1 << 16;
+
+    // The lane loops of emit_lane_reduction over [begin_v, end_v), combined into `result`.
+    std::string lane_loops(isl_ast_node *update, const Stage &s, const std::string &it, const std::string &lane_type,
+                           const std::string &begin_v, const std::string &end_v, const std::string &result, int d) {
+        std::string L = std::to_string(kLanes), lanes = "lanes_" + it, lane = it + "_lane", block = it + "_block", ident = init_value(s);
+        std::string p0 = pad(d), p1 = pad(d + 1), p2 = pad(d + 2);
+        std::string out = p0 + lane_type + " " + lanes + "[" + L + "];\n";
+        out += p0 + "#pragma omp simd\n";
+        out += p0 + "for (int64_t " + lane + " = 0; " + lane + " < " + L + "; ++" + lane + ") " + lanes + "[" + lane + "] = " + ident + ";\n";
+        std::string acc = lanes + "[" + lane + "]";
+        out += p0 + "if (" + end_v + " - " + begin_v + " >= " + L + ") {\n";
+        std::string full = it + "_full"; // the end of the whole blocks
+        out += p1 + "const int64_t " + full + " = " + begin_v + " + (" + end_v + " - " + begin_v + ") / " + L + " * " + L + ";\n";
+        out += p1 + "for (int64_t " + block + " = " + begin_v + "; " + block + " < " + full + "; " + block + " += " + L + ") {\n";
+        printer_.begin_block_staging(it, block, lane, kLanes);
+        std::string body = emit_user(update, d + 3, &acc);
+        out += printer_.end_block_staging(p2);
+        out += p2 + "#pragma omp simd\n";
+        out += p2 + "for (int64_t " + lane + " = 0; " + lane + " < " + L + "; ++" + lane + ") {\n";
+        out += pad(d + 3) + "const int64_t " + it + " = " + block + " + " + lane + ";\n";
+        out += body;
+        out += p2 + "}\n" + p1 + "}\n";
+        out += p1 + "if (" + full + " < " + end_v + ") {\n";
+        std::string last = it + "_last";
+        out += p2 + "const int64_t " + last + " = " + end_v + " - " + L + ";\n";
+        lane_mask_ = it + " >= " + full;
+        printer_.begin_block_staging(it, last, lane, kLanes);
+        body = emit_user(update, d + 3, &acc);
+        out += printer_.end_block_staging(p2);
+        lane_mask_.clear();
+        out += p2 + "#pragma omp simd\n";
+        out += p2 + "for (int64_t " + lane + " = 0; " + lane + " < " + L + "; ++" + lane + ") {\n";
+        out += pad(d + 3) + "const int64_t " + it + " = " + last + " + " + lane + ";\n";
+        out += body;
+        out += p2 + "}\n" + p1 + "}\n";
+        out += p0 + "} else {\n";
+        std::string first = lanes + "[0]";
+        out += p1 + "for (int64_t " + it + " = " + begin_v + "; " + it + " < " + end_v + "; ++" + it + ")\n";
+        out += emit_user(update, d + 2, &first);
+        out += p0 + "}\n";
+        out += p0 + result + " = akg_combine_lanes<" + L + ">(" + lanes + ", [](" + lane_type + " a, " + lane_type + " b) { return " +
+               combine(s, "a", "b") + "; });\n";
+        return out;
+    }
+    std::string lane_mask_; // set while emitting the masked last block of a lane reduction
 
     // The loops of a parallel band (up to `members` perfectly nested, non-degenerate loops)
     // run under one `omp parallel for collapse`; their body becomes a function of its own.
