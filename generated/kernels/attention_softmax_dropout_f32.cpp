@@ -51,11 +51,12 @@ static void akg_attention_softmax_dropout_f32_parallel_body_0(int64_t c0, int64_
                     }
                 }
             } else {
-                for (int64_t c3 = c3_begin; c3 < c3_end; ++c3)
+                for (int64_t c3 = c3_begin; c3 < c3_end; ++c3) {
                     {
                         [[maybe_unused]] const int64_t r0 = c3;
                         lanes_c3[0] = akg_fmax(lanes_c3[0], (in1[c0 * 128 + c3] + (in0[c0 * 196608 + c1 * 16384 + c2 * 128 + c3] * 0.125f)));
                     }
+                }
             }
             acc1 = akg_combine_lanes<32>(lanes_c3, [](float a, float b) { return akg_fmax(a, b); });
         }
@@ -117,11 +118,12 @@ static void akg_attention_softmax_dropout_f32_parallel_body_0(int64_t c0, int64_
                     }
                 }
             } else {
-                for (int64_t c3 = c3_begin; c3 < c3_end; ++c3)
+                for (int64_t c3 = c3_begin; c3 < c3_end; ++c3) {
                     {
                         [[maybe_unused]] const int64_t r0 = c3;
                         lanes_c3[0] = lanes_c3[0] + t0[(c3 - (0))];
                     }
+                }
             }
             acc1 = akg_combine_lanes<32>(lanes_c3, [](float a, float b) { return a + b; });
         }

@@ -65,11 +65,12 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, 
                     }
                 }
             } else {
-                for (int64_t c1 = c1_begin; c1 < c1_end; ++c1)
+                for (int64_t c1 = c1_begin; c1 < c1_end; ++c1) {
                     {
                         [[maybe_unused]] const int64_t r0 = c1;
                         lanes_c1[0] = lanes_c1[0] + ((((((float)s_in0[(c1 - (0))]) + ((float)s_in1[(c1 - (0))])) * akg_round_f16(akg_select<float>(akg_fle(akg_round_f16(in2[c0 * 768 + c1]), 0.899902344f), 1.0f, 0.0f))) * 1.11132812f) + ((float)s_in3[(c1 - (0))]));
                     }
+                }
             }
             acc1 = akg_combine_lanes<32>(lanes_c1, [](float a, float b) { return a + b; });
         }
@@ -122,12 +123,13 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, 
                     }
                 }
             } else {
-                for (int64_t c1 = c1_begin; c1 < c1_end; ++c1)
+                for (int64_t c1 = c1_begin; c1 < c1_end; ++c1) {
                     {
                         [[maybe_unused]] const int64_t r0 = c1;
                         const float v_cse0 = (((((((float)s_in0[(c1 - (0))]) + ((float)s_in1[(c1 - (0))])) * akg_round_f16(akg_select<float>(akg_fle(akg_round_f16(in2[c0 * 768 + c1]), 0.899902344f), 1.0f, 0.0f))) * 1.11132812f) + ((float)s_in3[(c1 - (0))])) - (akg_round_f16(((float)t1[0])) * 0.00130176544f));
                         lanes_c1[0] = lanes_c1[0] + (v_cse0 * v_cse0);
                     }
+                }
             }
             acc1 = akg_combine_lanes<32>(lanes_c1, [](float a, float b) { return a + b; });
         }

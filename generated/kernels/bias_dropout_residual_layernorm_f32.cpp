@@ -47,11 +47,12 @@ static void akg_bias_dropout_residual_layernorm_f32_parallel_body_0(int64_t c0, 
                     }
                 }
             } else {
-                for (int64_t c1 = c1_begin; c1 < c1_end; ++c1)
+                for (int64_t c1 = c1_begin; c1 < c1_end; ++c1) {
                     {
                         [[maybe_unused]] const int64_t r0 = c1;
                         lanes_c1[0] = lanes_c1[0] + (in3[c0 * 768 + c1] + ((in2[c0 * 768 + c1] * (in0[c0 * 768 + c1] + in1[c1])) * 1.11111116f));
                     }
+                }
             }
             acc1 = akg_combine_lanes<32>(lanes_c1, [](float a, float b) { return a + b; });
         }
@@ -99,12 +100,13 @@ static void akg_bias_dropout_residual_layernorm_f32_parallel_body_0(int64_t c0, 
                     }
                 }
             } else {
-                for (int64_t c1 = c1_begin; c1 < c1_end; ++c1)
+                for (int64_t c1 = c1_begin; c1 < c1_end; ++c1) {
                     {
                         [[maybe_unused]] const int64_t r0 = c1;
                         const float v_cse0 = ((in3[c0 * 768 + c1] + ((in2[c0 * 768 + c1] * (in0[c0 * 768 + c1] + in1[c1])) * 1.11111116f)) - (((float)t1[0]) * 0.00130208337f));
                         lanes_c1[0] = lanes_c1[0] + (v_cse0 * v_cse0);
                     }
+                }
             }
             acc1 = akg_combine_lanes<32>(lanes_c1, [](float a, float b) { return a + b; });
         }

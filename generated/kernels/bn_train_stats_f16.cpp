@@ -5,136 +5,117 @@
 #include "akg_kernel_support.h"
 
 static void akg_bn_train_stats_f16_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, float *__restrict out0, float *__restrict out1) {
-    double t0[1];
-    double t1[1];
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        t0[0] = 0.0f;
-    }
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        t1[0] = 0.0f;
-    }
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        double acc = t0[0];
-        for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
-            double acc1 = 0.0f;
-            double acc2 = 0.0f;
-            {
-                const int64_t c2_begin = 0, c2_end = (3135) + 1;
-                float lanes_c2[32];
-                #pragma omp simd
-                for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) lanes_c2[c2_lane] = 0.0f;
-                if (c2_end - c2_begin >= 32) {
-                    const int64_t c2_full = c2_begin + (c2_end - c2_begin) / 32 * 32;
-                    for (int64_t c2_block = c2_begin; c2_block < c2_full; c2_block += 32) {
-                        float block_c2_0[32];
-                        akg_f16_to_f32_n(in0 + (((c1 * INT64_C(802816)) + ((c0 * INT64_C(3136)) + c2_block))), block_c2_0, 32);
-                        #pragma omp simd
-                        for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
-                            const int64_t c2 = c2_block + c2_lane;
-                            {
-                                [[maybe_unused]] const int64_t r0 = c1;
-                                [[maybe_unused]] const int64_t r1 = c2;
-                                lanes_c2[c2_lane] = lanes_c2[c2_lane] + block_c2_0[c2_lane];
-                            }
-                        }
-                    }
-                    if (c2_full < c2_end) {
-                        const int64_t c2_last = c2_end - 32;
-                        float block_c2_0[32];
-                        akg_f16_to_f32_n(in0 + (((c1 * INT64_C(802816)) + ((c0 * INT64_C(3136)) + c2_last))), block_c2_0, 32);
-                        #pragma omp simd
-                        for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
-                            const int64_t c2 = c2_last + c2_lane;
-                            {
-                                [[maybe_unused]] const int64_t r0 = c1;
-                                [[maybe_unused]] const int64_t r1 = c2;
-                                lanes_c2[c2_lane] = lanes_c2[c2_lane] + akg_select(c2 >= c2_full, float(block_c2_0[c2_lane]), float(0.0f));
-                            }
-                        }
-                    }
-                } else {
-                    for (int64_t c2 = c2_begin; c2 < c2_end; ++c2)
-                        {
-                            [[maybe_unused]] const int64_t r0 = c1;
-                            [[maybe_unused]] const int64_t r1 = c2;
-                            lanes_c2[0] = lanes_c2[0] + akg_f16_to_f32(in0[c1 * 802816 + c0 * 3136 + c2]);
-                        }
-                }
-                acc2 = akg_combine_lanes<32>(lanes_c2, [](float a, float b) { return a + b; });
-            }
-            acc1 = acc1 + acc2;
-            acc = acc + acc1;
+    double t0[16];
+    double t1[16];
+    #pragma omp simd
+    for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = (c0 + c2);
+            t0[(i0 - (c0))] = 0.0f;
         }
-        t0[0] = (double)(acc);
     }
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        out0[i0] = (float)(((float)t0[0]));
-    }
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        double acc = t1[0];
-        for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
-            double acc1 = 0.0f;
-            double acc2 = 0.0f;
-            {
-                const int64_t c2_begin = 0, c2_end = (3135) + 1;
-                float lanes_c2[32];
-                #pragma omp simd
-                for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) lanes_c2[c2_lane] = 0.0f;
-                if (c2_end - c2_begin >= 32) {
-                    const int64_t c2_full = c2_begin + (c2_end - c2_begin) / 32 * 32;
-                    for (int64_t c2_block = c2_begin; c2_block < c2_full; c2_block += 32) {
-                        float block_c2_0[32];
-                        akg_f16_to_f32_n(in0 + (((c1 * INT64_C(802816)) + ((c0 * INT64_C(3136)) + c2_block))), block_c2_0, 32);
-                        #pragma omp simd
-                        for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
-                            const int64_t c2 = c2_block + c2_lane;
-                            {
-                                [[maybe_unused]] const int64_t r0 = c1;
-                                [[maybe_unused]] const int64_t r1 = c2;
-                                const float v_cse0 = block_c2_0[c2_lane];
-                                lanes_c2[c2_lane] = lanes_c2[c2_lane] + (v_cse0 * v_cse0);
-                            }
-                        }
-                    }
-                    if (c2_full < c2_end) {
-                        const int64_t c2_last = c2_end - 32;
-                        float block_c2_0[32];
-                        akg_f16_to_f32_n(in0 + (((c1 * INT64_C(802816)) + ((c0 * INT64_C(3136)) + c2_last))), block_c2_0, 32);
-                        #pragma omp simd
-                        for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
-                            const int64_t c2 = c2_last + c2_lane;
-                            {
-                                [[maybe_unused]] const int64_t r0 = c1;
-                                [[maybe_unused]] const int64_t r1 = c2;
-                                const float v_cse0 = block_c2_0[c2_lane];
-                                lanes_c2[c2_lane] = lanes_c2[c2_lane] + akg_select(c2 >= c2_full, float((v_cse0 * v_cse0)), float(0.0f));
-                            }
-                        }
-                    }
-                } else {
-                    for (int64_t c2 = c2_begin; c2 < c2_end; ++c2)
-                        {
-                            [[maybe_unused]] const int64_t r0 = c1;
-                            [[maybe_unused]] const int64_t r1 = c2;
-                            const float v_cse0 = akg_f16_to_f32(in0[c1 * 802816 + c0 * 3136 + c2]);
-                            lanes_c2[0] = lanes_c2[0] + (v_cse0 * v_cse0);
-                        }
-                }
-                acc2 = akg_combine_lanes<32>(lanes_c2, [](float a, float b) { return a + b; });
-            }
-            acc1 = acc1 + acc2;
-            acc = acc + acc1;
+    #pragma omp simd
+    for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = (c0 + c2);
+            t1[(i0 - (c0))] = 0.0f;
         }
-        t1[0] = (double)(acc);
     }
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        out1[i0] = (float)(((float)t1[0]));
+    for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
+        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = (c0 + c2);
+                double acc = t1[(i0 - (c0))];
+                double accB = t0[(i0 - (c0))];
+                double acc1 = 0.0f;
+                double accB1 = 0.0f;
+                {
+                    const int64_t c3_begin = 0, c3_end = (3135) + 1;
+                    float lanes_c3[32];
+                    #pragma omp simd
+                    for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) lanes_c3[c3_lane] = 0.0f;
+                    float lanes_c3_1[32];
+                    #pragma omp simd
+                    for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) lanes_c3_1[c3_lane] = 0.0f;
+                    if (c3_end - c3_begin >= 32) {
+                        const int64_t c3_full = c3_begin + (c3_end - c3_begin) / 32 * 32;
+                        for (int64_t c3_block = c3_begin; c3_block < c3_full; c3_block += 32) {
+                            float block_c3_0[32];
+                            akg_f16_to_f32_n(in0 + (((c1 * INT64_C(802816)) + (((c0 + c2) * INT64_C(3136)) + c3_block))), block_c3_0, 32);
+                            #pragma omp simd
+                            for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) {
+                                const int64_t c3 = c3_block + c3_lane;
+                                {
+                                    [[maybe_unused]] const int64_t r0 = c1;
+                                    [[maybe_unused]] const int64_t r1 = c3;
+                                    const float v_cse0 = block_c3_0[c3_lane];
+                                    lanes_c3[c3_lane] = lanes_c3[c3_lane] + (v_cse0 * v_cse0);
+                                }
+                                {
+                                    [[maybe_unused]] const int64_t r0 = c1;
+                                    [[maybe_unused]] const int64_t r1 = c3;
+                                    lanes_c3_1[c3_lane] = lanes_c3_1[c3_lane] + block_c3_0[c3_lane];
+                                }
+                            }
+                        }
+                        if (c3_full < c3_end) {
+                            const int64_t c3_last = c3_end - 32;
+                            float block_c3_0[32];
+                            akg_f16_to_f32_n(in0 + (((c1 * INT64_C(802816)) + (((c0 + c2) * INT64_C(3136)) + c3_last))), block_c3_0, 32);
+                            #pragma omp simd
+                            for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) {
+                                const int64_t c3 = c3_last + c3_lane;
+                                {
+                                    [[maybe_unused]] const int64_t r0 = c1;
+                                    [[maybe_unused]] const int64_t r1 = c3;
+                                    const float v_cse0 = block_c3_0[c3_lane];
+                                    lanes_c3[c3_lane] = lanes_c3[c3_lane] + akg_select(c3 >= c3_full, float((v_cse0 * v_cse0)), float(0.0f));
+                                }
+                                {
+                                    [[maybe_unused]] const int64_t r0 = c1;
+                                    [[maybe_unused]] const int64_t r1 = c3;
+                                    lanes_c3_1[c3_lane] = lanes_c3_1[c3_lane] + akg_select(c3 >= c3_full, float(block_c3_0[c3_lane]), float(0.0f));
+                                }
+                            }
+                        }
+                    } else {
+                        for (int64_t c3 = c3_begin; c3 < c3_end; ++c3) {
+                            {
+                                [[maybe_unused]] const int64_t r0 = c1;
+                                [[maybe_unused]] const int64_t r1 = c3;
+                                const float v_cse0 = akg_f16_to_f32(in0[c1 * 802816 + (c0 + c2) * 3136 + c3]);
+                                lanes_c3[0] = lanes_c3[0] + (v_cse0 * v_cse0);
+                            }
+                            {
+                                [[maybe_unused]] const int64_t r0 = c1;
+                                [[maybe_unused]] const int64_t r1 = c3;
+                                lanes_c3_1[0] = lanes_c3_1[0] + akg_f16_to_f32(in0[c1 * 802816 + (c0 + c2) * 3136 + c3]);
+                            }
+                        }
+                    }
+                    acc1 = akg_combine_lanes<32>(lanes_c3, [](float a, float b) { return a + b; });
+                    accB1 = akg_combine_lanes<32>(lanes_c3_1, [](float a, float b) { return a + b; });
+                }
+                acc = acc + acc1;
+                accB = accB + accB1;
+                t1[(i0 - (c0))] = (double)(acc);
+                t0[(i0 - (c0))] = (double)(accB);
+            }
+        }
+    }
+    #pragma omp simd
+    for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = (c0 + c2);
+            out0[i0] = (float)(((float)t0[((c0 + c2) - (c0))]));
+        }
+    }
+    #pragma omp simd
+    for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = (c0 + c2);
+            out1[i0] = (float)(((float)t1[((c0 + c2) - (c0))]));
+        }
     }
 }
 
@@ -142,10 +123,10 @@ extern "C" int akg_kernel_fn_bn_train_stats_f16(void *const *buffers) {
     const uint16_t *__restrict in0 = (const uint16_t *)buffers[0];
     float *__restrict out0 = (float *)buffers[1];
     float *__restrict out1 = (float *)buffers[2];
-    double t0[1];
-    double t1[1];
+    double t0[16];
+    double t1[16];
     #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 255); c0 += 1)
+    for (int64_t c0 = 0; (c0 <= 255); c0 += 16)
         akg_bn_train_stats_f16_parallel_body_0(c0, in0, out0, out1);
     return AKG_STATUS_OK;
 }

@@ -53,11 +53,12 @@ static void akg_global_avgpool_fwd_f16_parallel_body_0(int64_t c0, int64_t c1, c
                     }
                 }
             } else {
-                for (int64_t c2 = c2_begin; c2 < c2_end; ++c2)
+                for (int64_t c2 = c2_begin; c2 < c2_end; ++c2) {
                     {
                         [[maybe_unused]] const int64_t r0 = c2;
                         lanes_c2[0] = lanes_c2[0] + akg_f16_to_f32(in0[c0 * 100352 + c1 * 49 + c2]);
                     }
+                }
             }
             acc1 = akg_combine_lanes<32>(lanes_c2, [](float a, float b) { return a + b; });
         }

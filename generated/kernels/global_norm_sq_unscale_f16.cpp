@@ -81,12 +81,13 @@ extern "C" int akg_kernel_fn_global_norm_sq_unscale_f16(void *const *buffers) {
                         }
                     }
                 } else {
-                    for (int64_t c0 = c0_lo; c0 < c0_hi; ++c0)
+                    for (int64_t c0 = c0_lo; c0 < c0_hi; ++c0) {
                         {
                             [[maybe_unused]] const int64_t r0 = c0;
                             const float v_cse0 = (in0[0] * akg_f16_to_f32(in1[c0]));
                             lanes_c0[0] = lanes_c0[0] + (v_cse0 * v_cse0);
                         }
+                    }
                 }
                 partials_acc1[c0_chunk] = akg_combine_lanes<32>(lanes_c0, [](double a, double b) { return a + b; });
             }

@@ -60,12 +60,13 @@ extern "C" int akg_kernel_fn_grad_overflow_check_f16(void *const *buffers) {
                         }
                     }
                 } else {
-                    for (int64_t c0 = c0_lo; c0 < c0_hi; ++c0)
+                    for (int64_t c0 = c0_lo; c0 < c0_hi; ++c0) {
                         {
                             [[maybe_unused]] const int64_t r0 = c0;
                             const float v_cse0 = akg_f16_to_f32(in0[c0]);
                             lanes_c0[0] = akg_fmax(lanes_c0[0], akg_fmax(akg_select<float>(akg_fgt(akg_abs(v_cse0), 3.40282347e+38f), 1.0f, 0.0f), akg_select<float>(akg_fne(v_cse0, v_cse0), 1.0f, 0.0f)));
                         }
+                    }
                 }
                 partials_acc1[c0_chunk] = akg_combine_lanes<32>(lanes_c0, [](float a, float b) { return akg_fmax(a, b); });
             }

@@ -21,58 +21,18 @@ static void akg_layernorm_bwd_dx_f32_parallel_body_0(int64_t c0, const float *__
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
-        float acc = t2[0];
-        float acc1 = 0.0f;
-        {
-            const int64_t c1_begin = 0, c1_end = (767) + 1;
-            float lanes_c1[32];
-            #pragma omp simd
-            for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) lanes_c1[c1_lane] = 0.0f;
-            if (c1_end - c1_begin >= 32) {
-                const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 32 * 32;
-                for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 32) {
-                    #pragma omp simd
-                    for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
-                        const int64_t c1 = c1_block + c1_lane;
-                        {
-                            [[maybe_unused]] const int64_t r0 = c1;
-                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + (in1[c0 * 768 + c1] * in4[c1]);
-                        }
-                    }
-                }
-                if (c1_full < c1_end) {
-                    const int64_t c1_last = c1_end - 32;
-                    #pragma omp simd
-                    for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
-                        const int64_t c1 = c1_last + c1_lane;
-                        {
-                            [[maybe_unused]] const int64_t r0 = c1;
-                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_select(c1 >= c1_full, float((in1[c0 * 768 + c1] * in4[c1])), float(0.0f));
-                        }
-                    }
-                }
-            } else {
-                for (int64_t c1 = c1_begin; c1 < c1_end; ++c1)
-                    {
-                        [[maybe_unused]] const int64_t r0 = c1;
-                        lanes_c1[0] = lanes_c1[0] + (in1[c0 * 768 + c1] * in4[c1]);
-                    }
-            }
-            acc1 = akg_combine_lanes<32>(lanes_c1, [](float a, float b) { return a + b; });
-        }
-        acc = acc + acc1;
-        t2[0] = (double)(acc);
-    }
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        [[maybe_unused]] const int64_t i1 = 0;
         float acc = t1[0];
+        float accB = t2[0];
         float acc1 = 0.0f;
+        float accB1 = 0.0f;
         {
             const int64_t c1_begin = 0, c1_end = (767) + 1;
             float lanes_c1[32];
             #pragma omp simd
             for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) lanes_c1[c1_lane] = 0.0f;
+            float lanes_c1_1[32];
+            #pragma omp simd
+            for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) lanes_c1_1[c1_lane] = 0.0f;
             if (c1_end - c1_begin >= 32) {
                 const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 32 * 32;
                 for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 32) {
@@ -82,6 +42,10 @@ static void akg_layernorm_bwd_dx_f32_parallel_body_0(int64_t c0, const float *__
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
                             lanes_c1[c1_lane] = lanes_c1[c1_lane] + ((in1[c0 * 768 + c1] * in4[c1]) * (in0[c0 * 768 + c1] - in3[c0]));
+                        }
+                        {
+                            [[maybe_unused]] const int64_t r0 = c1;
+                            lanes_c1_1[c1_lane] = lanes_c1_1[c1_lane] + (in1[c0 * 768 + c1] * in4[c1]);
                         }
                     }
                 }
@@ -94,19 +58,31 @@ static void akg_layernorm_bwd_dx_f32_parallel_body_0(int64_t c0, const float *__
                             [[maybe_unused]] const int64_t r0 = c1;
                             lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_select(c1 >= c1_full, float(((in1[c0 * 768 + c1] * in4[c1]) * (in0[c0 * 768 + c1] - in3[c0]))), float(0.0f));
                         }
+                        {
+                            [[maybe_unused]] const int64_t r0 = c1;
+                            lanes_c1_1[c1_lane] = lanes_c1_1[c1_lane] + akg_select(c1 >= c1_full, float((in1[c0 * 768 + c1] * in4[c1])), float(0.0f));
+                        }
                     }
                 }
             } else {
-                for (int64_t c1 = c1_begin; c1 < c1_end; ++c1)
+                for (int64_t c1 = c1_begin; c1 < c1_end; ++c1) {
                     {
                         [[maybe_unused]] const int64_t r0 = c1;
                         lanes_c1[0] = lanes_c1[0] + ((in1[c0 * 768 + c1] * in4[c1]) * (in0[c0 * 768 + c1] - in3[c0]));
                     }
+                    {
+                        [[maybe_unused]] const int64_t r0 = c1;
+                        lanes_c1_1[0] = lanes_c1_1[0] + (in1[c0 * 768 + c1] * in4[c1]);
+                    }
+                }
             }
             acc1 = akg_combine_lanes<32>(lanes_c1, [](float a, float b) { return a + b; });
+            accB1 = akg_combine_lanes<32>(lanes_c1_1, [](float a, float b) { return a + b; });
         }
         acc = acc + acc1;
+        accB = accB + accB1;
         t1[0] = (double)(acc);
+        t2[0] = (double)(accB);
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;

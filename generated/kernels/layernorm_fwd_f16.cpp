@@ -54,11 +54,12 @@ static void akg_layernorm_fwd_f16_parallel_body_0(int64_t c0, const uint16_t *__
                     }
                 }
             } else {
-                for (int64_t c1 = c1_begin; c1 < c1_end; ++c1)
+                for (int64_t c1 = c1_begin; c1 < c1_end; ++c1) {
                     {
                         [[maybe_unused]] const int64_t r0 = c1;
                         lanes_c1[0] = lanes_c1[0] + ((float)s_in0[(c1 - (0))]);
                     }
+                }
             }
             acc1 = akg_combine_lanes<32>(lanes_c1, [](float a, float b) { return a + b; });
         }
@@ -106,12 +107,13 @@ static void akg_layernorm_fwd_f16_parallel_body_0(int64_t c0, const uint16_t *__
                     }
                 }
             } else {
-                for (int64_t c1 = c1_begin; c1 < c1_end; ++c1)
+                for (int64_t c1 = c1_begin; c1 < c1_end; ++c1) {
                     {
                         [[maybe_unused]] const int64_t r0 = c1;
                         const float v_cse0 = (((float)s_in0[(c1 - (0))]) - (((float)t1[0]) * 0.00130208337f));
                         lanes_c1[0] = lanes_c1[0] + (v_cse0 * v_cse0);
                     }
+                }
             }
             acc1 = akg_combine_lanes<32>(lanes_c1, [](float a, float b) { return a + b; });
         }

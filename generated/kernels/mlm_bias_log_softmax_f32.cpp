@@ -52,11 +52,12 @@ static void akg_mlm_bias_log_softmax_f32_parallel_body_0(int64_t c0, const float
                     }
                 }
             } else {
-                for (int64_t c1 = c1_begin; c1 < c1_end; ++c1)
+                for (int64_t c1 = c1_begin; c1 < c1_end; ++c1) {
                     {
                         [[maybe_unused]] const int64_t r0 = c1;
                         lanes_c1[0] = akg_fmax(lanes_c1[0], (in0[c0 * 21128 + c1] + in1[c1]));
                     }
+                }
             }
             acc1 = akg_combine_lanes<32>(lanes_c1, [](float a, float b) { return akg_fmax(a, b); });
         }
@@ -98,11 +99,12 @@ static void akg_mlm_bias_log_softmax_f32_parallel_body_0(int64_t c0, const float
                     }
                 }
             } else {
-                for (int64_t c1 = c1_begin; c1 < c1_end; ++c1)
+                for (int64_t c1 = c1_begin; c1 < c1_end; ++c1) {
                     {
                         [[maybe_unused]] const int64_t r0 = c1;
                         lanes_c1[0] = lanes_c1[0] + akg_exp(((in0[c0 * 21128 + c1] + in1[c1]) - ((float)t1[0])));
                     }
+                }
             }
             acc1 = akg_combine_lanes<32>(lanes_c1, [](float a, float b) { return a + b; });
         }

@@ -5,159 +5,139 @@
 #include "akg_kernel_support.h"
 
 static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const uint16_t *__restrict in2, const float *__restrict in3, const float *__restrict in4, uint16_t *__restrict out0, float *__restrict out1, float *__restrict out2) {
-    double t1[1];
-    float t0[1];
-    double t2[1];
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        t1[0] = 0.0f;
-    }
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        double acc = t1[0];
-        for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
-            double acc1 = 0.0f;
-            double acc2 = 0.0f;
-            {
-                const int64_t c2_begin = 0, c2_end = (3135) + 1;
-                float lanes_c2[32];
-                #pragma omp simd
-                for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) lanes_c2[c2_lane] = 0.0f;
-                if (c2_end - c2_begin >= 32) {
-                    const int64_t c2_full = c2_begin + (c2_end - c2_begin) / 32 * 32;
-                    for (int64_t c2_block = c2_begin; c2_block < c2_full; c2_block += 32) {
-                        float block_c2_0[32];
-                        akg_f16_to_f32_n(in0 + (((c1 * INT64_C(802816)) + ((c0 * INT64_C(3136)) + c2_block))), block_c2_0, 32);
-                        float block_c2_1[32];
-                        akg_f16_to_f32_n(in1 + (((c1 * INT64_C(802816)) + ((c0 * INT64_C(3136)) + c2_block))), block_c2_1, 32);
-                        #pragma omp simd
-                        for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
-                            const int64_t c2 = c2_block + c2_lane;
-                            {
-                                [[maybe_unused]] const int64_t r0 = c1;
-                                [[maybe_unused]] const int64_t r1 = c2;
-                                lanes_c2[c2_lane] = lanes_c2[c2_lane] + akg_select<float>(akg_fgt(block_c2_1[c2_lane], 0.0f), block_c2_0[c2_lane], 0.0f);
-                            }
-                        }
-                    }
-                    if (c2_full < c2_end) {
-                        const int64_t c2_last = c2_end - 32;
-                        float block_c2_0[32];
-                        akg_f16_to_f32_n(in0 + (((c1 * INT64_C(802816)) + ((c0 * INT64_C(3136)) + c2_last))), block_c2_0, 32);
-                        float block_c2_1[32];
-                        akg_f16_to_f32_n(in1 + (((c1 * INT64_C(802816)) + ((c0 * INT64_C(3136)) + c2_last))), block_c2_1, 32);
-                        #pragma omp simd
-                        for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
-                            const int64_t c2 = c2_last + c2_lane;
-                            {
-                                [[maybe_unused]] const int64_t r0 = c1;
-                                [[maybe_unused]] const int64_t r1 = c2;
-                                lanes_c2[c2_lane] = lanes_c2[c2_lane] + akg_select(c2 >= c2_full, float(akg_select<float>(akg_fgt(block_c2_1[c2_lane], 0.0f), block_c2_0[c2_lane], 0.0f)), float(0.0f));
-                            }
-                        }
-                    }
-                } else {
-                    for (int64_t c2 = c2_begin; c2 < c2_end; ++c2)
-                        {
-                            [[maybe_unused]] const int64_t r0 = c1;
-                            [[maybe_unused]] const int64_t r1 = c2;
-                            lanes_c2[0] = lanes_c2[0] + akg_select<float>(akg_fgt(akg_f16_to_f32(in1[c1 * 802816 + c0 * 3136 + c2]), 0.0f), akg_f16_to_f32(in0[c1 * 802816 + c0 * 3136 + c2]), 0.0f);
-                        }
-                }
-                acc2 = akg_combine_lanes<32>(lanes_c2, [](float a, float b) { return a + b; });
-            }
-            acc1 = acc1 + acc2;
-            acc = acc + acc1;
+    double t1[16];
+    float t0[16];
+    double t2[16];
+    #pragma omp simd
+    for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = (c0 + c2);
+            t1[(i0 - (c0))] = 0.0f;
         }
-        t1[0] = (double)(acc);
     }
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        out2[i0] = (float)(((float)t1[0]));
-    }
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        [[maybe_unused]] const int64_t i1 = 0;
-        [[maybe_unused]] const int64_t i2 = 0;
-        t0[0] = (float)(akg_rsqrt((in4[c0] + 9.99999975e-06f)));
-    }
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        t2[0] = 0.0f;
-    }
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        double acc = t2[0];
-        for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
-            double acc1 = 0.0f;
-            double acc2 = 0.0f;
-            {
-                const int64_t c2_begin = 0, c2_end = (3135) + 1;
-                float lanes_c2[32];
-                #pragma omp simd
-                for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) lanes_c2[c2_lane] = 0.0f;
-                if (c2_end - c2_begin >= 32) {
-                    const int64_t c2_full = c2_begin + (c2_end - c2_begin) / 32 * 32;
-                    for (int64_t c2_block = c2_begin; c2_block < c2_full; c2_block += 32) {
-                        float block_c2_0[32];
-                        akg_f16_to_f32_n(in2 + (((c1 * INT64_C(802816)) + ((c0 * INT64_C(3136)) + c2_block))), block_c2_0, 32);
-                        float block_c2_1[32];
-                        akg_f16_to_f32_n(in0 + (((c1 * INT64_C(802816)) + ((c0 * INT64_C(3136)) + c2_block))), block_c2_1, 32);
-                        float block_c2_2[32];
-                        akg_f16_to_f32_n(in1 + (((c1 * INT64_C(802816)) + ((c0 * INT64_C(3136)) + c2_block))), block_c2_2, 32);
-                        #pragma omp simd
-                        for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
-                            const int64_t c2 = c2_block + c2_lane;
-                            {
-                                [[maybe_unused]] const int64_t r0 = c1;
-                                [[maybe_unused]] const int64_t r1 = c2;
-                                lanes_c2[c2_lane] = lanes_c2[c2_lane] + (akg_select<float>(akg_fgt(block_c2_2[c2_lane], 0.0f), block_c2_1[c2_lane], 0.0f) * (t0[0] * (block_c2_0[c2_lane] - in3[c0])));
-                            }
-                        }
-                    }
-                    if (c2_full < c2_end) {
-                        const int64_t c2_last = c2_end - 32;
-                        float block_c2_0[32];
-                        akg_f16_to_f32_n(in2 + (((c1 * INT64_C(802816)) + ((c0 * INT64_C(3136)) + c2_last))), block_c2_0, 32);
-                        float block_c2_1[32];
-                        akg_f16_to_f32_n(in0 + (((c1 * INT64_C(802816)) + ((c0 * INT64_C(3136)) + c2_last))), block_c2_1, 32);
-                        float block_c2_2[32];
-                        akg_f16_to_f32_n(in1 + (((c1 * INT64_C(802816)) + ((c0 * INT64_C(3136)) + c2_last))), block_c2_2, 32);
-                        #pragma omp simd
-                        for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
-                            const int64_t c2 = c2_last + c2_lane;
-                            {
-                                [[maybe_unused]] const int64_t r0 = c1;
-                                [[maybe_unused]] const int64_t r1 = c2;
-                                lanes_c2[c2_lane] = lanes_c2[c2_lane] + akg_select(c2 >= c2_full, float((akg_select<float>(akg_fgt(block_c2_2[c2_lane], 0.0f), block_c2_1[c2_lane], 0.0f) * (t0[0] * (block_c2_0[c2_lane] - in3[c0])))), float(0.0f));
-                            }
-                        }
-                    }
-                } else {
-                    for (int64_t c2 = c2_begin; c2 < c2_end; ++c2)
-                        {
-                            [[maybe_unused]] const int64_t r0 = c1;
-                            [[maybe_unused]] const int64_t r1 = c2;
-                            lanes_c2[0] = lanes_c2[0] + (akg_select<float>(akg_fgt(akg_f16_to_f32(in1[c1 * 802816 + c0 * 3136 + c2]), 0.0f), akg_f16_to_f32(in0[c1 * 802816 + c0 * 3136 + c2]), 0.0f) * (t0[0] * (akg_f16_to_f32(in2[c1 * 802816 + c0 * 3136 + c2]) - in3[c0])));
-                        }
-                }
-                acc2 = akg_combine_lanes<32>(lanes_c2, [](float a, float b) { return a + b; });
-            }
-            acc1 = acc1 + acc2;
-            acc = acc + acc1;
+    #pragma omp simd
+    for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = (c0 + c2);
+            [[maybe_unused]] const int64_t i1 = 0;
+            [[maybe_unused]] const int64_t i2 = 0;
+            t0[(i0 - (c0))] = (float)(akg_rsqrt((in4[(c0 + c2)] + 9.99999975e-06f)));
         }
-        t2[0] = (double)(acc);
     }
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        out1[i0] = (float)(((float)t2[0]));
+    #pragma omp simd
+    for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = (c0 + c2);
+            t2[(i0 - (c0))] = 0.0f;
+        }
+    }
+    for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
+        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = (c0 + c2);
+                double acc = t2[(i0 - (c0))];
+                double accB = t1[(i0 - (c0))];
+                double acc1 = 0.0f;
+                double accB1 = 0.0f;
+                {
+                    const int64_t c3_begin = 0, c3_end = (3135) + 1;
+                    float lanes_c3[32];
+                    #pragma omp simd
+                    for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) lanes_c3[c3_lane] = 0.0f;
+                    float lanes_c3_1[32];
+                    #pragma omp simd
+                    for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) lanes_c3_1[c3_lane] = 0.0f;
+                    if (c3_end - c3_begin >= 32) {
+                        const int64_t c3_full = c3_begin + (c3_end - c3_begin) / 32 * 32;
+                        for (int64_t c3_block = c3_begin; c3_block < c3_full; c3_block += 32) {
+                            float block_c3_0[32];
+                            akg_f16_to_f32_n(in2 + (((c1 * INT64_C(802816)) + (((c0 + c2) * INT64_C(3136)) + c3_block))), block_c3_0, 32);
+                            float block_c3_1[32];
+                            akg_f16_to_f32_n(in0 + (((c1 * INT64_C(802816)) + (((c0 + c2) * INT64_C(3136)) + c3_block))), block_c3_1, 32);
+                            float block_c3_2[32];
+                            akg_f16_to_f32_n(in1 + (((c1 * INT64_C(802816)) + (((c0 + c2) * INT64_C(3136)) + c3_block))), block_c3_2, 32);
+                            #pragma omp simd
+                            for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) {
+                                const int64_t c3 = c3_block + c3_lane;
+                                {
+                                    [[maybe_unused]] const int64_t r0 = c1;
+                                    [[maybe_unused]] const int64_t r1 = c3;
+                                    lanes_c3[c3_lane] = lanes_c3[c3_lane] + (akg_select<float>(akg_fgt(block_c3_2[c3_lane], 0.0f), block_c3_1[c3_lane], 0.0f) * (t0[((c0 + c2) - (c0))] * (block_c3_0[c3_lane] - in3[(c0 + c2)])));
+                                }
+                                {
+                                    [[maybe_unused]] const int64_t r0 = c1;
+                                    [[maybe_unused]] const int64_t r1 = c3;
+                                    lanes_c3_1[c3_lane] = lanes_c3_1[c3_lane] + akg_select<float>(akg_fgt(block_c3_2[c3_lane], 0.0f), block_c3_1[c3_lane], 0.0f);
+                                }
+                            }
+                        }
+                        if (c3_full < c3_end) {
+                            const int64_t c3_last = c3_end - 32;
+                            float block_c3_0[32];
+                            akg_f16_to_f32_n(in2 + (((c1 * INT64_C(802816)) + (((c0 + c2) * INT64_C(3136)) + c3_last))), block_c3_0, 32);
+                            float block_c3_1[32];
+                            akg_f16_to_f32_n(in0 + (((c1 * INT64_C(802816)) + (((c0 + c2) * INT64_C(3136)) + c3_last))), block_c3_1, 32);
+                            float block_c3_2[32];
+                            akg_f16_to_f32_n(in1 + (((c1 * INT64_C(802816)) + (((c0 + c2) * INT64_C(3136)) + c3_last))), block_c3_2, 32);
+                            #pragma omp simd
+                            for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) {
+                                const int64_t c3 = c3_last + c3_lane;
+                                {
+                                    [[maybe_unused]] const int64_t r0 = c1;
+                                    [[maybe_unused]] const int64_t r1 = c3;
+                                    lanes_c3[c3_lane] = lanes_c3[c3_lane] + akg_select(c3 >= c3_full, float((akg_select<float>(akg_fgt(block_c3_2[c3_lane], 0.0f), block_c3_1[c3_lane], 0.0f) * (t0[((c0 + c2) - (c0))] * (block_c3_0[c3_lane] - in3[(c0 + c2)])))), float(0.0f));
+                                }
+                                {
+                                    [[maybe_unused]] const int64_t r0 = c1;
+                                    [[maybe_unused]] const int64_t r1 = c3;
+                                    lanes_c3_1[c3_lane] = lanes_c3_1[c3_lane] + akg_select(c3 >= c3_full, float(akg_select<float>(akg_fgt(block_c3_2[c3_lane], 0.0f), block_c3_1[c3_lane], 0.0f)), float(0.0f));
+                                }
+                            }
+                        }
+                    } else {
+                        for (int64_t c3 = c3_begin; c3 < c3_end; ++c3) {
+                            {
+                                [[maybe_unused]] const int64_t r0 = c1;
+                                [[maybe_unused]] const int64_t r1 = c3;
+                                lanes_c3[0] = lanes_c3[0] + (akg_select<float>(akg_fgt(akg_f16_to_f32(in1[c1 * 802816 + (c0 + c2) * 3136 + c3]), 0.0f), akg_f16_to_f32(in0[c1 * 802816 + (c0 + c2) * 3136 + c3]), 0.0f) * (t0[((c0 + c2) - (c0))] * (akg_f16_to_f32(in2[c1 * 802816 + (c0 + c2) * 3136 + c3]) - in3[(c0 + c2)])));
+                            }
+                            {
+                                [[maybe_unused]] const int64_t r0 = c1;
+                                [[maybe_unused]] const int64_t r1 = c3;
+                                lanes_c3_1[0] = lanes_c3_1[0] + akg_select<float>(akg_fgt(akg_f16_to_f32(in1[c1 * 802816 + (c0 + c2) * 3136 + c3]), 0.0f), akg_f16_to_f32(in0[c1 * 802816 + (c0 + c2) * 3136 + c3]), 0.0f);
+                            }
+                        }
+                    }
+                    acc1 = akg_combine_lanes<32>(lanes_c3, [](float a, float b) { return a + b; });
+                    accB1 = akg_combine_lanes<32>(lanes_c3_1, [](float a, float b) { return a + b; });
+                }
+                acc = acc + acc1;
+                accB = accB + accB1;
+                t2[(i0 - (c0))] = (double)(acc);
+                t1[(i0 - (c0))] = (double)(accB);
+            }
+        }
+    }
+    #pragma omp simd
+    for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = (c0 + c2);
+            out2[i0] = (float)(((float)t1[((c0 + c2) - (c0))]));
+        }
+    }
+    #pragma omp simd
+    for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = (c0 + c2);
+            out1[i0] = (float)(((float)t2[((c0 + c2) - (c0))]));
+        }
     }
 }
 
 static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_1(int64_t c0, int64_t c1, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const uint16_t *__restrict in2, const float *__restrict in3, const float *__restrict in4, uint16_t *__restrict out0, float *__restrict out1, float *__restrict out2) {
-    double t1[1];
-    float t0[1];
-    double t2[1];
+    double t1[16];
+    float t0[16];
+    double t2[16];
     float s_in0[3136];
     static const int64_t in0_shape[] = {32, 256, 3136}, in0_box[] = {1, 1, 3136};
     const int64_t in0_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(0)};
@@ -192,11 +172,11 @@ extern "C" int akg_kernel_fn_relu_grad_bn_grad_reductions_f16(void *const *buffe
     uint16_t *__restrict out0 = (uint16_t *)buffers[5];
     float *__restrict out1 = (float *)buffers[6];
     float *__restrict out2 = (float *)buffers[7];
-    double t1[1];
-    float t0[1];
-    double t2[1];
+    double t1[16];
+    float t0[16];
+    double t2[16];
     #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 255); c0 += 1)
+    for (int64_t c0 = 0; (c0 <= 255); c0 += 16)
         akg_relu_grad_bn_grad_reductions_f16_parallel_body_0(c0, in0, in1, in2, in3, in4, out0, out1, out2);
     #pragma omp parallel for collapse(2) schedule(static)
     for (int64_t c0 = 0; (c0 <= 31); c0 += 1)

@@ -48,11 +48,12 @@ static void akg_softmax_cross_entropy_f32_parallel_body_0(int64_t c0, const floa
                     }
                 }
             } else {
-                for (int64_t c1 = c1_begin; c1 < c1_end; ++c1)
+                for (int64_t c1 = c1_begin; c1 < c1_end; ++c1) {
                     {
                         [[maybe_unused]] const int64_t r0 = c1;
                         lanes_c1[0] = akg_fmax(lanes_c1[0], (in0[c0 * 1001 + c1] + in1[c1]));
                     }
+                }
             }
             acc1 = akg_combine_lanes<32>(lanes_c1, [](float a, float b) { return akg_fmax(a, b); });
         }
@@ -119,11 +120,12 @@ static void akg_softmax_cross_entropy_f32_parallel_body_0(int64_t c0, const floa
                     }
                 }
             } else {
-                for (int64_t c1 = c1_begin; c1 < c1_end; ++c1)
+                for (int64_t c1 = c1_begin; c1 < c1_end; ++c1) {
                     {
                         [[maybe_unused]] const int64_t r0 = c1;
                         lanes_c1[0] = lanes_c1[0] + t0[(c1 - (0))];
                     }
+                }
             }
             acc1 = akg_combine_lanes<32>(lanes_c1, [](float a, float b) { return a + b; });
         }
@@ -169,11 +171,12 @@ static void akg_softmax_cross_entropy_f32_parallel_body_0(int64_t c0, const floa
                     }
                 }
             } else {
-                for (int64_t c1 = c1_begin; c1 < c1_end; ++c1)
+                for (int64_t c1 = c1_begin; c1 < c1_end; ++c1) {
                     {
                         [[maybe_unused]] const int64_t r0 = c1;
                         lanes_c1[0] = lanes_c1[0] + (in2[c0 * 1001 + c1] * akg_log(akg_fmax((t0[(c1 - (0))] / ((float)t2[0])), 9.99999997e-07f)));
                     }
+                }
             }
             acc1 = akg_combine_lanes<32>(lanes_c1, [](float a, float b) { return a + b; });
         }

@@ -64,11 +64,12 @@ static void akg_softmax_grad_f16_parallel_body_0(int64_t c0, int64_t c1, int64_t
                     }
                 }
             } else {
-                for (int64_t c3 = c3_begin; c3 < c3_end; ++c3)
+                for (int64_t c3 = c3_begin; c3 < c3_end; ++c3) {
                     {
                         [[maybe_unused]] const int64_t r0 = c3;
                         lanes_c3[0] = lanes_c3[0] + (((((float)s_in0[(c3 - (0))]) * ((float)s_in1[(c3 - (0))])) * ((float)s_in2[(c3 - (0))])) * 1.11132812f);
                     }
+                }
             }
             acc1 = akg_combine_lanes<32>(lanes_c3, [](float a, float b) { return a + b; });
         }

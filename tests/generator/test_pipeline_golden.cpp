@@ -129,10 +129,36 @@ TEST(PipelineGolden, ReducedHeightAndWidthFoldIntoOneLoop) {
     // n x hw, an inner loop of 3136 contiguous elements instead of 56, accumulated in 32 lanes
     // (whole blocks of 32, one masked last block, a tree over the lanes).
     std::string code = dump_after("bn_train_stats_f16.json", "emit");
-    EXPECT_NE(code.find("const int64_t c2_begin = 0, c2_end = (3135) + 1;"), std::string::npos) << code;
-    EXPECT_NE(code.find("for (int64_t c2_block = c2_begin; c2_block < c2_full; c2_block += 32)"), std::string::npos) << code;
+    EXPECT_NE(code.find("const int64_t c3_begin = 0, c3_end = (3135) + 1;"), std::string::npos) << code;
+    EXPECT_NE(code.find("for (int64_t c3_block = c3_begin; c3_block < c3_full; c3_block += 32)"), std::string::npos) << code;
     EXPECT_NE(code.find("akg_combine_lanes<32>"), std::string::npos) << code;
     EXPECT_EQ(code.find("<= 55)"), std::string::npos) << code;
+}
+
+TEST(PipelineGolden, SiblingReductionsShareOneLoop) {
+    // The sum and the sum of squares of BatchNorm statistics run in one loop nest: one block of
+    // float16 values is converted once (vcvtph2ps) and feeds both accumulators.
+    std::string ast = dump_after("bn_train_stats_f16.json", "ast");
+    EXPECT_EQ(count(ast, "// reduction"), 1u) << ast;
+    std::regex both(R"(// reduction\n\s*for \(int c3 = 0; c3 <= 3135; c3 \+= 1\) \{\n\s*S\d\(c0 \+ c2, c1, c3\);\n\s*S\d\(c0 \+ c2, c1, c3\);)");
+    EXPECT_TRUE(std::regex_search(ast, both)) << ast;
+    std::string code = dump_after("bn_train_stats_f16.json", "emit");
+    EXPECT_EQ(count(code, "akg_f16_to_f32_n("), 2u) << code; // the whole blocks and the last one
+    EXPECT_EQ(count(code, "akg_combine_lanes<32>"), 2u) << code;
+}
+
+TEST(PipelineGolden, ChannelBlocksInterleaveWithTheBatch) {
+    // NCHW statistics: each parallel iteration owns 16 adjacent channels and reads, image after
+    // image, their 16 adjacent rows of H*W (n outer, channel inner), instead of one channel's 32
+    // rows an image apart.
+    std::string ast = dump_after("bn_train_stats_f16.json", "ast");
+    std::regex order(R"(// parallel_1\n\s*for \(int c0 = 0; c0 <= 255; c0 \+= 16\) \{[\s\S]*for \(int c1 = 0; c1 <= 31; c1 \+= 1\)\n\s*for \(int c2 = 0; c2 <= 15; c2 \+= 1\) \{\n\s*// reduction\n\s*for \(int c3 = 0; c3 <= 3135)");
+    EXPECT_TRUE(std::regex_search(ast, order)) << ast;
+    // Row kernels keep one row per iteration: the row's stride is already the largest.
+    std::string layernorm = dump_after("layernorm_fwd_f32.json", "interleave-channels");
+    EXPECT_EQ(layernorm, dump_after("layernorm_fwd_f32.json", "sink-columns").replace(0, std::string("// ---- after sink-columns ----").size(),
+                                                                                        "// ---- after interleave-channels ----"))
+        << layernorm;
 }
 
 TEST(PipelineGolden, ParallelLoopsFollowMemoryOrder) {

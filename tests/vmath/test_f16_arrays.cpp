@@ -75,6 +75,17 @@ TEST(Float16Arrays, RoundMatchesTheConversionPair) {
         std::memcpy(&f, &u, sizeof f);
         ASSERT_TRUE(same(akg_round_f16(f), akg_f16_to_f32(akg_f32_to_f16(f)))) << f;
     }
+    // Every float within 64 ulps of each float16 boundary the rounding treats specially: the
+    // subnormal/normal boundary 2^-14, the smallest subnormal 2^-24 and half of it, 2^15 (where
+    // the exponent clamp starts), the largest float16 65504, the overflow threshold 65520, inf.
+    for (float edge : {0x1p-14f, 0x1p-24f, 0x1p-25f, 0x1p15f, 65504.0f, 65520.0f, 0x1p16f, INFINITY, 0.0f})
+        for (int32_t d = -64; d <= 64; ++d)
+            for (uint32_t sign : {0u, 0x80000000u}) {
+                uint32_t u = (bits(edge) + static_cast<uint32_t>(d)) | sign;
+                float f;
+                std::memcpy(&f, &u, sizeof f);
+                ASSERT_TRUE(same(akg_round_f16(f), akg_f16_to_f32(akg_f32_to_f16(f)))) << std::hex << u;
+            }
 }
 
 // A [5, 7, 37] float16 tensor; boxes partly outside it are clamped, and nothing outside the

@@ -703,7 +703,7 @@ private:
     // rounding to float16 at the top of the value (a Cast to float16 and back) is redundant:
     // converting the unrounded value gives the same bits, and the rounding is the costliest part.
     Halide::Expr stored_value(const Stage &s) const {
-        if (rounding_deferred_ == &s) return rounded_operand(s.value);
+        if (rounding_deferred_.count(&s)) return rounded_operand(s.value);
         if (s.kind == StageKind::Compute && m_.buffer(s.buffer).dtype == DType::Float16)
             if (const Cast *widen = s.value.as<Cast>())
                 if (const Cast *narrow = widen->value.as<Cast>())
@@ -724,7 +724,7 @@ private:
     // (minimum): rounding is monotonic, and NaN stays NaN. A max/min reduction of rounded values
     // then accumulates the unrounded ones and rounds once per loop instead of once per element
     // (log-softmax over a float16 cast: the rounding cost more than the comparison).
-    const Stage *rounding_deferred_ = nullptr;
+    std::set<const Stage *> rounding_deferred_;
 
     std::string value_with_lets(const Stage &s, const std::string &indent, std::string &lets) {
         // CSE names its temporaries from a process-wide counter; renaming them in order keeps
@@ -804,10 +804,17 @@ private:
         return out + pad(depth) + "}\n";
     }
 
-    // A loop nest that only accumulates one reduction: the loops' iterators do not index the
-    // reduction's output. Returns the update statement's node or nullptr.
-    isl_ast_node *reduction_nest(isl_ast_node *for_node, std::vector<isl_ast_node *> &loops) {
+    // A loop nest that only accumulates reductions: its innermost body is one update statement
+    // or several (sibling reductions over the same domain, fused by the scheduler), and the
+    // loops' iterators index none of their outputs. Returns the update statements' nodes, or
+    // nothing.
+    std::vector<isl_ast_node *> reduction_nest(isl_ast_node *for_node, std::vector<isl_ast_node *> &loops) {
         isl_ast_node *node = isl_ast_node_copy(for_node);
+        std::vector<isl_ast_node *> updates;
+        auto fail = [&updates]() {
+            for (auto *u : updates) isl_ast_node_free(u);
+            return std::vector<isl_ast_node *>{};
+        };
         while (true) {
             auto t = isl_ast_node_get_type(node);
             if (t == isl_ast_node_for) {
@@ -821,34 +828,39 @@ private:
                 node = child;
             } else if (t == isl_ast_node_block) {
                 isl_ast_node_list *list = isl_ast_node_block_get_children(node);
-                isl_ast_node_free(node);
-                if (isl_ast_node_list_n_ast_node(list) != 1) {
-                    isl_ast_node_list_free(list);
-                    return nullptr;
+                bool single = isl_ast_node_list_n_ast_node(list) == 1;
+                if (single) {
+                    isl_ast_node_free(node);
+                    node = isl_ast_node_list_get_ast_node(list, 0);
                 }
-                node = isl_ast_node_list_get_ast_node(list, 0);
                 isl_ast_node_list_free(list);
+                if (!single) break;
             } else break;
         }
-        if (isl_ast_node_get_type(node) != isl_ast_node_user) {
+        if (isl_ast_node_get_type(node) == isl_ast_node_block) {
+            isl_ast_node_list *list = isl_ast_node_block_get_children(node);
+            for (int k = 0; k < isl_ast_node_list_n_ast_node(list); ++k) updates.push_back(isl_ast_node_list_get_ast_node(list, k));
+            isl_ast_node_list_free(list);
             isl_ast_node_free(node);
-            return nullptr;
+        } else {
+            updates.push_back(node);
         }
-        UserCall c = user_call(node);
-        if (c.statement->role != StatementRole::ReduceUpdate) {
-            isl_ast_node_free(node);
-            return nullptr;
+        std::vector<std::string> first_out_args;
+        for (isl_ast_node *u : updates) {
+            if (isl_ast_node_get_type(u) != isl_ast_node_user) return fail();
+            UserCall c = user_call(u);
+            if (c.statement->role != StatementRole::ReduceUpdate) return fail();
+            std::vector<std::string> out_args(c.args.begin(), c.args.begin() + c.statement->out_dims);
+            // Sibling updates share the bindings of the output index (see emit_accumulation).
+            if (u == updates.front()) first_out_args = out_args;
+            else if (out_args != first_out_args) return fail();
+            for (isl_ast_node *loop : loops) {
+                std::string name = ast_expr(isl_ast_node_for_get_iterator(loop));
+                for (const auto &a : out_args)
+                    if (mentions(a, name)) return fail();
+            }
         }
-        for (isl_ast_node *loop : loops) {
-            isl_ast_expr *it = isl_ast_node_for_get_iterator(loop);
-            std::string name = ast_expr(it);
-            for (int d = 0; d < c.statement->out_dims; ++d)
-                if (mentions(c.args[d], name)) {
-                    isl_ast_node_free(node);
-                    return nullptr;
-                }
-        }
-        return node;
+        return updates;
     }
 
     std::string for_header(isl_ast_node *node, std::string &iterator) {
@@ -871,63 +883,97 @@ private:
         return found;
     }
 
+    // One reduction of a reduction nest: its update statement, its accumulator type, and the
+    // prefix of its accumulators' names (acc, acc1, ... for the first; accB, accB1, ... next).
+    struct Accumulation {
+        isl_ast_node *update;
+        const Stage *stage;
+        std::string type;
+        std::string prefix;
+    };
+
     // A reduction nest accumulates in registers: one accumulator per loop level, each
     // starting from the identity and folded into the level above when its loop ends. Partial
     // sums then stay short (a BN-statistics sum over 100352 elements adds 32 sums of 56 sums of
-    // 56), which keeps float32 rounding error near that of pairwise summation.
-    std::string emit_accumulation(isl_ast_node *update, std::vector<isl_ast_node *> &loops, int depth) {
-        UserCall c = user_call(update);
-        const Stage &s = *c.statement->stage;
-        const BufferInfo &b = m_.buffer(s.buffer);
-        std::string type = c_type_of(s.value.type());
-        // Long float sums (1024 terms and more) accumulate in double even in registers:
-        // float lanes would each add thousands of terms.
-        if (s.reduce_kind == ReduceKind::Sum && s.value.type().is_float() && element_count(s.reduce_extents) >= 1024) type = "double";
-        // int32 sums and products wrap: unsigned accumulators, so that OpenMP's own combination
-        // of the lanes wraps too.
-        if ((s.reduce_kind == ReduceKind::Sum || s.reduce_kind == ReduceKind::Prod) && s.value.type() == Halide::Int(32)) type = "uint32_t";
-        std::string out = pad(depth) + "{\n" + bind_vars(c, pad(depth + 1), true, false);
-        std::string target = out_access(*c.statement);
-        out += pad(depth + 1) + type + " acc = " + target + ";\n";
+    // 56), which keeps float32 rounding error near that of pairwise summation. Sibling
+    // reductions (sum and sum of squares of one tensor) share the loops, each with its own
+    // accumulators.
+    std::string emit_accumulation(const std::vector<isl_ast_node *> &updates, std::vector<isl_ast_node *> &loops, int depth) {
+        std::vector<Accumulation> accs;
+        for (size_t u = 0; u < updates.size(); ++u) {
+            const Stage &s = *user_call(updates[u]).statement->stage;
+            std::string type = c_type_of(s.value.type());
+            // Long float sums (1024 terms and more) accumulate in double between loop levels;
+            // the innermost loop's lanes stay float unless each lane would add 1024 terms or
+            // more (emit_lane_reduction).
+            if (s.reduce_kind == ReduceKind::Sum && s.value.type().is_float() && element_count(s.reduce_extents) >= 1024) type = "double";
+            // int32 sums and products wrap: unsigned accumulators, so that OpenMP's own
+            // combination of the lanes wraps too.
+            if ((s.reduce_kind == ReduceKind::Sum || s.reduce_kind == ReduceKind::Prod) && s.value.type() == Halide::Int(32)) type = "uint32_t";
+            accs.push_back({updates[u], &s, type, u == 0 ? "acc" : "acc" + std::string(1, static_cast<char>('A' + u))});
+        }
+        UserCall first = user_call(updates.front());
+        std::string out = pad(depth) + "{\n" + bind_vars(first, pad(depth + 1), true, false);
+        std::vector<std::string> targets;
+        for (const auto &a : accs) {
+            targets.push_back(out_access(*user_call(a.update).statement));
+            out += pad(depth + 1) + a.type + " " + a.prefix + " = " + targets.back() + ";\n";
+        }
         std::vector<std::string> closers;
         int d = depth + 1;
-        std::string outer = "acc";
         std::vector<std::string> entered;
+        auto level = [](const Accumulation &a, size_t k) { return a.prefix + (k ? std::to_string(k) : ""); };
         for (size_t k = 0; k < loops.size(); ++k) {
             std::string it;
             std::string header = for_header(loops[k], it);
             enter_loop(loops[k], it);
             entered.push_back(it);
-            std::string inner = "acc" + std::to_string(k + 1);
             if (k + 1 < loops.size()) {
                 out += pad(d) + header + " {\n";
-                out += pad(d + 1) + type + " " + inner + " = " + init_value(s) + ";\n";
-                closers.push_back(pad(d + 1) + outer + " = " + combine(s, outer, inner) + ";\n" + pad(d) + "}\n");
-                outer = inner;
-                ++d;
-            } else {
-                out += pad(d) + type + " " + inner + " = " + init_value(s) + ";\n";
-                bool defer = (s.reduce_kind == ReduceKind::Max || s.reduce_kind == ReduceKind::Min) && rounded_operand(s.value).defined();
-                if (defer) rounding_deferred_ = &s;
-                std::string lanes = emit_lane_reduction(loops[k], update, s, type, inner, d);
-                rounding_deferred_ = nullptr;
-                if (!lanes.empty()) {
-                    out += lanes;
-                } else {
-                    out += pad(d) + "#pragma omp simd reduction(" + omp_reduction(s) + ":" + inner + ")\n";
-                    out += pad(d) + header + "\n";
-                    out += emit_user(update, d + 1, &inner);
+                std::string closer;
+                for (const auto &a : accs) {
+                    out += pad(d + 1) + a.type + " " + level(a, k + 1) + " = " + init_value(*a.stage) + ";\n";
+                    closer += pad(d + 1) + level(a, k) + " = " + combine(*a.stage, level(a, k), level(a, k + 1)) + ";\n";
                 }
-                if (defer && !lanes.empty()) out += pad(d) + inner + " = akg_round_f16(" + inner + ");\n";
-                out += pad(d) + outer + " = " + combine(s, outer, inner) + ";\n";
+                closers.push_back(closer + pad(d) + "}\n");
+                ++d;
+                continue;
+            }
+            std::vector<std::string> results;
+            std::vector<bool> defer;
+            rounding_deferred_.clear();
+            for (const auto &a : accs) {
+                results.push_back(level(a, k + 1));
+                out += pad(d) + a.type + " " + results.back() + " = " + init_value(*a.stage) + ";\n";
+                const Stage &s = *a.stage;
+                defer.push_back((s.reduce_kind == ReduceKind::Max || s.reduce_kind == ReduceKind::Min) && rounded_operand(s.value).defined());
+                if (defer.back()) rounding_deferred_.insert(&s);
+            }
+            std::string lanes = emit_lane_reduction(loops[k], accs, results, d);
+            rounding_deferred_.clear();
+            if (!lanes.empty()) {
+                out += lanes;
+            } else {
+                std::string clauses;
+                for (size_t u = 0; u < accs.size(); ++u)
+                    clauses += std::string(u ? " " : "") + "reduction(" + omp_reduction(*accs[u].stage) + ":" + results[u] + ")";
+                out += pad(d) + "#pragma omp simd " + clauses + "\n";
+                out += pad(d) + header + (accs.size() > 1 ? " {" : "") + "\n";
+                for (size_t u = 0; u < accs.size(); ++u) out += emit_user(accs[u].update, d + 1, &results[u]);
+                if (accs.size() > 1) out += pad(d) + "}\n";
+            }
+            for (size_t u = 0; u < accs.size(); ++u) {
+                if (defer[u] && !lanes.empty()) out += pad(d) + results[u] + " = akg_round_f16(" + results[u] + ");\n";
+                out += pad(d) + level(accs[u], k) + " = " + combine(*accs[u].stage, level(accs[u], k), results[u]) + ";\n";
             }
         }
         for (auto it = closers.rbegin(); it != closers.rend(); ++it) out += *it;
         for (const auto &it : entered) leave_loop(it);
-        out += pad(depth + 1) + target + " = " + store_cast(b, "acc") + ";\n";
+        for (size_t u = 0; u < accs.size(); ++u)
+            out += pad(depth + 1) + targets[u] + " = " + store_cast(m_.buffer(accs[u].stage->buffer), accs[u].prefix) + ";\n";
         out += pad(depth) + "}\n";
         for (auto *l : loops) isl_ast_node_free(l);
-        isl_ast_node_free(update);
+        for (auto *u : updates) isl_ast_node_free(u);
         return out;
     }
 
@@ -941,12 +987,13 @@ private:
     // remainder as scalar code: on a row of 49 float16 values (global average pooling) those
     // two cost more than the vector loop. Two vectors of lanes (kLanes = 32 floats) also hide
     // the latency of the additions. Returns "" when the loop is not a unit-stride `it <= ub`
-    // loop or the type has no lanes; the caller then emits the `simd reduction` loop.
+    // loop or a type has no lanes; the caller then emits the `simd reduction` loop.
     static constexpr int kLanes = 32;
-    std::string emit_lane_reduction(isl_ast_node *loop, isl_ast_node *update, const Stage &s, const std::string &acc_type,
-                                    const std::string &result, int d) {
-        Halide::Type t = s.value.type();
-        if (!(t.is_float() && (t.bits() == 32 || t.bits() == 64)) && t != Halide::Int(32)) return "";
+    std::string emit_lane_reduction(isl_ast_node *loop, const std::vector<Accumulation> &accs, const std::vector<std::string> &results, int d) {
+        for (const auto &a : accs) {
+            Halide::Type t = a.stage->value.type();
+            if (!(t.is_float() && (t.bits() == 32 || t.bits() == 64)) && t != Halide::Int(32)) return "";
+        }
         int64_t step = 0;
         if (!int_value(isl_ast_node_for_get_inc(loop), step) || step != 1) return "";
         if (isl_ast_node_for_is_degenerate(loop) == isl_bool_true) return "";
@@ -962,11 +1009,14 @@ private:
         isl_ast_expr_free(cond);
         if (end.empty()) return "";
         // Float lanes unless one lane alone would add a thousand terms (see emit_accumulation).
-        std::string lane_type = acc_type;
-        if (acc_type == "double" && t == Halide::Float(32)) {
-            int64_t longest = 1;
-            for (const auto &e : s.reduce_extents) longest = std::max<int64_t>(longest, e);
-            if (longest / kLanes < 1024) lane_type = "float";
+        std::vector<std::string> lane_types;
+        for (const auto &a : accs) {
+            lane_types.push_back(a.type);
+            if (a.type == "double" && a.stage->value.type() == Halide::Float(32)) {
+                int64_t longest = 1;
+                for (const auto &e : a.stage->reduce_extents) longest = std::max<int64_t>(longest, e);
+                if (longest / kLanes < 1024) lane_types.back() = "float";
+            }
         }
         std::string begin_v = it + "_begin", end_v = it + "_end";
         std::string out = pad(d) + "{\n";
@@ -980,18 +1030,25 @@ private:
             // A reduction of the whole kernel (nothing outside it runs in parallel): kChunks
             // fixed ranges reduced in parallel, then combined in order, so that the result does
             // not depend on the number of threads.
-            std::string K = std::to_string(kChunks), chunk = it + "_chunk", partials = "partials_" + result;
-            out += pad(d + 1) + lane_type + " " + partials + "[" + K + "];\n";
+            std::string K = std::to_string(kChunks), chunk = it + "_chunk";
+            std::vector<std::string> partials;
+            for (size_t u = 0; u < accs.size(); ++u) {
+                partials.push_back("partials_" + results[u]);
+                out += pad(d + 1) + lane_types[u] + " " + partials.back() + "[" + K + "];\n";
+            }
             out += pad(d + 1) + "#pragma omp parallel for schedule(static)\n";
             out += pad(d + 1) + "for (int64_t " + chunk + " = 0; " + chunk + " < " + K + "; ++" + chunk + ") {\n";
             out += pad(d + 2) + "const int64_t " + it + "_lo = " + begin_v + " + (" + end_v + " - " + begin_v + ") * " + chunk + " / " + K +
                    ", " + it + "_hi = " + begin_v + " + (" + end_v + " - " + begin_v + ") * (" + chunk + " + 1) / " + K + ";\n";
-            out += lane_loops(update, s, it, lane_type, it + "_lo", it + "_hi", partials + "[" + chunk + "]", d + 2);
+            std::vector<std::string> chunk_results;
+            for (const auto &p : partials) chunk_results.push_back(p + "[" + chunk + "]");
+            out += lane_loops(accs, lane_types, it, it + "_lo", it + "_hi", chunk_results, d + 2);
             out += pad(d + 1) + "}\n";
-            out += pad(d + 1) + result + " = akg_combine_lanes<" + K + ">(" + partials + ", [](" + lane_type + " a, " + lane_type + " b) { return " +
-                   combine(s, "a", "b") + "; });\n";
+            for (size_t u = 0; u < accs.size(); ++u)
+                out += pad(d + 1) + results[u] + " = akg_combine_lanes<" + K + ">(" + partials[u] + ", [](" + lane_types[u] + " a, " + lane_types[u] +
+                       " b) { return " + combine(*accs[u].stage, "a", "b") + "; });\n";
         } else {
-            out += lane_loops(update, s, it, lane_type, begin_v, end_v, result, d + 1);
+            out += lane_loops(accs, lane_types, it, begin_v, end_v, results, d + 1);
         }
         leave_loop(it);
         return out + pad(d) + "}\n";
@@ -999,21 +1056,33 @@ private:
     static constexpr int kChunks = 16;
     static constexpr int64_t kSplitMinIterations = 1 << 16;
 
-    // The lane loops of emit_lane_reduction over [begin_v, end_v), combined into `result`.
-    std::string lane_loops(isl_ast_node *update, const Stage &s, const std::string &it, const std::string &lane_type,
-                           const std::string &begin_v, const std::string &end_v, const std::string &result, int d) {
-        std::string L = std::to_string(kLanes), lanes = "lanes_" + it, lane = it + "_lane", block = it + "_block", ident = init_value(s);
+    // The lane loops of emit_lane_reduction over [begin_v, end_v), combined into `results`.
+    std::string lane_loops(const std::vector<Accumulation> &accs, const std::vector<std::string> &lane_types, const std::string &it,
+                           const std::string &begin_v, const std::string &end_v, const std::vector<std::string> &results, int d) {
+        std::string L = std::to_string(kLanes), lane = it + "_lane", block = it + "_block";
         std::string p0 = pad(d), p1 = pad(d + 1), p2 = pad(d + 2);
-        std::string out = p0 + lane_type + " " + lanes + "[" + L + "];\n";
-        out += p0 + "#pragma omp simd\n";
-        out += p0 + "for (int64_t " + lane + " = 0; " + lane + " < " + L + "; ++" + lane + ") " + lanes + "[" + lane + "] = " + ident + ";\n";
-        std::string acc = lanes + "[" + lane + "]";
+        std::vector<std::string> lanes, acc, first;
+        std::string out;
+        for (size_t u = 0; u < accs.size(); ++u) {
+            lanes.push_back("lanes_" + it + (u ? "_" + std::to_string(u) : ""));
+            acc.push_back(lanes[u] + "[" + lane + "]");
+            first.push_back(lanes[u] + "[0]");
+            out += p0 + lane_types[u] + " " + lanes[u] + "[" + L + "];\n";
+            out += p0 + "#pragma omp simd\n";
+            out += p0 + "for (int64_t " + lane + " = 0; " + lane + " < " + L + "; ++" + lane + ") " + lanes[u] + "[" + lane + "] = " +
+                   init_value(*accs[u].stage) + ";\n";
+        }
+        auto bodies = [&](int at, const std::vector<std::string> &targets) {
+            std::string b;
+            for (size_t u = 0; u < accs.size(); ++u) b += emit_user(accs[u].update, at, &targets[u]);
+            return b;
+        };
         out += p0 + "if (" + end_v + " - " + begin_v + " >= " + L + ") {\n";
         std::string full = it + "_full"; // the end of the whole blocks
         out += p1 + "const int64_t " + full + " = " + begin_v + " + (" + end_v + " - " + begin_v + ") / " + L + " * " + L + ";\n";
         out += p1 + "for (int64_t " + block + " = " + begin_v + "; " + block + " < " + full + "; " + block + " += " + L + ") {\n";
         printer_.begin_block_staging(it, block, lane, kLanes);
-        std::string body = emit_user(update, d + 3, &acc);
+        std::string body = bodies(d + 3, acc);
         out += printer_.end_block_staging(p2);
         out += p2 + "#pragma omp simd\n";
         out += p2 + "for (int64_t " + lane + " = 0; " + lane + " < " + L + "; ++" + lane + ") {\n";
@@ -1025,7 +1094,7 @@ private:
         out += p2 + "const int64_t " + last + " = " + end_v + " - " + L + ";\n";
         lane_mask_ = it + " >= " + full;
         printer_.begin_block_staging(it, last, lane, kLanes);
-        body = emit_user(update, d + 3, &acc);
+        body = bodies(d + 3, acc);
         out += printer_.end_block_staging(p2);
         lane_mask_.clear();
         out += p2 + "#pragma omp simd\n";
@@ -1034,12 +1103,13 @@ private:
         out += body;
         out += p2 + "}\n" + p1 + "}\n";
         out += p0 + "} else {\n";
-        std::string first = lanes + "[0]";
-        out += p1 + "for (int64_t " + it + " = " + begin_v + "; " + it + " < " + end_v + "; ++" + it + ")\n";
-        out += emit_user(update, d + 2, &first);
+        out += p1 + "for (int64_t " + it + " = " + begin_v + "; " + it + " < " + end_v + "; ++" + it + ") {\n";
+        out += bodies(d + 2, first);
+        out += p1 + "}\n";
         out += p0 + "}\n";
-        out += p0 + result + " = akg_combine_lanes<" + L + ">(" + lanes + ", [](" + lane_type + " a, " + lane_type + " b) { return " +
-               combine(s, "a", "b") + "; });\n";
+        for (size_t u = 0; u < accs.size(); ++u)
+            out += p0 + results[u] + " = akg_combine_lanes<" + L + ">(" + lanes[u] + ", [](" + lane_types[u] + " a, " + lane_types[u] +
+                   " b) { return " + combine(*accs[u].stage, "a", "b") + "; });\n";
         return out;
     }
     std::string lane_mask_; // set while emitting the masked last block of a lane reduction
@@ -1155,7 +1225,8 @@ private:
         }
         case isl_ast_node_for: {
             std::vector<isl_ast_node *> loops;
-            if (isl_ast_node *update = reduction_nest(node, loops)) return emit_accumulation(update, loops, depth);
+            std::vector<isl_ast_node *> updates = reduction_nest(node, loops);
+            if (!updates.empty()) return emit_accumulation(updates, loops, depth);
             for (auto *l : loops) isl_ast_node_free(l);
             std::string it;
             std::string header = for_header(node, it);

@@ -15,6 +15,8 @@
 #include "passes/fold_reduction_dimensions.h"
 #include "passes/simplify_stages.h"
 #include "poly/schedule_transforms.h"
+#include "poly/fuse_sibling_reductions.h"
+#include "poly/interleave_channel_blocks.h"
 #include "poly/order_band_members.h"
 #include "poly/sink_column_loops.h"
 #include "poly/stage_float16.h"
@@ -25,7 +27,7 @@ const char *const kGeneratorVersion = "0.1.0";
 
 const std::vector<std::string> &pipeline_pass_names() {
     static const std::vector<std::string> names = {"validate", "lower", "materialize", "simplify", "fold-dimensions", "fold-reductions", "poly-model",
-                                                   "dependences", "schedule", "order-loops", "parallelize", "split-bands", "sink-columns", "vectorize",
+                                                   "dependences", "schedule", "fuse-reductions", "order-loops", "parallelize", "split-bands", "sink-columns", "interleave-channels", "vectorize",
                                                    "promote", "stage-float16", "ast", "emit"};
     return names;
 }
@@ -155,6 +157,8 @@ std::string run_pipeline(const CompositeKernel &kernel, const PipelineOptions &o
         dump("dependences", [&] { return "flow: " + str(model.dep_flow) + "\nfalse: " + str(model.dep_false) + "\n"; });
         compute_schedule(model, options.schedule);
         dump("schedule", [&] { return dump_schedule(model); });
+        fuse_sibling_reductions(model);
+        dump("fuse-reductions", [&] { return dump_schedule(model); });
         order_band_members(model);
         dump("order-loops", [&] { return dump_schedule(model); });
         // Parallel marks first: vectorization must not split the outer band that is run in parallel.
@@ -164,6 +168,8 @@ std::string run_pipeline(const CompositeKernel &kernel, const PipelineOptions &o
         dump("split-bands", [&] { return dump_schedule(model); });
         sink_column_loops(model, options.schedule);
         dump("sink-columns", [&] { return dump_schedule(model); });
+        interleave_channel_blocks(model, options.schedule);
+        dump("interleave-channels", [&] { return dump_schedule(model); });
         vectorize_inner_loops(model, options.schedule);
         dump("vectorize", [&] { return dump_schedule(model); });
         promote_to_local_buffers(model, options.schedule);

@@ -97,24 +97,6 @@ int followed_variable(isl_union_pw_aff *upa, isl_space *statement) {
     return unit ? var : -1;
 }
 
-// Per band member, the distance in elements between the addresses of the largest accessed
-// buffer at consecutive values of that member (0 where unknown).
-std::vector<int64_t> member_strides(const PolyModel &m, isl_schedule_node *band) {
-    int n = isl_schedule_node_band_n_member(band);
-    std::vector<int64_t> strides(n, 0);
-    isl_space *statement = nullptr;
-    isl_aff *addr = largest_access_address(m, isl_schedule_node_get_domain(band), &statement);
-    isl_multi_union_pw_aff *partial = isl_schedule_node_band_get_partial_schedule(band);
-    for (int j = 0; addr && j < n; ++j) {
-        int var = followed_variable(isl_multi_union_pw_aff_get_at(partial, j), statement);
-        if (var >= 0) strides[j] = std::abs(coefficient(addr, var));
-    }
-    isl_multi_union_pw_aff_free(partial);
-    isl_aff_free(addr);
-    isl_space_free(statement);
-    return strides;
-}
-
 isl_schedule_node *order_members(isl_schedule_node *node, void *user) {
     const PolyModel &m = *static_cast<const PolyModel *>(user);
     if (isl_schedule_node_get_type(node) != isl_schedule_node_band || !is_outermost_band(node)) return node;
@@ -139,6 +121,22 @@ isl_schedule_node *order_members(isl_schedule_node *node, void *user) {
 }
 
 } // namespace
+
+std::vector<int64_t> member_strides(const PolyModel &m, isl_schedule_node *band) {
+    int n = isl_schedule_node_band_n_member(band);
+    std::vector<int64_t> strides(n, 0);
+    isl_space *statement = nullptr;
+    isl_aff *addr = largest_access_address(m, isl_schedule_node_get_domain(band), &statement);
+    isl_multi_union_pw_aff *partial = isl_schedule_node_band_get_partial_schedule(band);
+    for (int j = 0; addr && j < n; ++j) {
+        int var = followed_variable(isl_multi_union_pw_aff_get_at(partial, j), statement);
+        if (var >= 0) strides[j] = std::abs(coefficient(addr, var));
+    }
+    isl_multi_union_pw_aff_free(partial);
+    isl_aff_free(addr);
+    isl_space_free(statement);
+    return strides;
+}
 
 void order_band_members(PolyModel &m) {
     isl_schedule_node *root = isl_schedule_get_root(m.schedule.get());

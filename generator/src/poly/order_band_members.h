@@ -17,4 +17,8 @@ void order_band_members(PolyModel &model);
 // order); an outer loop of stride 1 does not count (sink-columns makes it the inner one). compute_schedule uses it to choose between the fused and the unfused schedule.
 int64_t loop_order_inversions(const PolyModel &model);
 
+// Per member of `band` (kept), the distance in elements between the addresses of the largest
+// buffer the band's statements access at consecutive values of that member (0 where unknown).
+std::vector<int64_t> member_strides(const PolyModel &model, isl_schedule_node *band);
+
 } // namespace akg

@@ -1,0 +1,143 @@
+#include "poly/interleave_channel_blocks.h"
+
+#include "poly/order_band_members.h"
+#include "poly/schedule_transforms.h"
+
+#include <algorithm>
+
+#include <isl/aff.h>
+#include <isl/schedule_node.h>
+#include <isl/set.h>
+#include <isl/union_map.h>
+#include <isl/union_set.h>
+#include <isl/val.h>
+
+namespace akg {
+
+namespace {
+
+// A block of channels covers about this many bytes per image (a few prefetch streams' worth).
+constexpr int64_t kBlockBytes = 64 * 1024;
+// Blocks are kept small enough that every thread gets several.
+constexpr int64_t kMinBlocksPerThread = 4;
+constexpr int64_t kAssumedThreads = 2;
+
+struct Ctx {
+    PolyModel *m;
+    const ScheduleOptions *options;
+};
+
+int64_t largest_stride(const PolyModel &m, isl_schedule_node *band) {
+    std::vector<int64_t> strides = member_strides(m, band);
+    return strides.empty() ? 0 : *std::max_element(strides.begin(), strides.end());
+}
+
+// Whether a band below `node` has a stride larger than `stride` with a band of smaller (known,
+// non-zero) stride below it.
+bool has_inversion_below(const PolyModel &m, isl_schedule_node *node, int64_t stride, bool larger_seen) {
+    bool found = false;
+    int n = isl_schedule_node_n_children(node);
+    for (int k = 0; k < n && !found; ++k) {
+        isl_schedule_node *child = isl_schedule_node_get_child(node, k);
+        bool seen = larger_seen;
+        if (isl_schedule_node_get_type(child) == isl_schedule_node_band) {
+            int64_t s = largest_stride(m, child);
+            if (larger_seen && s > 0 && s < stride) found = true;
+            if (s > stride) seen = true;
+        }
+        found = found || has_inversion_below(m, child, stride, seen);
+        isl_schedule_node_free(child);
+    }
+    return found;
+}
+
+// Inserts `point` above the first band (top-down) whose stride is below `stride`, or at the
+// leaves; returns the node at the same position.
+isl_schedule_node *place(const PolyModel &m, isl_schedule_node *node, isl_multi_union_pw_aff *point, int64_t stride) {
+    auto insert_here = [&](isl_schedule_node *at) {
+        isl_union_set *reaching = isl_schedule_node_get_domain(at);
+        if (isl_union_set_is_empty(reaching) == isl_bool_true) {
+            isl_union_set_free(reaching);
+            return at;
+        }
+        at = isl_schedule_node_insert_partial_schedule(at, isl_multi_union_pw_aff_intersect_domain(isl_multi_union_pw_aff_copy(point), reaching));
+        at = isl_schedule_node_band_set_permutable(at, 1);
+        return isl_schedule_node_band_member_set_coincident(at, 0, 1);
+    };
+    enum isl_schedule_node_type type = isl_schedule_node_get_type(node);
+    if (type == isl_schedule_node_leaf) return insert_here(node);
+    if (type == isl_schedule_node_band) {
+        int64_t s = largest_stride(m, node);
+        if (s > 0 && s < stride) return insert_here(node);
+    }
+    int n = isl_schedule_node_n_children(node);
+    for (int k = 0; k < n; ++k) {
+        node = isl_schedule_node_child(node, k);
+        node = place(m, node, point, stride);
+        node = isl_schedule_node_parent(node);
+    }
+    return node;
+}
+
+int64_t trip_count(isl_schedule_node *band) {
+    isl_union_set *domain = isl_schedule_node_get_domain(band);
+    isl_union_map *schedule = isl_union_map_from_multi_union_pw_aff(isl_schedule_node_band_get_partial_schedule(band));
+    isl_set *range = isl_set_from_union_set(isl_union_set_apply(domain, schedule));
+    isl_val *lo = isl_set_dim_min_val(isl_set_copy(range), 0), *hi = isl_set_dim_max_val(range, 0);
+    int64_t n = isl_val_is_int(lo) && isl_val_is_int(hi) ? isl_val_get_num_si(hi) - isl_val_get_num_si(lo) + 1 : 0;
+    isl_val_free(lo);
+    isl_val_free(hi);
+    return n;
+}
+
+// The bytes of one element of the largest buffer (float16 tensors are the common case here).
+int64_t largest_element_bytes(const PolyModel &m) {
+    const BufferInfo *largest = nullptr;
+    for (const auto &b : m.buffers)
+        if (!largest || element_count(b.shape) > element_count(largest->shape)) largest = &b;
+    return largest ? dtype_bytes(largest->dtype) : 4;
+}
+
+isl_schedule_node *interleave_under_mark(isl_schedule_node *node, void *user) {
+    auto &c = *static_cast<Ctx *>(user);
+    if (isl_schedule_node_get_type(node) != isl_schedule_node_mark) return node;
+    isl_id *id = isl_schedule_node_mark_get_id(node);
+    std::string name = isl_id_get_name(id);
+    isl_id_free(id);
+    if (name != "parallel_1") return node;
+    isl_schedule_node *band = isl_schedule_node_child(isl_schedule_node_copy(node), 0);
+    bool apply = isl_schedule_node_get_type(band) == isl_schedule_node_band && isl_schedule_node_band_n_member(band) == 1 && has_band_below(band);
+    int64_t stride = apply ? largest_stride(*c.m, band) : 0;
+    apply = apply && stride > 1 && has_inversion_below(*c.m, band, stride, false);
+    int64_t trips = apply ? trip_count(band) : 0;
+    int64_t block = 1;
+    while (block * stride * largest_element_bytes(*c.m) < kBlockBytes && block * 2 * kMinBlocksPerThread * kAssumedThreads <= trips) block *= 2;
+    if (!apply || block < 2) {
+        isl_schedule_node_free(band);
+        return node;
+    }
+    isl_schedule_node_free(node);
+    isl_multi_val *sizes = isl_multi_val_from_val_list(
+        isl_schedule_node_band_get_space(band), isl_val_list_from_val(isl_val_int_from_si(isl_schedule_node_get_ctx(band), block)));
+    band = isl_schedule_node_band_tile(band, sizes); // the tile loop, with the point loop below
+    band = isl_schedule_node_band_member_set_coincident(band, 0, 1);
+    isl_schedule_node *point = isl_schedule_node_child(band, 0);
+    isl_multi_union_pw_aff *partial = isl_schedule_node_band_get_partial_schedule(point);
+    point = isl_schedule_node_delete(point);
+    point = place(*c.m, point, partial, stride);
+    isl_multi_union_pw_aff_free(partial);
+    // Back to the mark above the tile loop.
+    return isl_schedule_node_parent(isl_schedule_node_parent(point));
+}
+
+} // namespace
+
+void interleave_channel_blocks(PolyModel &m, const ScheduleOptions &options) {
+    Ctx ctx{&m, &options};
+    isl_schedule_node *root = isl_schedule_get_root(m.schedule.get());
+    root = isl_schedule_node_map_descendant_bottom_up(root, interleave_under_mark, &ctx);
+    m.schedule = isl::manage(isl_schedule_node_get_schedule(root));
+    isl_schedule_node_free(root);
+}
+
+} // namespace akg
