@@ -10,6 +10,7 @@
 #include <isl/printer.h>
 
 #include "lower/lower_to_halide.h"
+#include "passes/compare_rounded_float16.h"
 #include "passes/fold_dimensions.h"
 #include "passes/materialize.h"
 #include "passes/fold_reduction_dimensions.h"
@@ -26,7 +27,7 @@ namespace akg {
 const char *const kGeneratorVersion = "0.1.0";
 
 const std::vector<std::string> &pipeline_pass_names() {
-    static const std::vector<std::string> names = {"validate", "lower", "materialize", "simplify", "fold-dimensions", "fold-reductions", "poly-model",
+    static const std::vector<std::string> names = {"validate", "lower", "materialize", "simplify", "compare-float16", "fold-dimensions", "fold-reductions", "poly-model",
                                                    "dependences", "schedule", "fuse-reductions", "order-loops", "parallelize", "split-bands", "sink-columns", "interleave-channels", "vectorize",
                                                    "promote", "stage-float16", "ast", "emit"};
     return names;
@@ -143,6 +144,8 @@ std::string run_pipeline(const CompositeKernel &kernel, const PipelineOptions &o
     dump("materialize", [&] { return dump_graph(graph); });
     simplify_stages(graph);
     dump("simplify", [&] { return dump_graph(graph); });
+    compare_rounded_float16(graph);
+    dump("compare-float16", [&] { return dump_graph(graph); });
     fold_dimensions(graph);
     dump("fold-dimensions", [&] { return dump_graph(graph); });
     fold_reduction_dimensions(graph);

@@ -201,10 +201,26 @@ bool has_band_below(isl_schedule_node *node) {
     return found;
 }
 
+// The float16 tensors that the statements below `node` access.
+int float16_tensors_accessed(const PolyModel &m, isl_schedule_node *node) {
+    isl_union_set *domain = isl_schedule_node_get_domain(node);
+    isl_union_map *accesses = isl_union_map_intersect_domain(m.reads.unite(m.writes).release(), domain);
+    int n = 0;
+    for (const auto &b : m.buffers) {
+        if (b.dtype != DType::Float16) continue;
+        isl_union_map *mine = accesses_to_buffer(accesses, b);
+        n += isl_union_map_is_empty(mine) != isl_bool_true;
+        isl_union_map_free(mine);
+    }
+    isl_union_map_free(accesses);
+    return n;
+}
+
 void mark_parallel_loops(PolyModel &m, const ScheduleOptions &options) {
     if (!options.parallel) return;
-    int64_t chunk = options.parallel_chunk;
-    map_bottom_up(m, [chunk](isl_schedule_node *node) {
+    const PolyModel *model = &m;
+    int64_t max_chunk = options.parallel_chunk, staged_bytes = options.staged_bytes_per_task;
+    map_bottom_up(m, [model, max_chunk, staged_bytes](isl_schedule_node *node) {
         if (!is_band(node) || !is_outermost_band(node)) return node;
         // All leading coincident members run in parallel (OpenMP collapse), so that e.g. the
         // batch, head and row loops of an attention softmax all share the work; in a nest
@@ -215,7 +231,13 @@ void mark_parallel_loops(PolyModel &m, const ScheduleOptions &options) {
         if (leaf && k == n && n > 1) k = n - 1;
         if (k == 0) return node;
         if (leaf && n == 1) {
-            // One long loop: parallel over chunks, vectorized within each.
+            // One long loop: parallel over chunks, vectorized within each. stage-float16 gives
+            // each chunk a float copy of every float16 tensor it touches; those copies must
+            // stay in the L1 cache (4096-element chunks of three inputs and an output, 64 KB,
+            // ran three times slower than 1024-element ones).
+            int64_t chunk = max_chunk;
+            int halves = float16_tensors_accessed(*model, node);
+            while (chunk > 256 && chunk * 4 * halves > staged_bytes) chunk /= 2;
             if (band_extent(node) > chunk) {
                 isl_ctx *ctx = isl_schedule_node_get_ctx(node);
                 node = isl_schedule_node_band_tile(node, isl_multi_val_from_val_list(isl_schedule_node_band_get_space(node),
