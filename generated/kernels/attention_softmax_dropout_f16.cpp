@@ -162,7 +162,7 @@ static void akg_attention_softmax_dropout_f16_parallel_body_0(int64_t c0, int64_
                 [[maybe_unused]] const int64_t i1 = c1;
                 [[maybe_unused]] const int64_t i2 = c2;
                 [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                s_out1[(i3 - (0))] = (akg_select<float>(akg_flt(in2[c0 * 196608 + c1 * 16384 + c2 * 128 + (c3 + c4)], 0.900146484f), (((float)t0[((c3 + c4) - (0))]) / akg_round_f16(((float)t2[0]))), 0.0f) * 1.11132812f);
+                s_out1[(i3 - (0))] = (((((float)t0[((c3 + c4) - (0))]) / akg_round_f16(((float)t2[0]))) * akg_select<float>(akg_flt(in2[c0 * 196608 + c1 * 16384 + c2 * 128 + (c3 + c4)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f);
             }
             {
                 [[maybe_unused]] const int64_t i0 = c0;

@@ -25,7 +25,7 @@ static void akg_bias_dropout_residual_f16_parallel_body_0(int64_t c0, const floa
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                s_out1[(i1 - (0))] = ((akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), (((float)s_in1[((c1 + c2) - (0))]) + akg_round_f16(in0[(c1 + c2)])), 0.0f) * 1.11132812f) + ((float)s_in3[((c1 + c2) - (0))]));
+                s_out1[(i1 - (0))] = ((((((float)s_in1[((c1 + c2) - (0))]) + akg_round_f16(in0[(c1 + c2)])) * akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + ((float)s_in3[((c1 + c2) - (0))]));
             }
             {
                 [[maybe_unused]] const int64_t i0 = c0;

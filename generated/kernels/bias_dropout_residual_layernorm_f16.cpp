@@ -49,7 +49,7 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, 
                         const int64_t c1 = c1_block + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
-                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + ((akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), (((float)s_in0[(c1 - (0))]) + ((float)s_in1[(c1 - (0))])), 0.0f) * 1.11132812f) + ((float)s_in3[(c1 - (0))]));
+                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + ((((((float)s_in0[(c1 - (0))]) + ((float)s_in1[(c1 - (0))])) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + ((float)s_in3[(c1 - (0))]));
                         }
                     }
                 }
@@ -60,7 +60,7 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, 
                         const int64_t c1 = c1_last + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
-                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_select(c1 >= c1_full, float(((akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), (((float)s_in0[(c1 - (0))]) + ((float)s_in1[(c1 - (0))])), 0.0f) * 1.11132812f) + ((float)s_in3[(c1 - (0))]))), float(0.0f));
+                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_select(c1 >= c1_full, float(((((((float)s_in0[(c1 - (0))]) + ((float)s_in1[(c1 - (0))])) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + ((float)s_in3[(c1 - (0))]))), float(0.0f));
                         }
                     }
                 }
@@ -68,7 +68,7 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, 
                 for (int64_t c1 = c1_begin; c1 < c1_end; ++c1) {
                     {
                         [[maybe_unused]] const int64_t r0 = c1;
-                        lanes_c1[0] = lanes_c1[0] + ((akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), (((float)s_in0[(c1 - (0))]) + ((float)s_in1[(c1 - (0))])), 0.0f) * 1.11132812f) + ((float)s_in3[(c1 - (0))]));
+                        lanes_c1[0] = lanes_c1[0] + ((((((float)s_in0[(c1 - (0))]) + ((float)s_in1[(c1 - (0))])) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + ((float)s_in3[(c1 - (0))]));
                     }
                 }
             }
@@ -105,7 +105,7 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, 
                         const int64_t c1 = c1_block + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
-                            const float v_cse0 = (((akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), (((float)s_in0[(c1 - (0))]) + ((float)s_in1[(c1 - (0))])), 0.0f) * 1.11132812f) + ((float)s_in3[(c1 - (0))])) - (akg_round_f16(((float)t1[0])) * 0.00130176544f));
+                            const float v_cse0 = (((((((float)s_in0[(c1 - (0))]) + ((float)s_in1[(c1 - (0))])) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + ((float)s_in3[(c1 - (0))])) - (akg_round_f16(((float)t1[0])) * 0.00130176544f));
                             lanes_c1[c1_lane] = lanes_c1[c1_lane] + (v_cse0 * v_cse0);
                         }
                     }
@@ -117,7 +117,7 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, 
                         const int64_t c1 = c1_last + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
-                            const float v_cse0 = (((akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), (((float)s_in0[(c1 - (0))]) + ((float)s_in1[(c1 - (0))])), 0.0f) * 1.11132812f) + ((float)s_in3[(c1 - (0))])) - (akg_round_f16(((float)t1[0])) * 0.00130176544f));
+                            const float v_cse0 = (((((((float)s_in0[(c1 - (0))]) + ((float)s_in1[(c1 - (0))])) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + ((float)s_in3[(c1 - (0))])) - (akg_round_f16(((float)t1[0])) * 0.00130176544f));
                             lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_select(c1 >= c1_full, float((v_cse0 * v_cse0)), float(0.0f));
                         }
                     }
@@ -126,7 +126,7 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, 
                 for (int64_t c1 = c1_begin; c1 < c1_end; ++c1) {
                     {
                         [[maybe_unused]] const int64_t r0 = c1;
-                        const float v_cse0 = (((akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), (((float)s_in0[(c1 - (0))]) + ((float)s_in1[(c1 - (0))])), 0.0f) * 1.11132812f) + ((float)s_in3[(c1 - (0))])) - (akg_round_f16(((float)t1[0])) * 0.00130176544f));
+                        const float v_cse0 = (((((((float)s_in0[(c1 - (0))]) + ((float)s_in1[(c1 - (0))])) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + ((float)s_in3[(c1 - (0))])) - (akg_round_f16(((float)t1[0])) * 0.00130176544f));
                         lanes_c1[0] = lanes_c1[0] + (v_cse0 * v_cse0);
                     }
                 }
@@ -152,7 +152,7 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, 
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                s_out0[(i1 - (0))] = ((akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), (((float)s_in0[((c1 + c2) - (0))]) + ((float)s_in1[((c1 + c2) - (0))])), 0.0f) * 1.11132812f) + ((float)s_in3[((c1 + c2) - (0))]));
+                s_out0[(i1 - (0))] = ((((((float)s_in0[((c1 + c2) - (0))]) + ((float)s_in1[((c1 + c2) - (0))])) * akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + ((float)s_in3[((c1 + c2) - (0))]));
             }
         }
     }
@@ -162,7 +162,7 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, 
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                s_out1[(i1 - (0))] = ((((((akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), (((float)s_in0[((c1 + c2) - (0))]) + ((float)s_in1[((c1 + c2) - (0))])), 0.0f) * 1.11132812f) + ((float)s_in3[((c1 + c2) - (0))])) - (akg_round_f16(((float)t1[0])) * 0.00130176544f)) * ((float)t0[0])) * akg_round_f16(in4[(c1 + c2)])) + akg_round_f16(in5[(c1 + c2)]));
+                s_out1[(i1 - (0))] = ((((((((((float)s_in0[((c1 + c2) - (0))]) + ((float)s_in1[((c1 + c2) - (0))])) * akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + ((float)s_in3[((c1 + c2) - (0))])) - (akg_round_f16(((float)t1[0])) * 0.00130176544f)) * ((float)t0[0])) * akg_round_f16(in4[(c1 + c2)])) + akg_round_f16(in5[(c1 + c2)]));
             }
         }
     }

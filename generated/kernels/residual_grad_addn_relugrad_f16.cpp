@@ -25,7 +25,7 @@ static void akg_residual_grad_addn_relugrad_f16_parallel_body_0(int64_t c0, cons
         for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
-                s_out0[(i0 - (c0))] = akg_select<float>(akg_fgt(((float)s_in2[(((c0 + c1) + c2) - (c0))]), 0.0f), (((float)s_in0[(((c0 + c1) + c2) - (c0))]) + ((float)s_in1[(((c0 + c1) + c2) - (c0))])), 0.0f);
+                s_out0[(i0 - (c0))] = ((((float)s_in0[(((c0 + c1) + c2) - (c0))]) + ((float)s_in1[(((c0 + c1) + c2) - (c0))])) * akg_select<float>(akg_fgt(((float)s_in2[(((c0 + c1) + c2) - (c0))]), 0.0f), 1.0f, 0.0f));
             }
         }
     }

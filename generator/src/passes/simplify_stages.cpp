@@ -6,16 +6,29 @@ using namespace Halide::Internal;
 
 namespace {
 
-// A conversion of a select between two constants is a select between the converted constants
-// (the casts then fold): a ReLU or dropout mask `Cast(float16, x > 0 ? 1 : 0)` would otherwise
-// round 1 and 0 to float16 for every element. Halide's simplifier leaves the cast outside.
+// A float constant converted to another float type, folded here (float16: rounded to nearest
+// even); undefined for anything else.
+Halide::Expr converted_constant(Halide::Type to, const Halide::Expr &c) {
+    const FloatImm *f = c.as<FloatImm>();
+    if (!f || !to.is_float()) return Halide::Expr();
+    if (to.bits() == 16) return FloatImm::make(to, static_cast<double>(Halide::float16_t(f->value)));
+    if (to.bits() == 32) return FloatImm::make(to, static_cast<double>(static_cast<float>(f->value)));
+    return FloatImm::make(to, f->value);
+}
+
+// A conversion of a select between two float constants is a select between the converted
+// constants: a ReLU or dropout mask `Cast(float16, x > 0 ? 1 : 0)` would otherwise round 1 and
+// 0 to float16 for every element (Halide's simplifier leaves the cast outside). The constants
+// are folded here rather than by running the simplifier again, which would then rewrite
+// `x * (c ? 1 : 0)` as `c ? x : 0`, wrong for an infinite or NaN x.
 class CastIntoConstantSelect : public IRMutator {
     using IRMutator::visit;
     Halide::Expr visit(const Cast *op) override {
         Halide::Expr value = mutate(op->value);
-        if (const Select *sel = value.as<Select>())
-            if (is_const(sel->true_value) && is_const(sel->false_value))
-                return Select::make(sel->condition, Cast::make(op->type, sel->true_value), Cast::make(op->type, sel->false_value));
+        if (const Select *sel = value.as<Select>()) {
+            Halide::Expr a = converted_constant(op->type, sel->true_value), b = converted_constant(op->type, sel->false_value);
+            if (a.defined() && b.defined()) return Select::make(sel->condition, a, b);
+        }
         return value.same_as(op->value) ? Halide::Expr(op) : Cast::make(op->type, value);
     }
 };
@@ -31,7 +44,7 @@ void simplify_stages(TensorGraph &graph) {
         for (size_t d = 0; d < s.reduce_extents.size(); ++d)
             bounds.push(reduce_var(static_cast<int>(d)),
                         Interval(Halide::Expr(int64_t(0)), Halide::Expr(s.reduce_extents[d] - 1)));
-        s.value = simplify(CastIntoConstantSelect().mutate(simplify(s.value, true, bounds)), true, bounds);
+        s.value = CastIntoConstantSelect().mutate(simplify(s.value, true, bounds));
     }
 }
 
