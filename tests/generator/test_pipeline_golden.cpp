@@ -189,3 +189,13 @@ TEST(PipelineGolden, CostModelKeepsNchwBatchNormStreaming) {
     // A LayerNorm stays one fused row loop (no inversion to avoid).
     EXPECT_EQ(count(dump_after("layernorm_fwd_f32.json", "emit"), "#pragma omp parallel for"), 1u);
 }
+
+TEST(PipelineGolden, CostModelCountsPassesOverMemory) {
+    // LayerNorm's dgamma and dbeta: isl's fused schedule reads the gradient in two column-
+    // reduction nests; the unfused one, once fuse-reductions merges the two sums, reads it in
+    // one. Same inversions (none), less traffic: the unfused schedule wins.
+    std::string ast = dump_after("layernorm_bwd_dgamma_dbeta_f32.json", "ast");
+    EXPECT_EQ(count(ast, "// reduction"), 0u) << ast; // column sums: the row loop is outside the vector loop
+    std::regex both(R"(for \(int c3 = 0; c3 <= 63; c3 \+= 1\) \{\n\s*S\d\(c0 \+ c3, c1\);\n\s*S\d\(c0 \+ c3, c1\);)");
+    EXPECT_TRUE(std::regex_search(ast, both)) << ast;
+}

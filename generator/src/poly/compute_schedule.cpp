@@ -5,8 +5,10 @@
 // component as a whole, without maximizing band depth or serializing SCCs, and preferring
 // outer coincidence gives one parallel row loop that contains the reductions and the
 // elementwise tail in sequence.
+#include "poly/fuse_sibling_reductions.h"
 #include "poly/order_band_members.h"
 #include "poly/poly_model.h"
+#include "poly/schedule_transforms.h"
 
 #include <cstdlib>
 
@@ -64,6 +66,52 @@ void sequence_schedule(PolyModel &m) {
     }
 }
 
+// The cost model's traffic term: the bytes of every buffer each top-level loop nest accesses,
+// summed over the nests (a buffer read by two nests counts twice). A whole buffer per nest is a
+// crude footprint, but it is what decides between one pass over a tensor and two.
+int64_t memory_traffic(const PolyModel &m) {
+    isl_schedule_node *root = isl_schedule_get_root(m.schedule.get());
+    isl_schedule_node *top = isl_schedule_node_child(root, 0);
+    std::vector<isl_union_set *> nests;
+    if (isl_schedule_node_get_type(top) == isl_schedule_node_sequence || isl_schedule_node_get_type(top) == isl_schedule_node_set) {
+        for (int k = 0; k < isl_schedule_node_n_children(top); ++k) {
+            // Below the filter: a filter node's own domain is what reaches it, before filtering.
+            isl_schedule_node *below = isl_schedule_node_child(isl_schedule_node_get_child(top, k), 0);
+            nests.push_back(isl_schedule_node_get_domain(below));
+            isl_schedule_node_free(below);
+        }
+    } else {
+        nests.push_back(isl_schedule_node_get_domain(top));
+    }
+    isl_schedule_node_free(top);
+    isl_union_map *accesses = m.reads.unite(m.writes).release();
+    int64_t bytes = 0;
+    for (isl_union_set *nest : nests) {
+        isl_union_map *mine = isl_union_map_intersect_domain(isl_union_map_copy(accesses), nest);
+        for (const auto &b : m.buffers) {
+            isl_union_map *to_b = accesses_to_buffer(mine, b);
+            if (isl_union_map_is_empty(to_b) != isl_bool_true) bytes += element_count(b.shape) * dtype_bytes(b.dtype);
+            isl_union_map_free(to_b);
+        }
+        isl_union_map_free(mine);
+    }
+    isl_union_map_free(accesses);
+    return bytes;
+}
+
+// Orders candidate schedules: fewer loop-order inversions first (walking memory in order
+// matters most), then less memory traffic.
+struct ScheduleCost {
+    int64_t inversions, traffic;
+    bool operator<(const ScheduleCost &o) const { return inversions != o.inversions ? inversions < o.inversions : traffic < o.traffic; }
+};
+
+ScheduleCost schedule_cost(PolyModel &m) {
+    fuse_sibling_reductions(m); // as the pipeline will, so that both candidates are compared as run
+    order_band_members(m);
+    return {loop_order_inversions(m), memory_traffic(m)};
+}
+
 } // namespace
 
 void compute_schedule(PolyModel &m, const ScheduleOptions &options) {
@@ -105,16 +153,16 @@ void compute_schedule(PolyModel &m, const ScheduleOptions &options) {
     if (m.schedule.is_null()) throw InternalError("isl's scheduler failed");
     // Cost model: fusion must not cost locality. Fusing per-channel statistics into an NCHW
     // BatchNorm apply makes the channel the outer loop and walks the batch inside it, a stride
-    // of a whole image per step; the unfused schedule streams. Keep whichever schedule walks
-    // the largest statement's memory in order with fewer inversions (fused on a tie).
-    order_band_members(m);
-    int64_t fused_cost = loop_order_inversions(m);
-    if (fused_cost > 0) {
-        isl::schedule kept = m.schedule;
-        sequence_schedule(m);
-        order_band_members(m);
-        if (loop_order_inversions(m) >= fused_cost) m.schedule = kept;
-    }
+    // of a whole image per step; the unfused schedule streams. And isl's fusion can split
+    // sibling column reductions (LayerNorm's dgamma and dbeta) into two passes over the
+    // gradient where the unfused schedule, once fuse-reductions merges them, makes one. Keep
+    // whichever schedule walks the largest statement's memory in order with fewer inversions,
+    // then with less traffic (fused on a tie).
+    ScheduleCost fused_cost = schedule_cost(m);
+    isl::schedule kept = m.schedule;
+    sequence_schedule(m);
+    ScheduleCost unfused_cost = schedule_cost(m);
+    if (!(unfused_cost < fused_cost)) m.schedule = kept;
 }
 
 } // namespace akg
