@@ -4,15 +4,27 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_input_cast_nchw_to_nhwc_parallel_body_0(int64_t c0, int64_t c1, const float *__restrict in0, uint16_t *__restrict out0) {
-    for (int64_t c2 = 0; (c2 <= 50175); c2 += 64) {
+static void akg_input_cast_nchw_to_nhwc_parallel_body_0(int64_t c0, const float *__restrict in0, uint16_t *__restrict out0) {
+    for (int64_t c1 = 0; (c1 <= 50175); c1 += 64) {
         #pragma omp simd
-        for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = (c2 + c3);
-                [[maybe_unused]] const int64_t i2 = c1;
-                out0[i0 * 150528 + i1 * 3 + i2] = akg_f32_to_f16(in0[c0 * 150528 + c1 * 50176 + (c2 + c3)]);
+                [[maybe_unused]] const int64_t i1 = (c1 + c2);
+                [[maybe_unused]] const int64_t i2 = 0;
+                out0[i0 * 150528 + i1 * 3 + i2] = akg_f32_to_f16(in0[c0 * 150528 + INT64_C(0) * 50176 + (c1 + c2)]);
+            }
+            {
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = (c1 + c2);
+                [[maybe_unused]] const int64_t i2 = 1;
+                out0[i0 * 150528 + i1 * 3 + i2] = akg_f32_to_f16(in0[c0 * 150528 + INT64_C(1) * 50176 + (c1 + c2)]);
+            }
+            {
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = (c1 + c2);
+                [[maybe_unused]] const int64_t i2 = 2;
+                out0[i0 * 150528 + i1 * 3 + i2] = akg_f32_to_f16(in0[c0 * 150528 + INT64_C(2) * 50176 + (c1 + c2)]);
             }
         }
     }
@@ -21,10 +33,9 @@ static void akg_input_cast_nchw_to_nhwc_parallel_body_0(int64_t c0, int64_t c1, 
 extern "C" int akg_kernel_fn_input_cast_nchw_to_nhwc(void *const *buffers) {
     const float *__restrict in0 = (const float *)buffers[0];
     uint16_t *__restrict out0 = (uint16_t *)buffers[1];
-    #pragma omp parallel for collapse(2) schedule(static)
+    #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
-        for (int64_t c1 = 0; (c1 <= 2); c1 += 1)
-            akg_input_cast_nchw_to_nhwc_parallel_body_0(c0, c1, in0, out0);
+        akg_input_cast_nchw_to_nhwc_parallel_body_0(c0, in0, out0);
     return AKG_STATUS_OK;
 }
 

@@ -18,6 +18,8 @@ static inline int32_t akg_wrap_mul(int32_t a, int32_t b) { return (int32_t)((uin
 static inline int64_t akg_imin(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t akg_imax(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t akg_floordiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+// Index modulo with Halide's (Euclidean) semantics, for a positive divisor: in [0, b).
+static inline int64_t akg_floormod(int64_t a, int64_t b) { return a - akg_floordiv(a, b) * b; }
 // isl's C printer writes floor divisions in affine expressions (the offsets of promoted and
 // staged buffers) as floord(a, b), b > 0.
 static inline int64_t floord(int64_t a, int64_t b) { return akg_floordiv(a, b); }

@@ -272,12 +272,25 @@ private:
         if (op->type == Halide::Int(32)) wrapping("akg_wrap_mul", op->a, op->b);
         else bin(op->a, "*", op->b);
     }
-    // Integer division and modulo only occur in index arithmetic, whose operands are
-    // non-negative, where C's truncation equals Halide's floor semantics.
-    void visit(const Div *op) override { bin(op->a, "/", op->b); }
+    // Integer division and modulo occur in index arithmetic, with Halide's floor semantics. C's
+    // truncation agrees when the dividend is non-negative, which the loop bounds usually prove;
+    // isl may also run a loop downwards from a negative start (i1 = -c1), and then the index
+    // goes through akg_floordiv / akg_floormod.
+    bool provably_non_negative(const Halide::Expr &e) const {
+        if (!bounds_) return false;
+        Interval range = bounds_of_expr_in_scope(e, *bounds_);
+        if (!range.has_lower_bound()) return false;
+        const int64_t *lo = Halide::Internal::as_const_int(simplify(range.min));
+        return lo && *lo >= 0;
+    }
+    void visit(const Div *op) override {
+        if (op->type.is_float() || provably_non_negative(op->a)) bin(op->a, "/", op->b);
+        else out_ += "akg_floordiv(" + print(op->a) + ", " + print(op->b) + ")";
+    }
     void visit(const Mod *op) override {
         if (op->type.is_float()) out_ += "fmodf(" + print(op->a) + ", " + print(op->b) + ")";
-        else bin(op->a, "%", op->b);
+        else if (provably_non_negative(op->a)) bin(op->a, "%", op->b);
+        else out_ += "akg_floormod(" + print(op->a) + ", " + print(op->b) + ")";
     }
     void visit(const Min *op) override {
         std::string a = print(op->a), b = print(op->b);
@@ -316,6 +329,10 @@ private:
             // A staged float16 tensor read as float16 bits (not widened): convert back (exact).
             if (is_staged(op->name.substr(4)) && op->type == Halide::Float(16)) access = "akg_f32_to_f16(" + access + ")";
             out_ += access;
+            return;
+        }
+        if (op->is_intrinsic(Call::reinterpret)) { // unsigned wrapping arithmetic back to signed (two's complement)
+            out_ += "((" + c_type_of(op->type) + ")(" + print(op->args[0]) + "))";
             return;
         }
         out_ += op->name + "(";

@@ -89,7 +89,10 @@ Expr arith(char op, const Expr &a, const Expr &b) {
     if (!a.type().is_int() || a.type() != b.type()) return op == '+' ? a + b : op == '-' ? a - b : a * b;
     Halide::Type u = a.type().with_code(Halide::Type::UInt);
     Expr x = Cast::make(u, a), y = Cast::make(u, b);
-    return Cast::make(a.type(), op == '+' ? Add::make(x, y) : op == '-' ? Sub::make(x, y) : Mul::make(x, y));
+    // Back to signed as a reinterpretation of the bits, not a Cast: the simplifier folds a Cast
+    // of an unsigned constant above the signed maximum to `signed_integer_overflow`.
+    return Call::make(a.type(), Call::reinterpret, {op == '+' ? Add::make(x, y) : op == '-' ? Sub::make(x, y) : Mul::make(x, y)},
+                      Call::PureIntrinsic);
 }
 
 class Lowerer {

@@ -18,6 +18,9 @@ namespace akg {
 
 namespace {
 
+// An output dimension this short is unrolled in the vector loop of the input's contiguous one.
+constexpr long kShortOutputExtent = 4;
+
 // The single affine piece of a pw_aff, or null.
 isl_aff *single_aff(isl_pw_aff *pa) {
     isl_aff *out = nullptr;
@@ -44,9 +47,10 @@ int64_t coefficient(isl_aff *aff, int dim) {
 // The row-major address (in elements) of the largest buffer that the statements in `domain`
 // access, as an affine function of the loop variables of one of those statements (null when
 // not affine); `statement` receives that statement's space.
-isl_aff *largest_access_address(const PolyModel &m, isl_union_set *domain, isl_space **statement) {
+// `among`: the accesses to consider (reads and writes by default, or writes only).
+isl_aff *largest_access_address(const PolyModel &m, isl_union_set *domain, isl_space **statement, const isl::union_map *among = nullptr) {
     *statement = nullptr;
-    isl_union_map *accesses = isl_union_map_intersect_domain(m.reads.unite(m.writes).release(), domain);
+    isl_union_map *accesses = isl_union_map_intersect_domain(among ? among->copy() : m.reads.unite(m.writes).release(), domain);
     const BufferInfo *largest = nullptr;
     for (const auto &b : m.buffers) {
         if (b.shape.empty() || (largest && element_count(b.shape) <= element_count(largest->shape))) continue;
@@ -108,6 +112,20 @@ isl_schedule_node *order_members(isl_schedule_node *node, void *user) {
     std::vector<int> order(n);
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return strides[a] > strides[b]; });
+    // A transposing copy whose output's contiguous dimension is short (NCHW -> NHWC with 3
+    // channels): that member goes innermost, below the input's contiguous one, so that each
+    // vector iteration reads contiguous inputs and writes whole groups of adjacent outputs
+    // (vectorize unrolls it) rather than storing every element with a stride.
+    if (!has_band_below(node)) {
+        std::vector<int64_t> written = member_strides(m, node, &m.writes);
+        for (int j = 0; j < n; ++j)
+            if (written[order[j]] == 1 && j != n - 1 && strides[order[n - 1]] == 1 && member_extent(node, order[j]) <= kShortOutputExtent) {
+                int moved = order[j];
+                order.erase(order.begin() + j);
+                order.push_back(moved);
+                break;
+            }
+    }
     if (std::is_sorted(order.begin(), order.end())) return node;
     isl_multi_union_pw_aff *partial = isl_schedule_node_band_get_partial_schedule(node);
     isl_multi_union_pw_aff *ordered = isl_multi_union_pw_aff_copy(partial);
@@ -122,11 +140,11 @@ isl_schedule_node *order_members(isl_schedule_node *node, void *user) {
 
 } // namespace
 
-std::vector<int64_t> member_strides(const PolyModel &m, isl_schedule_node *band) {
+std::vector<int64_t> member_strides(const PolyModel &m, isl_schedule_node *band, const isl::union_map *among) {
     int n = isl_schedule_node_band_n_member(band);
     std::vector<int64_t> strides(n, 0);
     isl_space *statement = nullptr;
-    isl_aff *addr = largest_access_address(m, isl_schedule_node_get_domain(band), &statement);
+    isl_aff *addr = largest_access_address(m, isl_schedule_node_get_domain(band), &statement, among);
     isl_multi_union_pw_aff *partial = isl_schedule_node_band_get_partial_schedule(band);
     for (int j = 0; addr && j < n; ++j) {
         int var = followed_variable(isl_multi_union_pw_aff_get_at(partial, j), statement);

@@ -18,7 +18,8 @@ void order_band_members(PolyModel &model);
 int64_t loop_order_inversions(const PolyModel &model);
 
 // Per member of `band` (kept), the distance in elements between the addresses of the largest
-// buffer the band's statements access at consecutive values of that member (0 where unknown).
-std::vector<int64_t> member_strides(const PolyModel &model, isl_schedule_node *band);
+// buffer the band's statements access at consecutive values of that member (0 where unknown);
+// `among`: only these accesses (the writes, say) instead of all.
+std::vector<int64_t> member_strides(const PolyModel &model, isl_schedule_node *band, const isl::union_map *among = nullptr);
 
 } // namespace akg

@@ -36,18 +36,7 @@ bool is_band(isl_schedule_node *node) { return isl_schedule_node_get_type(node) 
 
 
 
-// Number of values the (first member of the) band takes over its domain; 0 if unbounded.
-long band_extent(isl_schedule_node *node) {
-    isl_union_map *partial = isl_schedule_node_band_get_partial_schedule_union_map(node);
-    isl_union_set *range = isl_union_map_range(isl_union_map_intersect_domain(partial, isl_schedule_node_get_domain(node)));
-    isl_set *values = isl_set_from_union_set(range);
-    isl_val *lo = isl_set_dim_min_val(isl_set_copy(values), 0);
-    isl_val *hi = isl_set_dim_max_val(values, 0);
-    long extent = isl_val_is_int(lo) && isl_val_is_int(hi) ? isl_val_get_num_si(hi) - isl_val_get_num_si(lo) + 1 : 0;
-    isl_val_free(lo);
-    isl_val_free(hi);
-    return extent;
-}
+long band_extent(isl_schedule_node *node) { return member_extent(node, 0); }
 
 
 // Is band member `k` of `node` parallel: does every dependence between instances below the
@@ -220,7 +209,8 @@ void mark_parallel_loops(PolyModel &m, const ScheduleOptions &options) {
     if (!options.parallel) return;
     const PolyModel *model = &m;
     int64_t max_chunk = options.parallel_chunk, staged_bytes = options.staged_bytes_per_task;
-    map_bottom_up(m, [model, max_chunk, staged_bytes](isl_schedule_node *node) {
+    long vector_width = options.vector_width;
+    map_bottom_up(m, [model, max_chunk, staged_bytes, vector_width](isl_schedule_node *node) {
         if (!is_band(node) || !is_outermost_band(node)) return node;
         // All leading coincident members run in parallel (OpenMP collapse), so that e.g. the
         // batch, head and row loops of an attention softmax all share the work; in a nest
@@ -229,6 +219,10 @@ void mark_parallel_loops(PolyModel &m, const ScheduleOptions &options) {
         bool leaf = !has_band_below(node);
         while (k < n && k < 3 && isl_schedule_node_band_member_get_coincident(node, k) == isl_bool_true) ++k;
         if (leaf && k == n && n > 1) k = n - 1;
+        // A short innermost member (order-loops put a small output dimension there, e.g. the 3
+        // channels of an NHWC output) is unrolled inside the vector loop of the member above
+        // it (vectorize_inner_loops): both stay out of the parallel loops.
+        if (leaf && n > 2 && k >= n - 1 && member_extent(node, n - 1) < vector_width && member_extent(node, n - 2) >= vector_width) k = n - 2;
         if (k == 0) return node;
         if (leaf && n == 1) {
             // One long loop: parallel over chunks, vectorized within each. stage-float16 gives
@@ -268,6 +262,20 @@ void vectorize_inner_loops(PolyModel &m, const ScheduleOptions &options) {
         if (!is_band(node) || has_band_below(node)) return node;
         int n = isl_schedule_node_band_n_member(node);
         int descended = 0;
+        // A short innermost member below a long coincident one (an NHWC output's 3 channels
+        // below the pixels, see order-loops): it is unrolled, and the member above it becomes
+        // the vector loop, whose statements then store groups of adjacent elements (GCC
+        // vectorizes those with interleaving permutes) instead of strided scalars.
+        bool unroll_inner = n > 1 && isl_schedule_node_band_member_get_coincident(node, n - 1) == isl_bool_true &&
+                            isl_schedule_node_band_member_get_coincident(node, n - 2) == isl_bool_true &&
+                            member_extent(node, n - 1) < width && member_extent(node, n - 2) >= width;
+        if (unroll_inner) {
+            node = isl_schedule_node_band_split(node, n - 1);
+            node = isl_schedule_node_child(node, 0);
+            node = isl_schedule_node_band_member_set_ast_loop_type(node, 0, isl_ast_loop_unroll);
+            node = isl_schedule_node_parent(node);
+            --n;
+        }
         if (n > 1) {
             node = isl_schedule_node_band_split(node, n - 1);
             node = isl_schedule_node_child(node, 0);
@@ -378,5 +386,18 @@ void promote_to_local_buffers(PolyModel &m, const ScheduleOptions &options) {
         &ctx);
     isl_schedule_node_free(root);
 }
+
+long member_extent(isl_schedule_node *node, int member) {
+    isl_union_map *partial = isl_schedule_node_band_get_partial_schedule_union_map(node);
+    isl_union_set *range = isl_union_map_range(isl_union_map_intersect_domain(partial, isl_schedule_node_get_domain(node)));
+    isl_set *values = isl_set_from_union_set(range);
+    isl_val *lo = isl_set_dim_min_val(isl_set_copy(values), member);
+    isl_val *hi = isl_set_dim_max_val(values, member);
+    long extent = isl_val_is_int(lo) && isl_val_is_int(hi) ? isl_val_get_num_si(hi) - isl_val_get_num_si(lo) + 1 : 0;
+    isl_val_free(lo);
+    isl_val_free(hi);
+    return extent;
+}
+
 
 } // namespace akg

@@ -8,6 +8,9 @@ namespace akg {
 // sequential when options.parallel is false.
 void mark_parallel_loops(PolyModel &model, const ScheduleOptions &options);
 
+// The number of values member `member` of band `node` takes (0 when not constant).
+long member_extent(isl_schedule_node *node, int member);
+
 // Whether a band node lies below `node` (not counting `node` itself).
 bool has_band_below(isl_schedule_node *node);
 // Whether only the domain, filters and sequences lie above `node` (no band, no mark).
