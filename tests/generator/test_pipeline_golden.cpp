@@ -199,3 +199,12 @@ TEST(PipelineGolden, CostModelCountsPassesOverMemory) {
     std::regex both(R"(for \(int c3 = 0; c3 <= 63; c3 \+= 1\) \{\n\s*S\d\(c0 \+ c3, c1\);\n\s*S\d\(c0 \+ c3, c1\);)");
     EXPECT_TRUE(std::regex_search(ast, both)) << ast;
 }
+
+TEST(PipelineGolden, NarrowTransposedOutputsStoreWholeGroups) {
+    // NCHW float32 -> NHWC float16 with 3 channels: the pixels are the vector loop (contiguous
+    // reads) and the 3 channels are unrolled inside it, so that each vector iteration writes
+    // whole groups of 3 adjacent outputs instead of storing every third element.
+    std::string ast = dump_after("input_cast_nchw_to_nhwc.json", "ast");
+    std::regex grouped(R"(// simd\n\s*for \(int c2 = 0; c2 <= 63; c2 \+= 1\) \{\n\s*S0\(c0, c1 \+ c2, 0\);\n\s*S0\(c0, c1 \+ c2, 1\);\n\s*S0\(c0, c1 \+ c2, 2\);)");
+    EXPECT_TRUE(std::regex_search(ast, grouped)) << ast;
+}
