@@ -80,7 +80,7 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, 
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
-        out3[i0] = akg_f32_to_f16((akg_round_f16(((float)t1[0])) * 0.00130176544f));
+        out3[i0] = akg_f32_to_f16_scalar((akg_round_f16_scalar(((float)t1[0])) * 0.00130176544f));
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
@@ -139,12 +139,12 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, 
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
-        out2[i0] = akg_f32_to_f16((akg_round_f16(((float)t2[0])) * 0.00130176544f));
+        out2[i0] = akg_f32_to_f16_scalar((akg_round_f16_scalar(((float)t2[0])) * 0.00130176544f));
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
-        t0[0] = (float)(akg_rsqrt(((akg_round_f16(((float)t2[0])) * 0.00130176544f) + 1.1920929e-07f)));
+        t0[0] = (float)(akg_rsqrt(((akg_round_f16_scalar(((float)t2[0])) * 0.00130176544f) + 1.1920929e-07f)));
     }
     for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
         #pragma omp simd

@@ -68,7 +68,7 @@ static void akg_global_avgpool_fwd_f16_parallel_body_0(int64_t c0, int64_t c1, c
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = c1;
-        out0[i0 * 2048 + i1] = akg_f32_to_f16((akg_round_f16(((float)t0[0])) * 0.0204081628f));
+        out0[i0 * 2048 + i1] = akg_f32_to_f16_scalar((akg_round_f16_scalar(((float)t0[0])) * 0.0204081628f));
     }
 }
 

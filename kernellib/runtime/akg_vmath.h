@@ -387,6 +387,25 @@ AKG_VM_INLINE uint16_t akg_f32_to_f16(float x) {
 #endif
 }
 
+/* The same conversions for code outside loops (the generator emits these where a statement is
+ * never vectorized): one F16C instruction each where the target has F16C, the integer code
+ * otherwise. Bit-identical to the functions above (NaN payloads aside, in the rounding). */
+AKG_VM_INLINE uint16_t akg_f32_to_f16_scalar(float x) {
+#if defined(__F16C__)
+    return (uint16_t)_cvtss_sh(x, _MM_FROUND_TO_NEAREST_INT);
+#else
+    return akg_f32_to_f16(x);
+#endif
+}
+AKG_VM_INLINE float akg_f16_to_f32_scalar(uint16_t h) {
+#if defined(__F16C__)
+    return _cvtsh_ss(h);
+#else
+    return akg_f16_to_f32(h);
+#endif
+}
+AKG_VM_INLINE float akg_round_f16_scalar(float x) { return akg_f16_to_f32_scalar(akg_f32_to_f16_scalar(x)); }
+
 /* Round a float to the nearest float16 value (RNE), returned as float: the same value as
  * akg_f16_to_f32(akg_f32_to_f16(x)) for every non-NaN float (NaNs stay NaN), in float
  * arithmetic at 10 vector operations. For |x| in [2^e, 2^(e+1)), |x| + 2^(e+13) has float ulp

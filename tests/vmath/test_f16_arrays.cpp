@@ -88,6 +88,24 @@ TEST(Float16Arrays, RoundMatchesTheConversionPair) {
             }
 }
 
+TEST(Float16Arrays, ScalarConversionsMatchTheVectorizableOnes) {
+    // akg_*_scalar (F16C instructions, for statements outside loops) against the integer code.
+    for (uint32_t h = 0; h < 65536; ++h)
+        ASSERT_TRUE(same(akg_f16_to_f32_scalar(static_cast<uint16_t>(h)), akg_f16_to_f32(static_cast<uint16_t>(h)))) << h;
+    std::mt19937 rng(5);
+    std::uniform_int_distribution<uint32_t> any;
+    for (int i = 0; i < 1000000; ++i) {
+        uint32_t u = any(rng);
+        float f;
+        std::memcpy(&f, &u, sizeof f);
+        uint16_t want = akg_f32_to_f16(f), got = akg_f32_to_f16_scalar(f);
+        bool nan = (want & 0x7c00) == 0x7c00 && (want & 0x3ff);
+        if (nan) ASSERT_TRUE((got & 0x7c00) == 0x7c00 && (got & 0x3ff)) << u;
+        else ASSERT_EQ(got, want) << u;
+        ASSERT_TRUE(same(akg_round_f16_scalar(f), akg_round_f16(f))) << u;
+    }
+}
+
 // A [5, 7, 37] float16 tensor; boxes partly outside it are clamped, and nothing outside the
 // tensor or the box's in-tensor part is touched.
 TEST(Float16Arrays, StagingCopiesTheClampedBox) {

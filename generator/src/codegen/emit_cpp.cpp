@@ -123,6 +123,12 @@ public:
     }
     bool is_staged(const std::string &buffer) const { return staged_.count(buffer) > 0; }
 
+    // Outside every loop of its function a statement runs once per call (or per parallel
+    // iteration) and is never vectorized: its float16 conversions use the scalar F16C
+    // instructions (akg_*_scalar) instead of the integer code that vector loops need.
+    void set_scalar_context(bool scalar) { f16_suffix_ = scalar ? "_scalar" : ""; }
+    const std::string &f16_suffix() const { return f16_suffix_; }
+
     // Float16 reads in a block of a lane reduction (Emitter::lane_loops): a read whose address
     // advances by one element per lane is converted for the whole block at once before the lane
     // loop (akg_f16_to_f32_n: vcvtph2ps) and read back from a float array, instead of converting
@@ -172,6 +178,7 @@ private:
     };
     BlockStaging block_;
     bool block_active_ = false;
+    std::string f16_suffix_;
 
     // The read `buffer[args]` as an element of the current block's float array, or "" when its
     // address does not advance by exactly one element per iteration of the block's loop.
@@ -229,7 +236,7 @@ private:
                 return;
             }
             if (const Cast *inner = op->value.as<Cast>()) {
-                out_ += "akg_round_f16(" + print(inner->value) + ")";
+                out_ += "akg_round_f16" + f16_suffix_ + "(" + print(inner->value) + ")";
                 return;
             }
             if (read && read->name.rfind("buf$", 0) == 0 && block_active_) {
@@ -239,11 +246,11 @@ private:
                     return;
                 }
             }
-            out_ += "akg_f16_to_f32(" + print(op->value) + ")";
+            out_ += "akg_f16_to_f32" + f16_suffix_ + "(" + print(op->value) + ")";
             return;
         }
         if (op->type == Halide::Float(16)) {
-            out_ += "akg_f32_to_f16(" + print(op->value) + ")";
+            out_ += "akg_f32_to_f16" + f16_suffix_ + "(" + print(op->value) + ")";
             return;
         }
         out_ += "((" + c_type_of(op->type) + ")(" + print(op->value) + "))";
@@ -327,7 +334,7 @@ private:
             if (model_->buffer(op->name.substr(4)).dtype == DType::Float64 && op->type == Halide::Float(32))
                 access = "((float)" + access + ")";
             // A staged float16 tensor read as float16 bits (not widened): convert back (exact).
-            if (is_staged(op->name.substr(4)) && op->type == Halide::Float(16)) access = "akg_f32_to_f16(" + access + ")";
+            if (is_staged(op->name.substr(4)) && op->type == Halide::Float(16)) access = "akg_f32_to_f16" + f16_suffix_ + "(" + access + ")";
             out_ += access;
             return;
         }
@@ -758,7 +765,7 @@ private:
 
     std::string store_cast(const BufferInfo &b, const std::string &v) const {
         if (printer_.is_staged(b.name)) return v; // a float array, converted once after the body
-        if (b.dtype == DType::Float16) return "akg_f32_to_f16(" + v + ")";
+        if (b.dtype == DType::Float16) return "akg_f32_to_f16" + printer_.f16_suffix() + "(" + v + ")";
         return "(" + storage_type(b) + ")(" + v + ")";
     }
 
@@ -791,6 +798,7 @@ private:
             vars_strided[name] = substitute(strided_, c.index[k]);
         }
         printer_.set_index_context(known ? &vars : nullptr, &vars_strided, &loop_bounds_, &loop_alignment_, &strided_back_);
+        printer_.set_scalar_context(loop_depth_ == 0);
         std::string code = emit_statement(c, depth, accumulator);
         printer_.set_index_context(nullptr, nullptr, nullptr, nullptr, nullptr);
         return code;
@@ -940,6 +948,7 @@ private:
         int d = depth + 1;
         std::vector<std::string> entered;
         auto level = [](const Accumulation &a, size_t k) { return a.prefix + (k ? std::to_string(k) : ""); };
+        ++loop_depth_;
         for (size_t k = 0; k < loops.size(); ++k) {
             std::string it;
             std::string header = for_header(loops[k], it);
@@ -986,6 +995,8 @@ private:
         }
         for (auto it = closers.rbegin(); it != closers.rend(); ++it) out += *it;
         for (const auto &it : entered) leave_loop(it);
+        --loop_depth_;
+        printer_.set_scalar_context(loop_depth_ == 0);
         for (size_t u = 0; u < accs.size(); ++u)
             out += pad(depth + 1) + targets[u] + " = " + store_cast(m_.buffer(accs[u].stage->buffer), accs[u].prefix) + ";\n";
         out += pad(depth) + "}\n";
@@ -1130,6 +1141,7 @@ private:
         return out;
     }
     std::string lane_mask_; // set while emitting the masked last block of a lane reduction
+    int loop_depth_ = 0;    // loops around the statement being emitted, within its function
 
     // The loops of a parallel band (up to `members` perfectly nested, non-degenerate loops)
     // run under one `omp parallel for collapse`; their body becomes a function of its own.
@@ -1191,7 +1203,10 @@ private:
             else inner += "    akg_stage_f16_in" + args;
         }
         printer_.set_staged(stagings);
+        int outer_depth = loop_depth_;
+        loop_depth_ = 0; // the body of one parallel iteration, a function of its own
         inner += emit_node(body, 1) + copy_out;
+        loop_depth_ = outer_depth;
         printer_.set_staged(nullptr);
         isl_ast_node_free(body);
         for (size_t k = 0; k < its.size(); ++k) {
@@ -1263,7 +1278,9 @@ private:
                 s += pad(depth) + header + " {\n";
                 iterators_.push_back(it);
                 enter_loop(node, it);
+                ++loop_depth_;
                 s += emit_node(body, depth + 1);
+                --loop_depth_;
                 leave_loop(it);
                 iterators_.pop_back();
                 s += pad(depth) + "}\n";
