@@ -145,7 +145,7 @@ static void akg_attention_softmax_dropout_f32_parallel_body_0(int64_t c0, int64_
                 [[maybe_unused]] const int64_t i1 = c1;
                 [[maybe_unused]] const int64_t i2 = c2;
                 [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                out1[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] = (float)(((in2[c0 * 196608 + c1 * 16384 + c2 * 128 + (c3 + c4)] * (t0[((c3 + c4) - (0))] / ((float)t2[0]))) * 1.11111116f));
+                out1[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] = (float)(((out0[c0 * 196608 + c1 * 16384 + c2 * 128 + (c3 + c4)] * in2[c0 * 196608 + c1 * 16384 + c2 * 128 + (c3 + c4)]) * 1.11111116f));
             }
         }
     }

@@ -13,6 +13,16 @@ static void akg_bias_dropout_residual_layernorm_f32_parallel_body_0(int64_t c0, 
         [[maybe_unused]] const int64_t i1 = 0;
         t1[0] = 0.0f;
     }
+    for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
+        #pragma omp simd
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = (c1 + c2);
+                out0[i0 * 768 + i1] = (float)((in3[c0 * 768 + (c1 + c2)] + ((in2[c0 * 768 + (c1 + c2)] * (in0[c0 * 768 + (c1 + c2)] + in1[(c1 + c2)])) * 1.11111116f)));
+            }
+        }
+    }
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
@@ -31,7 +41,7 @@ static void akg_bias_dropout_residual_layernorm_f32_parallel_body_0(int64_t c0, 
                         const int64_t c1 = c1_block + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
-                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + (in3[c0 * 768 + c1] + ((in2[c0 * 768 + c1] * (in0[c0 * 768 + c1] + in1[c1])) * 1.11111116f));
+                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + out0[c0 * 768 + c1];
                         }
                     }
                 }
@@ -42,7 +52,7 @@ static void akg_bias_dropout_residual_layernorm_f32_parallel_body_0(int64_t c0, 
                         const int64_t c1 = c1_last + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
-                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_select(c1 >= c1_full, float((in3[c0 * 768 + c1] + ((in2[c0 * 768 + c1] * (in0[c0 * 768 + c1] + in1[c1])) * 1.11111116f))), float(0.0f));
+                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_select(c1 >= c1_full, float(out0[c0 * 768 + c1]), float(0.0f));
                         }
                     }
                 }
@@ -50,7 +60,7 @@ static void akg_bias_dropout_residual_layernorm_f32_parallel_body_0(int64_t c0, 
                 for (int64_t c1 = c1_begin; c1 < c1_end; ++c1) {
                     {
                         [[maybe_unused]] const int64_t r0 = c1;
-                        lanes_c1[0] = lanes_c1[0] + (in3[c0 * 768 + c1] + ((in2[c0 * 768 + c1] * (in0[c0 * 768 + c1] + in1[c1])) * 1.11111116f));
+                        lanes_c1[0] = lanes_c1[0] + out0[c0 * 768 + c1];
                     }
                 }
             }
@@ -82,7 +92,7 @@ static void akg_bias_dropout_residual_layernorm_f32_parallel_body_0(int64_t c0, 
                         const int64_t c1 = c1_block + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
-                            const float v_cse0 = ((in3[c0 * 768 + c1] + ((in2[c0 * 768 + c1] * (in0[c0 * 768 + c1] + in1[c1])) * 1.11111116f)) - (((float)t1[0]) * 0.00130208337f));
+                            const float v_cse0 = (out0[c0 * 768 + c1] - (((float)t1[0]) * 0.00130208337f));
                             lanes_c1[c1_lane] = lanes_c1[c1_lane] + (v_cse0 * v_cse0);
                         }
                     }
@@ -94,7 +104,7 @@ static void akg_bias_dropout_residual_layernorm_f32_parallel_body_0(int64_t c0, 
                         const int64_t c1 = c1_last + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
-                            const float v_cse0 = ((in3[c0 * 768 + c1] + ((in2[c0 * 768 + c1] * (in0[c0 * 768 + c1] + in1[c1])) * 1.11111116f)) - (((float)t1[0]) * 0.00130208337f));
+                            const float v_cse0 = (out0[c0 * 768 + c1] - (((float)t1[0]) * 0.00130208337f));
                             lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_select(c1 >= c1_full, float((v_cse0 * v_cse0)), float(0.0f));
                         }
                     }
@@ -103,7 +113,7 @@ static void akg_bias_dropout_residual_layernorm_f32_parallel_body_0(int64_t c0, 
                 for (int64_t c1 = c1_begin; c1 < c1_end; ++c1) {
                     {
                         [[maybe_unused]] const int64_t r0 = c1;
-                        const float v_cse0 = ((in3[c0 * 768 + c1] + ((in2[c0 * 768 + c1] * (in0[c0 * 768 + c1] + in1[c1])) * 1.11111116f)) - (((float)t1[0]) * 0.00130208337f));
+                        const float v_cse0 = (out0[c0 * 768 + c1] - (((float)t1[0]) * 0.00130208337f));
                         lanes_c1[0] = lanes_c1[0] + (v_cse0 * v_cse0);
                     }
                 }
@@ -124,7 +134,7 @@ static void akg_bias_dropout_residual_layernorm_f32_parallel_body_0(int64_t c0, 
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                out1[i0 * 768 + i1] = (float)((in5[(c1 + c2)] + (in4[(c1 + c2)] * (t0[0] * ((in3[c0 * 768 + (c1 + c2)] + ((in2[c0 * 768 + (c1 + c2)] * (in0[c0 * 768 + (c1 + c2)] + in1[(c1 + c2)])) * 1.11111116f)) - (((float)t1[0]) * 0.00130208337f))))));
+                out1[i0 * 768 + i1] = (float)((in5[(c1 + c2)] + (in4[(c1 + c2)] * (t0[0] * (out0[c0 * 768 + (c1 + c2)] - (((float)t1[0]) * 0.00130208337f))))));
             }
         }
     }
@@ -137,22 +147,6 @@ static void akg_bias_dropout_residual_layernorm_f32_parallel_body_0(int64_t c0, 
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
         out2[i0] = (float)((((float)t1[0]) * 0.00130208337f));
-    }
-}
-
-static void akg_bias_dropout_residual_layernorm_f32_parallel_body_1(int64_t c0, const float *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, const float *__restrict in4, const float *__restrict in5, float *__restrict out0, float *__restrict out2, float *__restrict out3, float *__restrict out1) {
-    double t1[1];
-    double t2[1];
-    float t0[1];
-    for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
-        #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                out0[i0 * 768 + i1] = (float)((in3[c0 * 768 + (c1 + c2)] + ((in2[c0 * 768 + (c1 + c2)] * (in0[c0 * 768 + (c1 + c2)] + in1[(c1 + c2)])) * 1.11111116f)));
-            }
-        }
     }
 }
 
@@ -173,9 +167,6 @@ extern "C" int akg_kernel_fn_bias_dropout_residual_layernorm_f32(void *const *bu
     #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
         akg_bias_dropout_residual_layernorm_f32_parallel_body_0(c0, in0, in1, in2, in3, in4, in5, out0, out2, out3, out1);
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
-        akg_bias_dropout_residual_layernorm_f32_parallel_body_1(c0, in0, in1, in2, in3, in4, in5, out0, out2, out3, out1);
     return AKG_STATUS_OK;
 }
 

@@ -30,8 +30,7 @@ static void akg_bn_apply_relu_f16_parallel_body_2(int64_t c0, const uint16_t *__
     for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
         {
             [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            const float v_cse0 = in1[(c0 + c1)];
-            t0[i0] = (float)((in3[(c0 + c1)] * akg_rsqrt((((in2[(c0 + c1)] * 3.98596931e-05f) - ((v_cse0 * v_cse0) * 1.5887951e-09f)) + 9.99999975e-06f))));
+            t0[i0] = (float)((in3[(c0 + c1)] * akg_rsqrt((out2[(c0 + c1)] + 9.99999975e-06f))));
         }
     }
 }

@@ -170,9 +170,12 @@ void materialize_and_inline(TensorGraph &graph) {
         }
         bool keep_for_reuse = expensive[s.tensor] && (cons.size() > 1 || bigger_consumer);
         if (s.materialized) {
-            // Bound to an output: consumers recompute it when cheap, so that they see the
-            // unrounded value, and read it back otherwise.
-            if (!keep_for_reuse && !s.inplace_write) inlined.insert(s.tensor);
+            // Bound to an output (which stores the value exactly): consumers recompute it when
+            // it is cheap and reads at most one tensor, and read it back otherwise; a residual
+            // sum of three tensors feeding a LayerNorm is read back from its output instead of
+            // being recomputed from all three in each of the LayerNorm's passes.
+            bool reads_several = producers[s.tensor].size() >= 2;
+            if (!keep_for_reuse && !reads_several && !s.inplace_write) inlined.insert(s.tensor);
             continue;
         }
         if (keep_for_reuse) {
