@@ -5,12 +5,12 @@
 #include "akg_kernel_support.h"
 
 static void akg_adam_weight_decay_f32_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, const float *__restrict in1, const float *__restrict in2, float *__restrict in3, float *__restrict in4, float *__restrict in5, float *__restrict out0) {
-    float t0[4096];
-    float s_in0[4096];
-    static const int64_t in0_shape[] = {2359296}, in0_box[] = {4096};
+    float t0[2048];
+    float s_in0[2048];
+    static const int64_t in0_shape[] = {2359296}, in0_box[] = {2048};
     const int64_t in0_offset[] = {(int64_t)(c0)};
     akg_stage_f16_in(in0, 1, in0_shape, in0_offset, in0_box, s_in0);
-    for (int64_t c1 = 0; (c1 <= 4095); c1 += 64) {
+    for (int64_t c1 = 0; (c1 <= 2047); c1 += 64) {
         #pragma omp simd
         for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
@@ -48,9 +48,9 @@ extern "C" int akg_kernel_fn_adam_weight_decay_f32(void *const *buffers) {
     float *__restrict in4 = (float *)buffers[4];
     float *__restrict in5 = (float *)buffers[5];
     float *__restrict out0 = (float *)buffers[6];
-    float t0[4096];
+    float t0[2048];
     #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 2359295); c0 += 4096)
+    for (int64_t c0 = 0; (c0 <= 2359295); c0 += 2048)
         akg_adam_weight_decay_f32_parallel_body_0(c0, in0, in1, in2, in3, in4, in5, out0);
     return AKG_STATUS_OK;
 }

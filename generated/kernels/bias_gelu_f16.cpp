@@ -4,30 +4,30 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_bias_gelu_f16_parallel_body_0(int64_t c0, const float *__restrict in0, const uint16_t *__restrict in1, uint16_t *__restrict out0, uint16_t *__restrict out1) {
-    float s_in1[3072];
-    static const int64_t in1_shape[] = {2048, 3072}, in1_box[] = {1, 3072};
-    const int64_t in1_offset[] = {(int64_t)(c0), (int64_t)(0)};
+static void akg_bias_gelu_f16_parallel_body_0(int64_t c0, int64_t c1, const float *__restrict in0, const uint16_t *__restrict in1, uint16_t *__restrict out0, uint16_t *__restrict out1) {
+    float s_in1[512];
+    static const int64_t in1_shape[] = {2048, 3072}, in1_box[] = {1, 512};
+    const int64_t in1_offset[] = {(int64_t)(c0), (int64_t)(c1)};
     akg_stage_f16_in(in1, 2, in1_shape, in1_offset, in1_box, s_in1);
-    float s_out0[3072];
-    static const int64_t out0_shape[] = {2048, 3072}, out0_box[] = {1, 3072};
-    const int64_t out0_offset[] = {(int64_t)(c0), (int64_t)(0)};
-    float s_out1[3072];
-    static const int64_t out1_shape[] = {2048, 3072}, out1_box[] = {1, 3072};
-    const int64_t out1_offset[] = {(int64_t)(c0), (int64_t)(0)};
-    for (int64_t c1 = 0; (c1 <= 3071); c1 += 64) {
+    float s_out0[512];
+    static const int64_t out0_shape[] = {2048, 3072}, out0_box[] = {1, 512};
+    const int64_t out0_offset[] = {(int64_t)(c0), (int64_t)(c1)};
+    float s_out1[512];
+    static const int64_t out1_shape[] = {2048, 3072}, out1_box[] = {1, 512};
+    const int64_t out1_offset[] = {(int64_t)(c0), (int64_t)(c1)};
+    for (int64_t c3 = 0; (c3 <= 511); c3 += 64) {
         #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+        for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                const float v_cse0 = (((float)s_in1[((c1 + c2) - (0))]) + akg_round_f16(in0[(c1 + c2)]));
-                s_out1[(i1 - (0))] = ((v_cse0 * (akg_tanh((((((v_cse0 * v_cse0) * v_cse0) * 0.044708252f) + v_cse0) * 0.797851562f)) + 1.0f)) * 0.5f);
+                [[maybe_unused]] const int64_t i1 = ((c1 + c3) + c4);
+                const float v_cse0 = (((float)s_in1[(((c1 + c3) + c4) - (c1))]) + akg_round_f16(in0[((c1 + c3) + c4)]));
+                s_out1[(i1 - (c1))] = ((v_cse0 * (akg_tanh((((((v_cse0 * v_cse0) * v_cse0) * 0.044708252f) + v_cse0) * 0.797851562f)) + 1.0f)) * 0.5f);
             }
             {
                 [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                s_out0[(i1 - (0))] = (((float)s_in1[((c1 + c2) - (0))]) + akg_round_f16(in0[(c1 + c2)]));
+                [[maybe_unused]] const int64_t i1 = ((c1 + c3) + c4);
+                s_out0[(i1 - (c1))] = (((float)s_in1[(((c1 + c3) + c4) - (c1))]) + akg_round_f16(in0[((c1 + c3) + c4)]));
             }
         }
     }
@@ -40,9 +40,10 @@ extern "C" int akg_kernel_fn_bias_gelu_f16(void *const *buffers) {
     const uint16_t *__restrict in1 = (const uint16_t *)buffers[1];
     uint16_t *__restrict out0 = (uint16_t *)buffers[2];
     uint16_t *__restrict out1 = (uint16_t *)buffers[3];
-    #pragma omp parallel for schedule(static)
+    #pragma omp parallel for collapse(2) schedule(static)
     for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
-        akg_bias_gelu_f16_parallel_body_0(c0, in0, in1, out0, out1);
+        for (int64_t c1 = 0; (c1 <= 3071); c1 += 512)
+            akg_bias_gelu_f16_parallel_body_0(c0, c1, in0, in1, out0, out1);
     return AKG_STATUS_OK;
 }
 

@@ -5,11 +5,11 @@
 #include "akg_kernel_support.h"
 
 static void akg_global_norm_sq_unscale_f16_parallel_body_0(int64_t c0, const float *__restrict in0, const uint16_t *__restrict in1, float *__restrict in2, double *__restrict t0, float *__restrict out0) {
-    float s_in1[4096];
-    static const int64_t in1_shape[] = {2359296}, in1_box[] = {4096};
+    float s_in1[2048];
+    static const int64_t in1_shape[] = {2359296}, in1_box[] = {2048};
     const int64_t in1_offset[] = {(int64_t)(c0)};
     akg_stage_f16_in(in1, 1, in1_shape, in1_offset, in1_box, s_in1);
-    for (int64_t c1 = 0; (c1 <= 4095); c1 += 64) {
+    for (int64_t c1 = 0; (c1 <= 2047); c1 += 64) {
         #pragma omp simd
         for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
@@ -30,7 +30,7 @@ extern "C" int akg_kernel_fn_global_norm_sq_unscale_f16(void *const *buffers) {
         return AKG_STATUS_OUT_OF_MEMORY;
     }
     #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 2359295); c0 += 4096)
+    for (int64_t c0 = 0; (c0 <= 2359295); c0 += 2048)
         akg_global_norm_sq_unscale_f16_parallel_body_0(c0, in0, in1, in2, t0, out0);
     {
         [[maybe_unused]] const int64_t i0 = 0;

@@ -134,29 +134,29 @@ static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_0(int64_t c0, con
     }
 }
 
-static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_1(int64_t c0, int64_t c1, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const uint16_t *__restrict in2, const float *__restrict in3, const float *__restrict in4, uint16_t *__restrict out0, float *__restrict out1, float *__restrict out2) {
+static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_1(int64_t c0, int64_t c1, int64_t c2, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const uint16_t *__restrict in2, const float *__restrict in3, const float *__restrict in4, uint16_t *__restrict out0, float *__restrict out1, float *__restrict out2) {
     double t1[16];
     float t0[16];
     double t2[16];
-    float s_in0[3136];
-    static const int64_t in0_shape[] = {32, 256, 3136}, in0_box[] = {1, 1, 3136};
-    const int64_t in0_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(0)};
+    float s_in0[512];
+    static const int64_t in0_shape[] = {32, 256, 3136}, in0_box[] = {1, 1, 512};
+    const int64_t in0_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(c2)};
     akg_stage_f16_in(in0, 3, in0_shape, in0_offset, in0_box, s_in0);
-    float s_in1[3136];
-    static const int64_t in1_shape[] = {32, 256, 3136}, in1_box[] = {1, 1, 3136};
-    const int64_t in1_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(0)};
+    float s_in1[512];
+    static const int64_t in1_shape[] = {32, 256, 3136}, in1_box[] = {1, 1, 512};
+    const int64_t in1_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(c2)};
     akg_stage_f16_in(in1, 3, in1_shape, in1_offset, in1_box, s_in1);
-    float s_out0[3136];
-    static const int64_t out0_shape[] = {32, 256, 3136}, out0_box[] = {1, 1, 3136};
-    const int64_t out0_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(0)};
-    for (int64_t c2 = 0; (c2 <= 3135); c2 += 64) {
+    float s_out0[512];
+    static const int64_t out0_shape[] = {32, 256, 3136}, out0_box[] = {1, 1, 512};
+    const int64_t out0_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(c2)};
+    for (int64_t c5 = 0; (c5 <= akg_imin(511, ((-c2) + 3135))); c5 += 64) {
         #pragma omp simd
-        for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+        for (int64_t c6 = 0; (c6 <= 63); c6 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = c1;
-                [[maybe_unused]] const int64_t i2 = (c2 + c3);
-                s_out0[(i2 - (0))] = akg_select<float>(akg_fgt(((float)s_in1[((c2 + c3) - (0))]), 0.0f), ((float)s_in0[((c2 + c3) - (0))]), 0.0f);
+                [[maybe_unused]] const int64_t i2 = ((c2 + c5) + c6);
+                s_out0[(i2 - (c2))] = akg_select<float>(akg_fgt(((float)s_in1[(((c2 + c5) + c6) - (c2))]), 0.0f), ((float)s_in0[(((c2 + c5) + c6) - (c2))]), 0.0f);
             }
         }
     }
@@ -178,10 +178,11 @@ extern "C" int akg_kernel_fn_relu_grad_bn_grad_reductions_f16(void *const *buffe
     #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 255); c0 += 16)
         akg_relu_grad_bn_grad_reductions_f16_parallel_body_0(c0, in0, in1, in2, in3, in4, out0, out1, out2);
-    #pragma omp parallel for collapse(2) schedule(static)
+    #pragma omp parallel for collapse(3) schedule(static)
     for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
         for (int64_t c1 = 0; (c1 <= 255); c1 += 1)
-            akg_relu_grad_bn_grad_reductions_f16_parallel_body_1(c0, c1, in0, in1, in2, in3, in4, out0, out1, out2);
+            for (int64_t c2 = 0; (c2 <= 3135); c2 += 512)
+                akg_relu_grad_bn_grad_reductions_f16_parallel_body_1(c0, c1, c2, in0, in1, in2, in3, in4, out0, out1, out2);
     return AKG_STATUS_OK;
 }
 

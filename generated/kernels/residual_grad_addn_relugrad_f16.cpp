@@ -5,22 +5,22 @@
 #include "akg_kernel_support.h"
 
 static void akg_residual_grad_addn_relugrad_f16_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const uint16_t *__restrict in2, uint16_t *__restrict out0) {
-    float s_in0[1024];
-    static const int64_t in0_shape[] = {6422528}, in0_box[] = {1024};
+    float s_in0[512];
+    static const int64_t in0_shape[] = {6422528}, in0_box[] = {512};
     const int64_t in0_offset[] = {(int64_t)(c0)};
     akg_stage_f16_in(in0, 1, in0_shape, in0_offset, in0_box, s_in0);
-    float s_in1[1024];
-    static const int64_t in1_shape[] = {6422528}, in1_box[] = {1024};
+    float s_in1[512];
+    static const int64_t in1_shape[] = {6422528}, in1_box[] = {512};
     const int64_t in1_offset[] = {(int64_t)(c0)};
     akg_stage_f16_in(in1, 1, in1_shape, in1_offset, in1_box, s_in1);
-    float s_in2[1024];
-    static const int64_t in2_shape[] = {6422528}, in2_box[] = {1024};
+    float s_in2[512];
+    static const int64_t in2_shape[] = {6422528}, in2_box[] = {512};
     const int64_t in2_offset[] = {(int64_t)(c0)};
     akg_stage_f16_in(in2, 1, in2_shape, in2_offset, in2_box, s_in2);
-    float s_out0[1024];
-    static const int64_t out0_shape[] = {6422528}, out0_box[] = {1024};
+    float s_out0[512];
+    static const int64_t out0_shape[] = {6422528}, out0_box[] = {512};
     const int64_t out0_offset[] = {(int64_t)(c0)};
-    for (int64_t c1 = 0; (c1 <= 1023); c1 += 64) {
+    for (int64_t c1 = 0; (c1 <= 511); c1 += 64) {
         #pragma omp simd
         for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
@@ -38,7 +38,7 @@ extern "C" int akg_kernel_fn_residual_grad_addn_relugrad_f16(void *const *buffer
     const uint16_t *__restrict in2 = (const uint16_t *)buffers[2];
     uint16_t *__restrict out0 = (uint16_t *)buffers[3];
     #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 6422527); c0 += 1024)
+    for (int64_t c0 = 0; (c0 <= 6422527); c0 += 512)
         akg_residual_grad_addn_relugrad_f16_parallel_body_0(c0, in0, in1, in2, out0);
     return AKG_STATUS_OK;
 }

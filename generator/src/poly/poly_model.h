@@ -72,7 +72,7 @@ struct ScheduleOptions {
     // unrolls 16-iteration loops before its loop vectorizer sees them.
     int vector_unroll = 4;
     int64_t parallel_chunk = 4096;  // iterations per parallel task of a one-dimensional loop
-    int64_t staged_bytes_per_task = 16 * 1024; // float copies of float16 tensors per such task (L1)
+    int64_t staged_bytes_per_task = 8 * 1024; // float copies of float16 tensors per such task (L1)
     int64_t promotion_limit = 1 << 16; // elements of a per-iteration local buffer
     bool fuse = true;               // false: one loop nest per statement (the ablation)
     bool parallel = true;

@@ -239,6 +239,24 @@ void mark_parallel_loops(PolyModel &m, const ScheduleOptions &options) {
             }
             return insert_mark(node, "parallel_1");
         }
+        if (leaf && n > 1 && k == n - 1) {
+            // The vector loop's member is long and the nest touches float16 tensors: the float
+            // copies stage-float16 makes of one iteration's rows would not stay in L1 (three
+            // rows of 3072: 36 KB). The member is tiled, and its tile loop runs in parallel with
+            // the others, so that each task stages one tile of its rows.
+            int halves = float16_tensors_accessed(*model, node);
+            long inner = member_extent(node, n - 1);
+            int64_t tile = max_chunk;
+            while (tile > 256 && tile * 4 * halves > staged_bytes) tile /= 2;
+            if (halves > 0 && inner * 4 * halves > staged_bytes && inner >= 2 * tile) {
+                isl_ctx *ctx = isl_schedule_node_get_ctx(node);
+                isl_val_list *sizes = isl_val_list_alloc(ctx, n);
+                for (int j = 0; j < n; ++j) sizes = isl_val_list_add(sizes, isl_val_int_from_si(ctx, j == n - 1 ? tile : 1));
+                node = isl_schedule_node_band_tile(node, isl_multi_val_from_val_list(isl_schedule_node_band_get_space(node), sizes));
+                for (int j = 0; j < n; ++j) node = isl_schedule_node_band_member_set_coincident(node, j, 1);
+                return insert_mark(node, ("parallel_" + std::to_string(n)).c_str());
+            }
+        }
         if (n > k) node = isl_schedule_node_band_split(node, k);
         return insert_mark(node, ("parallel_" + std::to_string(k)).c_str());
     });
