@@ -79,17 +79,6 @@ isl_schedule_node *place(const PolyModel &m, isl_schedule_node *node, isl_multi_
     return node;
 }
 
-int64_t trip_count(isl_schedule_node *band) {
-    isl_union_set *domain = isl_schedule_node_get_domain(band);
-    isl_union_map *schedule = isl_union_map_from_multi_union_pw_aff(isl_schedule_node_band_get_partial_schedule(band));
-    isl_set *range = isl_set_from_union_set(isl_union_set_apply(domain, schedule));
-    isl_val *lo = isl_set_dim_min_val(isl_set_copy(range), 0), *hi = isl_set_dim_max_val(range, 0);
-    int64_t n = isl_val_is_int(lo) && isl_val_is_int(hi) ? isl_val_get_num_si(hi) - isl_val_get_num_si(lo) + 1 : 0;
-    isl_val_free(lo);
-    isl_val_free(hi);
-    return n;
-}
-
 // The bytes of one element of the largest buffer (float16 tensors are the common case here).
 int64_t largest_element_bytes(const PolyModel &m) {
     const BufferInfo *largest = nullptr;
@@ -100,16 +89,11 @@ int64_t largest_element_bytes(const PolyModel &m) {
 
 isl_schedule_node *interleave_under_mark(isl_schedule_node *node, void *user) {
     auto &c = *static_cast<Ctx *>(user);
-    if (isl_schedule_node_get_type(node) != isl_schedule_node_mark) return node;
-    isl_id *id = isl_schedule_node_mark_get_id(node);
-    std::string name = isl_id_get_name(id);
-    isl_id_free(id);
-    if (name != "parallel_1") return node;
-    isl_schedule_node *band = isl_schedule_node_child(isl_schedule_node_copy(node), 0);
-    bool apply = isl_schedule_node_get_type(band) == isl_schedule_node_band && isl_schedule_node_band_n_member(band) == 1 && has_band_below(band);
-    int64_t stride = apply ? largest_stride(*c.m, band) : 0;
-    apply = apply && stride > 1 && has_inversion_below(*c.m, band, stride, false);
-    int64_t trips = apply ? trip_count(band) : 0;
+    isl_schedule_node *band = one_dimensional_parallel_band(node);
+    if (!band) return node;
+    int64_t stride = largest_stride(*c.m, band);
+    bool apply = stride > 1 && has_inversion_below(*c.m, band, stride, false);
+    int64_t trips = apply ? member_extent(band, 0) : 0;
     int64_t block = 1;
     while (block * stride * largest_element_bytes(*c.m) < kBlockBytes && block * 2 * kMinBlocksPerThread * kAssumedThreads <= trips) block *= 2;
     if (!apply || block < 2) {
@@ -117,13 +101,8 @@ isl_schedule_node *interleave_under_mark(isl_schedule_node *node, void *user) {
         return node;
     }
     isl_schedule_node_free(node);
-    isl_multi_val *sizes = isl_multi_val_from_val_list(
-        isl_schedule_node_band_get_space(band), isl_val_list_from_val(isl_val_int_from_si(isl_schedule_node_get_ctx(band), block)));
-    band = isl_schedule_node_band_tile(band, sizes); // the tile loop, with the point loop below
-    band = isl_schedule_node_band_member_set_coincident(band, 0, 1);
-    isl_schedule_node *point = isl_schedule_node_child(band, 0);
-    isl_multi_union_pw_aff *partial = isl_schedule_node_band_get_partial_schedule(point);
-    point = isl_schedule_node_delete(point);
+    isl_multi_union_pw_aff *partial = nullptr;
+    isl_schedule_node *point = tile_and_take_point_band(band, block, &partial);
     point = place(*c.m, point, partial, stride);
     isl_multi_union_pw_aff_free(partial);
     // Back to the mark above the tile loop.

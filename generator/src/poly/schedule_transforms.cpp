@@ -405,6 +405,29 @@ void promote_to_local_buffers(PolyModel &m, const ScheduleOptions &options) {
     isl_schedule_node_free(root);
 }
 
+isl_schedule_node *one_dimensional_parallel_band(isl_schedule_node *mark) {
+    if (isl_schedule_node_get_type(mark) != isl_schedule_node_mark) return nullptr;
+    isl_id *id = isl_schedule_node_mark_get_id(mark);
+    bool parallel = std::string(isl_id_get_name(id)) == "parallel_1";
+    isl_id_free(id);
+    if (!parallel) return nullptr;
+    isl_schedule_node *band = isl_schedule_node_child(isl_schedule_node_copy(mark), 0);
+    if (isl_schedule_node_get_type(band) == isl_schedule_node_band && isl_schedule_node_band_n_member(band) == 1 && has_band_below(band))
+        return band;
+    isl_schedule_node_free(band);
+    return nullptr;
+}
+
+isl_schedule_node *tile_and_take_point_band(isl_schedule_node *band, int64_t block, isl_multi_union_pw_aff **point) {
+    isl_multi_val *sizes = isl_multi_val_from_val_list(
+        isl_schedule_node_band_get_space(band), isl_val_list_from_val(isl_val_int_from_si(isl_schedule_node_get_ctx(band), block)));
+    band = isl_schedule_node_band_tile(band, sizes); // the tile loop, with the point loop below
+    band = isl_schedule_node_band_member_set_coincident(band, 0, 1);
+    isl_schedule_node *inner = isl_schedule_node_child(band, 0);
+    *point = isl_schedule_node_band_get_partial_schedule(inner);
+    return isl_schedule_node_delete(inner);
+}
+
 long member_extent(isl_schedule_node *node, int member) {
     isl_union_map *partial = isl_schedule_node_band_get_partial_schedule_union_map(node);
     isl_union_set *range = isl_union_map_range(isl_union_map_intersect_domain(partial, isl_schedule_node_get_domain(node)));

@@ -11,6 +11,14 @@ void mark_parallel_loops(PolyModel &model, const ScheduleOptions &options);
 // The number of values member `member` of band `node` takes (0 when not constant).
 long member_extent(isl_schedule_node *node, int member);
 
+// When `mark` (kept) is a "parallel_1" mark over a one-member band with bands below it, that
+// band (a new reference); null otherwise.
+isl_schedule_node *one_dimensional_parallel_band(isl_schedule_node *mark);
+// Tiles the one-member `band` by `block` (the tile loop stays coincident), deletes the point
+// band and returns the node in its place; the point band's partial schedule goes to `*point`
+// for the caller to insert lower down and free.
+isl_schedule_node *tile_and_take_point_band(isl_schedule_node *band, int64_t block, isl_multi_union_pw_aff **point);
+
 // Whether a band node lies below `node` (not counting `node` itself).
 bool has_band_below(isl_schedule_node *node);
 // Whether only the domain, filters and sequences lie above `node` (no band, no mark).

@@ -64,18 +64,6 @@ bool reads_columns(const PolyModel &m, isl_schedule_node *band) {
     return column;
 }
 
-// Number of iterations of the (one-member) band's loop.
-int64_t trip_count(isl_schedule_node *band) {
-    isl_union_set *domain = isl_schedule_node_get_domain(band);
-    isl_union_map *schedule = isl_union_map_from_multi_union_pw_aff(isl_schedule_node_band_get_partial_schedule(band));
-    isl_set *range = isl_set_from_union_set(isl_union_set_apply(domain, schedule));
-    isl_val *lo = isl_set_dim_min_val(isl_set_copy(range), 0), *hi = isl_set_dim_max_val(range, 0);
-    int64_t n = isl_val_is_int(lo) && isl_val_is_int(hi) ? isl_val_get_num_si(hi) - isl_val_get_num_si(lo) + 1 : 0;
-    isl_val_free(lo);
-    isl_val_free(hi);
-    return n;
-}
-
 isl_schedule_node *insert_at_leaves(isl_schedule_node *node, isl_multi_union_pw_aff *point) {
     struct Leaf {
         isl_multi_union_pw_aff *point;
@@ -101,15 +89,10 @@ isl_schedule_node *insert_at_leaves(isl_schedule_node *node, isl_multi_union_pw_
 
 isl_schedule_node *sink_under_mark(isl_schedule_node *node, void *user) {
     auto &c = *static_cast<Ctx *>(user);
-    if (isl_schedule_node_get_type(node) != isl_schedule_node_mark) return node;
-    isl_id *id = isl_schedule_node_mark_get_id(node);
-    std::string name = isl_id_get_name(id);
-    isl_id_free(id);
-    if (name != "parallel_1") return node;
-    isl_schedule_node *band = isl_schedule_node_child(isl_schedule_node_copy(node), 0);
-    bool apply = isl_schedule_node_get_type(band) == isl_schedule_node_band && isl_schedule_node_band_n_member(band) == 1 &&
-                 has_band_below(band) && reads_columns(*c.m, band);
-    int64_t trips = apply ? trip_count(band) : 0;
+    isl_schedule_node *band = one_dimensional_parallel_band(node);
+    if (!band) return node;
+    bool apply = reads_columns(*c.m, band);
+    int64_t trips = apply ? member_extent(band, 0) : 0;
     // A block of a few vectors per iteration; smaller when that would leave a core idle.
     int64_t block = static_cast<int64_t>(c.options->vector_width) * c.options->vector_unroll;
     while (block > c.options->vector_width && trips < 2 * block) block /= 2;
@@ -118,13 +101,8 @@ isl_schedule_node *sink_under_mark(isl_schedule_node *node, void *user) {
         return node;
     }
     isl_schedule_node_free(node);
-    isl_multi_val *sizes = isl_multi_val_from_val_list(
-        isl_schedule_node_band_get_space(band), isl_val_list_from_val(isl_val_int_from_si(isl_schedule_node_get_ctx(band), block)));
-    band = isl_schedule_node_band_tile(band, sizes); // the tile loop, with the point loop below
-    band = isl_schedule_node_band_member_set_coincident(band, 0, 1);
-    isl_schedule_node *point = isl_schedule_node_child(band, 0);
-    isl_multi_union_pw_aff *partial = isl_schedule_node_band_get_partial_schedule(point);
-    point = isl_schedule_node_delete(point);
+    isl_multi_union_pw_aff *partial = nullptr;
+    isl_schedule_node *point = tile_and_take_point_band(band, block, &partial);
     point = insert_at_leaves(point, partial);
     isl_multi_union_pw_aff_free(partial);
     // Back to the mark above the tile loop.
