@@ -287,7 +287,8 @@ private:
         if (!bounds_) return false;
         Interval range = bounds_of_expr_in_scope(e, *bounds_);
         if (!range.has_lower_bound()) return false;
-        const int64_t *lo = Halide::Internal::as_const_int(simplify(range.min));
+        Halide::Expr min = simplify(range.min); // as_const_int points into it: keep it alive
+        const int64_t *lo = Halide::Internal::as_const_int(min);
         return lo && *lo >= 0;
     }
     void visit(const Div *op) override {
