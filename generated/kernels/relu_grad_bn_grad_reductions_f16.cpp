@@ -51,46 +51,46 @@ static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_0(int64_t c0, con
                         const int64_t c3_full = c3_begin + (c3_end - c3_begin) / 32 * 32;
                         for (int64_t c3_block = c3_begin; c3_block < c3_full; c3_block += 32) {
                             float block_c3_0[32];
-                            akg_f16_to_f32_n(in2 + (((c1 * INT64_C(802816)) + (((c0 + c2) * INT64_C(3136)) + c3_block))), block_c3_0, 32);
+                            akg_f16_to_f32_n(in1 + (((c1 * INT64_C(802816)) + (((c0 + c2) * INT64_C(3136)) + c3_block))), block_c3_0, 32);
                             float block_c3_1[32];
                             akg_f16_to_f32_n(in0 + (((c1 * INT64_C(802816)) + (((c0 + c2) * INT64_C(3136)) + c3_block))), block_c3_1, 32);
                             float block_c3_2[32];
-                            akg_f16_to_f32_n(in1 + (((c1 * INT64_C(802816)) + (((c0 + c2) * INT64_C(3136)) + c3_block))), block_c3_2, 32);
+                            akg_f16_to_f32_n(in2 + (((c1 * INT64_C(802816)) + (((c0 + c2) * INT64_C(3136)) + c3_block))), block_c3_2, 32);
                             #pragma omp simd
                             for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) {
                                 const int64_t c3 = c3_block + c3_lane;
                                 {
                                     [[maybe_unused]] const int64_t r0 = c1;
                                     [[maybe_unused]] const int64_t r1 = c3;
-                                    lanes_c3[c3_lane] = lanes_c3[c3_lane] + (akg_select<float>(akg_fgt(block_c3_2[c3_lane], 0.0f), block_c3_1[c3_lane], 0.0f) * (t0[((c0 + c2) - (c0))] * (block_c3_0[c3_lane] - in3[(c0 + c2)])));
+                                    lanes_c3[c3_lane] = lanes_c3[c3_lane] + (akg_select<float>(akg_fgt(block_c3_0[c3_lane], 0.0f), block_c3_1[c3_lane], 0.0f) * (t0[((c0 + c2) - (c0))] * (block_c3_2[c3_lane] - in3[(c0 + c2)])));
                                 }
                                 {
                                     [[maybe_unused]] const int64_t r0 = c1;
                                     [[maybe_unused]] const int64_t r1 = c3;
-                                    lanes_c3_1[c3_lane] = lanes_c3_1[c3_lane] + akg_select<float>(akg_fgt(block_c3_2[c3_lane], 0.0f), block_c3_1[c3_lane], 0.0f);
+                                    lanes_c3_1[c3_lane] = lanes_c3_1[c3_lane] + akg_select<float>(akg_fgt(block_c3_0[c3_lane], 0.0f), block_c3_1[c3_lane], 0.0f);
                                 }
                             }
                         }
                         if (c3_full < c3_end) {
                             const int64_t c3_last = c3_end - 32;
                             float block_c3_0[32];
-                            akg_f16_to_f32_n(in2 + (((c1 * INT64_C(802816)) + (((c0 + c2) * INT64_C(3136)) + c3_last))), block_c3_0, 32);
+                            akg_f16_to_f32_n(in1 + (((c1 * INT64_C(802816)) + (((c0 + c2) * INT64_C(3136)) + c3_last))), block_c3_0, 32);
                             float block_c3_1[32];
                             akg_f16_to_f32_n(in0 + (((c1 * INT64_C(802816)) + (((c0 + c2) * INT64_C(3136)) + c3_last))), block_c3_1, 32);
                             float block_c3_2[32];
-                            akg_f16_to_f32_n(in1 + (((c1 * INT64_C(802816)) + (((c0 + c2) * INT64_C(3136)) + c3_last))), block_c3_2, 32);
+                            akg_f16_to_f32_n(in2 + (((c1 * INT64_C(802816)) + (((c0 + c2) * INT64_C(3136)) + c3_last))), block_c3_2, 32);
                             #pragma omp simd
                             for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) {
                                 const int64_t c3 = c3_last + c3_lane;
                                 {
                                     [[maybe_unused]] const int64_t r0 = c1;
                                     [[maybe_unused]] const int64_t r1 = c3;
-                                    lanes_c3[c3_lane] = lanes_c3[c3_lane] + akg_select(c3 >= c3_full, float((akg_select<float>(akg_fgt(block_c3_2[c3_lane], 0.0f), block_c3_1[c3_lane], 0.0f) * (t0[((c0 + c2) - (c0))] * (block_c3_0[c3_lane] - in3[(c0 + c2)])))), float(0.0f));
+                                    lanes_c3[c3_lane] = lanes_c3[c3_lane] + akg_select(c3 >= c3_full, float((akg_select<float>(akg_fgt(block_c3_0[c3_lane], 0.0f), block_c3_1[c3_lane], 0.0f) * (t0[((c0 + c2) - (c0))] * (block_c3_2[c3_lane] - in3[(c0 + c2)])))), float(0.0f));
                                 }
                                 {
                                     [[maybe_unused]] const int64_t r0 = c1;
                                     [[maybe_unused]] const int64_t r1 = c3;
-                                    lanes_c3_1[c3_lane] = lanes_c3_1[c3_lane] + akg_select(c3 >= c3_full, float(akg_select<float>(akg_fgt(block_c3_2[c3_lane], 0.0f), block_c3_1[c3_lane], 0.0f)), float(0.0f));
+                                    lanes_c3_1[c3_lane] = lanes_c3_1[c3_lane] + akg_select(c3 >= c3_full, float(akg_select<float>(akg_fgt(block_c3_0[c3_lane], 0.0f), block_c3_1[c3_lane], 0.0f)), float(0.0f));
                                 }
                             }
                         }

@@ -218,7 +218,13 @@ private:
     std::string out_;
     using IRVisitor::visit;
 
-    void bin(const Halide::Expr &a, const char *op, const Halide::Expr &b) { out_ += "(" + print(a) + " " + op + " " + print(b) + ")"; }
+    // Operands are printed one statement at a time, left to right: the order of the operands
+    // of `+` is unspecified in C++, and printing registers the block arrays of lane loops
+    // (block_staged_read) in order, so GCC and clang builds would name them differently.
+    void bin(const Halide::Expr &a, const char *op, const Halide::Expr &b) {
+        std::string x = print(a), y = print(b);
+        out_ += "(" + x + " " + op + " " + y + ")";
+    }
     void visit(const IntImm *op) override {
         out_ += op->type.bits() == 64 ? "INT64_C(" + std::to_string(op->value) + ")" : std::to_string(op->value);
     }
@@ -293,12 +299,15 @@ private:
     }
     void visit(const Div *op) override {
         if (op->type.is_float() || provably_non_negative(op->a)) bin(op->a, "/", op->b);
-        else out_ += "akg_floordiv(" + print(op->a) + ", " + print(op->b) + ")";
+        else {
+            std::string a = print(op->a), b = print(op->b);
+            out_ += "akg_floordiv(" + a + ", " + b + ")";
+        }
     }
     void visit(const Mod *op) override {
-        if (op->type.is_float()) out_ += "fmodf(" + print(op->a) + ", " + print(op->b) + ")";
-        else if (provably_non_negative(op->a)) bin(op->a, "%", op->b);
-        else out_ += "akg_floormod(" + print(op->a) + ", " + print(op->b) + ")";
+        if (!op->type.is_float() && provably_non_negative(op->a)) return bin(op->a, "%", op->b);
+        std::string a = print(op->a), b = print(op->b);
+        out_ += (op->type.is_float() ? "fmodf(" : "akg_floormod(") + a + ", " + b + ")";
     }
     void visit(const Min *op) override {
         std::string a = print(op->a), b = print(op->b);
@@ -321,12 +330,13 @@ private:
     void visit(const Or *op) override { bin(op->a, "||", op->b); }
     void visit(const Not *op) override { out_ += "(!" + print(op->a) + ")"; }
     void visit(const Select *op) override {
-        out_ += "akg_select<" + c_type_of(op->type) + ">(" + print(op->condition) + ", " + print(op->true_value) + ", " +
-                print(op->false_value) + ")";
+        std::string c = print(op->condition), t = print(op->true_value), f = print(op->false_value);
+        out_ += "akg_select<" + c_type_of(op->type) + ">(" + c + ", " + t + ", " + f + ")";
     }
     void visit(const Let *op) override {
         // Lets below the top of an expression: a GNU statement expression keeps sharing.
-        out_ += "({ const auto v_" + sanitize(op->name) + " = " + print(op->value) + "; " + print(op->body) + "; })";
+        std::string value = print(op->value), body = print(op->body);
+        out_ += "({ const auto v_" + sanitize(op->name) + " = " + value + "; " + body + "; })";
     }
     void visit(const Call *op) override {
         if (op->name.rfind("buf$", 0) == 0) {
