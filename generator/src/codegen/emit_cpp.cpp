@@ -738,23 +738,12 @@ private:
     // rounding to float16 at the top of the value (a Cast to float16 and back) is redundant:
     // converting the unrounded value gives the same bits, and the rounding is the costliest part.
     Halide::Expr stored_value(const Stage &s) const {
-        if (rounding_deferred_.count(&s)) return rounded_operand(s.value);
+        if (rounding_deferred_.count(&s)) return float16_rounded_operand(s.value);
         if (s.kind == StageKind::Compute && m_.buffer(s.buffer).dtype == DType::Float16)
-            if (const Cast *widen = s.value.as<Cast>())
-                if (const Cast *narrow = widen->value.as<Cast>())
-                    if (narrow->type == Halide::Float(16) && widen->type == Halide::Float(32) && narrow->value.type() == Halide::Float(32))
-                        return narrow->value;
+            if (Halide::Expr x = float16_rounded_operand(s.value); x.defined()) return x;
         return s.value;
     }
 
-    // x when `value` is x rounded to float16 (Cast(f32, Cast(f16, x)) with x float32), else undefined.
-    static Halide::Expr rounded_operand(const Halide::Expr &value) {
-        if (const Cast *widen = value.as<Cast>())
-            if (const Cast *narrow = widen->value.as<Cast>())
-                if (narrow->type == Halide::Float(16) && widen->type == Halide::Float(32) && narrow->value.type() == Halide::Float(32))
-                    return narrow->value;
-        return Halide::Expr();
-    }
     // The maximum (minimum) of values rounded to float16 is the rounding of their maximum
     // (minimum): rounding is monotonic, and NaN stays NaN. A max/min reduction of rounded values
     // then accumulates the unrounded ones and rounds once per loop instead of once per element
@@ -983,7 +972,7 @@ private:
                 results.push_back(level(a, k + 1));
                 out += pad(d) + a.type + " " + results.back() + " = " + init_value(*a.stage) + ";\n";
                 const Stage &s = *a.stage;
-                defer.push_back((s.reduce_kind == ReduceKind::Max || s.reduce_kind == ReduceKind::Min) && rounded_operand(s.value).defined());
+                defer.push_back((s.reduce_kind == ReduceKind::Max || s.reduce_kind == ReduceKind::Min) && float16_rounded_operand(s.value).defined());
                 if (defer.back()) rounding_deferred_.insert(&s);
             }
             std::string lanes = emit_lane_reduction(loops[k], accs, results, d);

@@ -386,6 +386,14 @@ Expr tensor_read(const std::string &name, DType dtype, const std::vector<Expr> &
 
 bool is_tensor_read(const Call *call) { return call->name.rfind(kTensorPrefix, 0) == 0; }
 
+Expr float16_rounded_operand(const Expr &value) {
+    if (const Cast *widen = value.as<Cast>())
+        if (const Cast *narrow = widen->value.as<Cast>())
+            if (widen->type == Halide::Float(32) && narrow->type == Halide::Float(16) && narrow->value.type() == Halide::Float(32))
+                return narrow->value;
+    return Expr();
+}
+
 bool is_math_function(const std::string &name) { return name.rfind("akg_", 0) == 0; }
 
 bool is_expensive_math(const std::string &name) {

@@ -69,6 +69,8 @@ DType reduce_accumulator_dtype(const Stage &s);
 Halide::Expr tensor_read(const std::string &name, DType dtype, const std::vector<Halide::Expr> &index);
 // Is `call` a tensor read made by tensor_read (as opposed to a math function)?
 bool is_tensor_read(const Halide::Internal::Call *call);
+// x when `value` is x rounded to float16 (Cast(f32, Cast(f16, x)) with x float32), else undefined.
+Halide::Expr float16_rounded_operand(const Halide::Expr &value);
 
 // Math functions are PureExtern calls to these names; the emitted code defines them (akg_vmath.h).
 bool is_math_function(const std::string &name);

@@ -45,15 +45,6 @@ bool is_finite_float16(float c) {
     return (b & 0x7c00u) != 0x7c00u && value_of(b) == c;
 }
 
-// x when e is round16(x) (Cast(f32, Cast(f16, x)) with x float32).
-Halide::Expr rounded_operand(const Halide::Expr &e) {
-    if (const Cast *widen = e.as<Cast>())
-        if (const Cast *narrow = widen->value.as<Cast>())
-            if (widen->type == Halide::Float(32) && narrow->type == Halide::Float(16) && narrow->value.type() == Halide::Float(32))
-                return narrow->value;
-    return Halide::Expr();
-}
-
 const char *mirrored(const std::string &compare) {
     if (compare == "akg_flt") return "akg_fgt";
     if (compare == "akg_fle") return "akg_fge";
@@ -74,7 +65,7 @@ class Rewrite : public IRMutator {
             std::swap(a, b);
             compare = mirrored(compare);
         }
-        Halide::Expr x = rounded_operand(a);
+        Halide::Expr x = float16_rounded_operand(a);
         const FloatImm *c = b.as<FloatImm>();
         if (!x.defined() || !c) return e;
         auto t = float16_threshold(compare, static_cast<float>(c->value));
