@@ -11,6 +11,7 @@ static void akg_adam_weight_decay_f32_parallel_body_0(int64_t c0, const uint16_t
     const int64_t in0_offset[] = {(int64_t)(c0)};
     akg_stage_f16_in(in0, 1, in0_shape, in0_offset, in0_box, s_in0);
     for (int64_t c1 = 0; (c1 <= 2047); c1 += 64) {
+        alignas(64) float blk_out0[64];
         #pragma omp simd
         for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
@@ -25,7 +26,7 @@ static void akg_adam_weight_decay_f32_parallel_body_0(int64_t c0, const uint16_t
             }
             {
                 [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
-                out0[i0] = (float)(t0[(((c0 + c1) + c2) - (c0))]);
+                blk_out0[c2] = (float)(t0[(((c0 + c1) + c2) - (c0))]);
             }
             {
                 [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
@@ -37,6 +38,7 @@ static void akg_adam_weight_decay_f32_parallel_body_0(int64_t c0, const uint16_t
                 in4[i0] = (float)(((in4[((c0 + c1) + c2)] * 0.899999976f) + ((((float)s_in0[(((c0 + c1) + c2) - (c0))]) / in1[0]) * 0.100000024f)));
             }
         }
+        akg_stream_f32_n(blk_out0, out0 + ((c0 + c1)), 64);
     }
 }
 
@@ -49,9 +51,13 @@ extern "C" int akg_kernel_fn_adam_weight_decay_f32(void *const *buffers) {
     float *__restrict in5 = (float *)buffers[5];
     float *__restrict out0 = (float *)buffers[6];
     float t0[2048];
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 2359295); c0 += 2048)
-        akg_adam_weight_decay_f32_parallel_body_0(c0, in0, in1, in2, in3, in4, in5, out0);
+    #pragma omp parallel
+    {
+        #pragma omp for schedule(static) nowait
+        for (int64_t c0 = 0; (c0 <= 2359295); c0 += 2048)
+            akg_adam_weight_decay_f32_parallel_body_0(c0, in0, in1, in2, in3, in4, in5, out0);
+        akg_stream_fence();
+    }
     return AKG_STATUS_OK;
 }
 

@@ -16,15 +16,6 @@ static void akg_attention_softmax_dropout_f16_parallel_body_0(int64_t c0, int64_
     static const int64_t in1_shape[] = {16, 1, 1, 128}, in1_box[] = {1, 1, 1, 128};
     const int64_t in1_offset[] = {(int64_t)(c0), (int64_t)(0), (int64_t)(0), (int64_t)(0)};
     akg_stage_f16_in(in1, 4, in1_shape, in1_offset, in1_box, s_in1);
-    float s_out0[128];
-    static const int64_t out0_shape[] = {16, 12, 128, 128}, out0_box[] = {1, 1, 1, 128};
-    const int64_t out0_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(c2), (int64_t)(0)};
-    float s_out1[128];
-    static const int64_t out1_shape[] = {16, 12, 128, 128}, out1_box[] = {1, 1, 1, 128};
-    const int64_t out1_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(c2), (int64_t)(0)};
-    float s_out2[128];
-    static const int64_t out2_shape[] = {16, 12, 128, 128}, out2_box[] = {1, 1, 1, 128};
-    const int64_t out2_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(c2), (int64_t)(0)};
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = c1;
@@ -148,6 +139,9 @@ static void akg_attention_softmax_dropout_f16_parallel_body_0(int64_t c0, int64_
         t2[0] = (double)(acc);
     }
     for (int64_t c3 = 0; (c3 <= 127); c3 += 64) {
+        alignas(64) float blk_out0[64];
+        alignas(64) float blk_out1[64];
+        alignas(64) float blk_out2[64];
         #pragma omp simd
         for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
             {
@@ -155,27 +149,27 @@ static void akg_attention_softmax_dropout_f16_parallel_body_0(int64_t c0, int64_
                 [[maybe_unused]] const int64_t i1 = c1;
                 [[maybe_unused]] const int64_t i2 = c2;
                 [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                s_out0[(i3 - (0))] = (((float)t0[((c3 + c4) - (0))]) / akg_round_f16(((float)t2[0])));
+                blk_out0[c4] = (((float)t0[((c3 + c4) - (0))]) / akg_round_f16(((float)t2[0])));
             }
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = c1;
                 [[maybe_unused]] const int64_t i2 = c2;
                 [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                s_out1[(i3 - (0))] = (((((float)t0[((c3 + c4) - (0))]) / akg_round_f16(((float)t2[0]))) * akg_select<float>(akg_flt(in2[c0 * 196608 + c1 * 16384 + c2 * 128 + (c3 + c4)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f);
+                blk_out1[c4] = (((((float)t0[((c3 + c4) - (0))]) / akg_round_f16(((float)t2[0]))) * akg_select<float>(akg_flt(in2[c0 * 196608 + c1 * 16384 + c2 * 128 + (c3 + c4)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f);
             }
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = c1;
                 [[maybe_unused]] const int64_t i2 = c2;
                 [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                s_out2[(i3 - (0))] = akg_select<float>(akg_flt(in2[c0 * 196608 + c1 * 16384 + c2 * 128 + (c3 + c4)], 0.900146484f), 1.0f, 0.0f);
+                blk_out2[c4] = akg_select<float>(akg_flt(in2[c0 * 196608 + c1 * 16384 + c2 * 128 + (c3 + c4)], 0.900146484f), 1.0f, 0.0f);
             }
         }
+        akg_stream_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c3)))), 64);
+        akg_stream_f32_to_f16_n(blk_out1, out1 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c3)))), 64);
+        akg_stream_f32_to_f16_n(blk_out2, out2 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c3)))), 64);
     }
-    akg_stage_f16_out(out0, 4, out0_shape, out0_offset, out0_box, s_out0);
-    akg_stage_f16_out(out1, 4, out1_shape, out1_offset, out1_box, s_out1);
-    akg_stage_f16_out(out2, 4, out2_shape, out2_offset, out2_box, s_out2);
 }
 
 extern "C" int akg_kernel_fn_attention_softmax_dropout_f16(void *const *buffers) {
@@ -188,11 +182,15 @@ extern "C" int akg_kernel_fn_attention_softmax_dropout_f16(void *const *buffers)
     double t1[1];
     float t0[128];
     double t2[1];
-    #pragma omp parallel for collapse(3) schedule(static)
-    for (int64_t c0 = 0; (c0 <= 15); c0 += 1)
-        for (int64_t c1 = 0; (c1 <= 11); c1 += 1)
-            for (int64_t c2 = 0; (c2 <= 127); c2 += 1)
-                akg_attention_softmax_dropout_f16_parallel_body_0(c0, c1, c2, in0, in1, in2, out0, out1, out2);
+    #pragma omp parallel
+    {
+        #pragma omp for collapse(3) schedule(static) nowait
+        for (int64_t c0 = 0; (c0 <= 15); c0 += 1)
+            for (int64_t c1 = 0; (c1 <= 11); c1 += 1)
+                for (int64_t c2 = 0; (c2 <= 127); c2 += 1)
+                    akg_attention_softmax_dropout_f16_parallel_body_0(c0, c1, c2, in0, in1, in2, out0, out1, out2);
+        akg_stream_fence();
+    }
     return AKG_STATUS_OK;
 }
 

@@ -131,6 +131,7 @@ static void akg_attention_softmax_dropout_f32_parallel_body_0(int64_t c0, int64_
         t2[0] = (double)(acc);
     }
     for (int64_t c3 = 0; (c3 <= 127); c3 += 64) {
+        alignas(64) float blk_out1[64];
         #pragma omp simd
         for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
             {
@@ -145,9 +146,10 @@ static void akg_attention_softmax_dropout_f32_parallel_body_0(int64_t c0, int64_
                 [[maybe_unused]] const int64_t i1 = c1;
                 [[maybe_unused]] const int64_t i2 = c2;
                 [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                out1[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] = (float)(((out0[c0 * 196608 + c1 * 16384 + c2 * 128 + (c3 + c4)] * in2[c0 * 196608 + c1 * 16384 + c2 * 128 + (c3 + c4)]) * 1.11111116f));
+                blk_out1[c4] = (float)(((out0[c0 * 196608 + c1 * 16384 + c2 * 128 + (c3 + c4)] * in2[c0 * 196608 + c1 * 16384 + c2 * 128 + (c3 + c4)]) * 1.11111116f));
             }
         }
+        akg_stream_f32_n(blk_out1, out1 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c3)))), 64);
     }
 }
 
@@ -160,11 +162,15 @@ extern "C" int akg_kernel_fn_attention_softmax_dropout_f32(void *const *buffers)
     double t1[1];
     float t0[128];
     double t2[1];
-    #pragma omp parallel for collapse(3) schedule(static)
-    for (int64_t c0 = 0; (c0 <= 15); c0 += 1)
-        for (int64_t c1 = 0; (c1 <= 11); c1 += 1)
-            for (int64_t c2 = 0; (c2 <= 127); c2 += 1)
-                akg_attention_softmax_dropout_f32_parallel_body_0(c0, c1, c2, in0, in1, in2, out0, out1);
+    #pragma omp parallel
+    {
+        #pragma omp for collapse(3) schedule(static) nowait
+        for (int64_t c0 = 0; (c0 <= 15); c0 += 1)
+            for (int64_t c1 = 0; (c1 <= 11); c1 += 1)
+                for (int64_t c2 = 0; (c2 <= 127); c2 += 1)
+                    akg_attention_softmax_dropout_f32_parallel_body_0(c0, c1, c2, in0, in1, in2, out0, out1);
+        akg_stream_fence();
+    }
     return AKG_STATUS_OK;
 }
 

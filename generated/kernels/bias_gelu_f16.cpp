@@ -9,30 +9,26 @@ static void akg_bias_gelu_f16_parallel_body_0(int64_t c0, int64_t c1, const floa
     static const int64_t in1_shape[] = {2048, 3072}, in1_box[] = {1, 512};
     const int64_t in1_offset[] = {(int64_t)(c0), (int64_t)(c1)};
     akg_stage_f16_in(in1, 2, in1_shape, in1_offset, in1_box, s_in1);
-    float s_out0[512];
-    static const int64_t out0_shape[] = {2048, 3072}, out0_box[] = {1, 512};
-    const int64_t out0_offset[] = {(int64_t)(c0), (int64_t)(c1)};
-    float s_out1[512];
-    static const int64_t out1_shape[] = {2048, 3072}, out1_box[] = {1, 512};
-    const int64_t out1_offset[] = {(int64_t)(c0), (int64_t)(c1)};
     for (int64_t c3 = 0; (c3 <= 511); c3 += 64) {
+        alignas(64) float blk_out0[64];
+        alignas(64) float blk_out1[64];
         #pragma omp simd
         for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = ((c1 + c3) + c4);
                 const float v_cse0 = (((float)s_in1[(((c1 + c3) + c4) - (c1))]) + akg_round_f16(in0[((c1 + c3) + c4)]));
-                s_out1[(i1 - (c1))] = ((v_cse0 * (akg_tanh((((((v_cse0 * v_cse0) * v_cse0) * 0.044708252f) + v_cse0) * 0.797851562f)) + 1.0f)) * 0.5f);
+                blk_out1[c4] = ((v_cse0 * (akg_tanh((((((v_cse0 * v_cse0) * v_cse0) * 0.044708252f) + v_cse0) * 0.797851562f)) + 1.0f)) * 0.5f);
             }
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = ((c1 + c3) + c4);
-                s_out0[(i1 - (c1))] = (((float)s_in1[(((c1 + c3) + c4) - (c1))]) + akg_round_f16(in0[((c1 + c3) + c4)]));
+                blk_out0[c4] = (((float)s_in1[(((c1 + c3) + c4) - (c1))]) + akg_round_f16(in0[((c1 + c3) + c4)]));
             }
         }
+        akg_stream_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(3072)) + (c1 + c3))), 64);
+        akg_stream_f32_to_f16_n(blk_out1, out1 + (((c0 * INT64_C(3072)) + (c1 + c3))), 64);
     }
-    akg_stage_f16_out(out0, 2, out0_shape, out0_offset, out0_box, s_out0);
-    akg_stage_f16_out(out1, 2, out1_shape, out1_offset, out1_box, s_out1);
 }
 
 extern "C" int akg_kernel_fn_bias_gelu_f16(void *const *buffers) {
@@ -40,10 +36,14 @@ extern "C" int akg_kernel_fn_bias_gelu_f16(void *const *buffers) {
     const uint16_t *__restrict in1 = (const uint16_t *)buffers[1];
     uint16_t *__restrict out0 = (uint16_t *)buffers[2];
     uint16_t *__restrict out1 = (uint16_t *)buffers[3];
-    #pragma omp parallel for collapse(2) schedule(static)
-    for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
-        for (int64_t c1 = 0; (c1 <= 3071); c1 += 512)
-            akg_bias_gelu_f16_parallel_body_0(c0, c1, in0, in1, out0, out1);
+    #pragma omp parallel
+    {
+        #pragma omp for collapse(2) schedule(static) nowait
+        for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
+            for (int64_t c1 = 0; (c1 <= 3071); c1 += 512)
+                akg_bias_gelu_f16_parallel_body_0(c0, c1, in0, in1, out0, out1);
+        akg_stream_fence();
+    }
     return AKG_STATUS_OK;
 }
 

@@ -6,15 +6,17 @@
 
 static void akg_bias_gelu_f32_parallel_body_0(int64_t c0, const float *__restrict in0, const float *__restrict in1, float *__restrict out0) {
     for (int64_t c1 = 0; (c1 <= 3071); c1 += 64) {
+        alignas(64) float blk_out0[64];
         #pragma omp simd
         for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = (c1 + c2);
                 const float v_cse0 = (in0[c0 * 3072 + (c1 + c2)] + in1[(c1 + c2)]);
-                out0[i0 * 3072 + i1] = (float)(((v_cse0 * (akg_tanh((((((v_cse0 * v_cse0) * v_cse0) * 0.0447149985f) + v_cse0) * 0.797884583f)) + 1.0f)) * 0.5f));
+                blk_out0[c2] = (float)(((v_cse0 * (akg_tanh((((((v_cse0 * v_cse0) * v_cse0) * 0.0447149985f) + v_cse0) * 0.797884583f)) + 1.0f)) * 0.5f));
             }
         }
+        akg_stream_f32_n(blk_out0, out0 + (((c0 * INT64_C(3072)) + c1)), 64);
     }
 }
 
@@ -22,9 +24,13 @@ extern "C" int akg_kernel_fn_bias_gelu_f32(void *const *buffers) {
     const float *__restrict in0 = (const float *)buffers[0];
     const float *__restrict in1 = (const float *)buffers[1];
     float *__restrict out0 = (float *)buffers[2];
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
-        akg_bias_gelu_f32_parallel_body_0(c0, in0, in1, out0);
+    #pragma omp parallel
+    {
+        #pragma omp for schedule(static) nowait
+        for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
+            akg_bias_gelu_f32_parallel_body_0(c0, in0, in1, out0);
+        akg_stream_fence();
+    }
     return AKG_STATUS_OK;
 }
 

@@ -44,6 +44,7 @@ static void akg_bias_gelu_grad_f16_parallel_body_0(int64_t c0, const uint16_t *_
         }
     }
     for (int64_t c1 = 0; (c1 <= 2047); c1 += 1) {
+        alignas(64) float blk_out0[64];
         #pragma omp simd
         for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
             {
@@ -51,9 +52,10 @@ static void akg_bias_gelu_grad_f16_parallel_body_0(int64_t c0, const uint16_t *_
                 [[maybe_unused]] const int64_t i1 = (c0 + c3);
                 const float v_cse0 = ((float)t0[c1 * 3072 + (c0 + c3)]);
                 const float v_cse1 = akg_f16_to_f32(in1[c1 * 3072 + (c0 + c3)]);
-                out0[i0 * 3072 + i1] = akg_f32_to_f16((((((((1.0f - (v_cse0 * v_cse0)) * v_cse1) * (((v_cse1 * v_cse1) * 0.107035995f) + 0.797851562f)) + v_cse0) * 0.5f) + 0.5f) * akg_f16_to_f32(in0[c1 * 3072 + (c0 + c3)])));
+                blk_out0[c3] = (((((((1.0f - (v_cse0 * v_cse0)) * v_cse1) * (((v_cse1 * v_cse1) * 0.107035995f) + 0.797851562f)) + v_cse0) * 0.5f) + 0.5f) * akg_f16_to_f32(in0[c1 * 3072 + (c0 + c3)]));
             }
         }
+        akg_stream_f32_to_f16_n(blk_out0, out0 + (((c1 * INT64_C(3072)) + c0)), 64);
     }
 }
 
@@ -67,9 +69,13 @@ extern "C" int akg_kernel_fn_bias_gelu_grad_f16(void *const *buffers) {
         return AKG_STATUS_OUT_OF_MEMORY;
     }
     double t1[64];
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 3071); c0 += 64)
-        akg_bias_gelu_grad_f16_parallel_body_0(c0, in0, in1, in2, t0, out0);
+    #pragma omp parallel
+    {
+        #pragma omp for schedule(static) nowait
+        for (int64_t c0 = 0; (c0 <= 3071); c0 += 64)
+            akg_bias_gelu_grad_f16_parallel_body_0(c0, in0, in1, in2, t0, out0);
+        akg_stream_fence();
+    }
     free(t0);
     return AKG_STATUS_OK;
 }

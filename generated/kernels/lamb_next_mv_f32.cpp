@@ -6,15 +6,17 @@
 
 static void akg_lamb_next_mv_f32_parallel_body_0(int64_t c0, const float *__restrict in0, float *__restrict in1, const float *__restrict in2, const float *__restrict in3, float *__restrict in4, const float *__restrict in5, const float *__restrict in6, float *__restrict out1, float *__restrict out0) {
     for (int64_t c1 = 0; (c1 <= 4095); c1 += 64) {
+        alignas(64) float blk_out0[64];
+        alignas(64) float blk_out1[64];
         #pragma omp simd
         for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
-                out1[i0] = (float)(((((in4[((c0 + c1) + c2)] * 0.899999976f) + (in3[((c0 + c1) + c2)] * 0.100000024f)) / in5[0]) / (akg_sqrt((((in1[((c0 + c1) + c2)] * 0.999000013f) + (in0[((c0 + c1) + c2)] * 0.000999987125f)) / in2[0])) + 9.99999997e-07f)));
+                blk_out1[c2] = (float)(((((in4[((c0 + c1) + c2)] * 0.899999976f) + (in3[((c0 + c1) + c2)] * 0.100000024f)) / in5[0]) / (akg_sqrt((((in1[((c0 + c1) + c2)] * 0.999000013f) + (in0[((c0 + c1) + c2)] * 0.000999987125f)) / in2[0])) + 9.99999997e-07f)));
             }
             {
                 [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
-                out0[i0] = (float)(((akg_rsqrt(((((in1[((c0 + c1) + c2)] * 0.999000013f) + (in0[((c0 + c1) + c2)] * 0.000999987125f)) / in2[0]) + 9.99999997e-07f)) * (((in4[((c0 + c1) + c2)] * 0.899999976f) + (in3[((c0 + c1) + c2)] * 0.100000024f)) / in5[0])) + (in6[((c0 + c1) + c2)] * 0.00999999978f)));
+                blk_out0[c2] = (float)(((akg_rsqrt(((((in1[((c0 + c1) + c2)] * 0.999000013f) + (in0[((c0 + c1) + c2)] * 0.000999987125f)) / in2[0]) + 9.99999997e-07f)) * (((in4[((c0 + c1) + c2)] * 0.899999976f) + (in3[((c0 + c1) + c2)] * 0.100000024f)) / in5[0])) + (in6[((c0 + c1) + c2)] * 0.00999999978f)));
             }
             {
                 [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
@@ -25,6 +27,8 @@ static void akg_lamb_next_mv_f32_parallel_body_0(int64_t c0, const float *__rest
                 in1[i0] = (float)(((in1[((c0 + c1) + c2)] * 0.999000013f) + (in0[((c0 + c1) + c2)] * 0.000999987125f)));
             }
         }
+        akg_stream_f32_n(blk_out0, out0 + ((c0 + c1)), 64);
+        akg_stream_f32_n(blk_out1, out1 + ((c0 + c1)), 64);
     }
 }
 
@@ -38,9 +42,13 @@ extern "C" int akg_kernel_fn_lamb_next_mv_f32(void *const *buffers) {
     const float *__restrict in6 = (const float *)buffers[6];
     float *__restrict out1 = (float *)buffers[8];
     float *__restrict out0 = (float *)buffers[7];
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 2359295); c0 += 4096)
-        akg_lamb_next_mv_f32_parallel_body_0(c0, in0, in1, in2, in3, in4, in5, in6, out1, out0);
+    #pragma omp parallel
+    {
+        #pragma omp for schedule(static) nowait
+        for (int64_t c0 = 0; (c0 <= 2359295); c0 += 4096)
+            akg_lamb_next_mv_f32_parallel_body_0(c0, in0, in1, in2, in3, in4, in5, in6, out1, out0);
+        akg_stream_fence();
+    }
     return AKG_STATUS_OK;
 }
 

@@ -7,12 +7,13 @@
 static void akg_momentum_sgd_weight_decay_f32_parallel_body_0(int64_t c0, float *__restrict in0, const float *__restrict in1, float *__restrict in2, const float *__restrict in3, float *__restrict out0) {
     float t0[4096];
     for (int64_t c1 = 0; (c1 <= 4095); c1 += 64) {
+        alignas(64) float blk_out0[64];
         #pragma omp simd
         for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
                 const float v_cse0 = in0[((c0 + c1) + c2)];
-                out0[i0] = (float)((v_cse0 - (in3[0] * ((in2[((c0 + c1) + c2)] * 0.899999976f) + (in1[((c0 + c1) + c2)] + (v_cse0 * 9.99999975e-05f))))));
+                blk_out0[c2] = (float)((v_cse0 - (in3[0] * ((in2[((c0 + c1) + c2)] * 0.899999976f) + (in1[((c0 + c1) + c2)] + (v_cse0 * 9.99999975e-05f))))));
             }
             {
                 [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
@@ -28,6 +29,7 @@ static void akg_momentum_sgd_weight_decay_f32_parallel_body_0(int64_t c0, float 
                 in0[i0] = (float)(t0[(((c0 + c1) + c2) - (c0))]);
             }
         }
+        akg_stream_f32_n(blk_out0, out0 + ((c0 + c1)), 64);
     }
 }
 
@@ -38,9 +40,13 @@ extern "C" int akg_kernel_fn_momentum_sgd_weight_decay_f32(void *const *buffers)
     const float *__restrict in3 = (const float *)buffers[3];
     float *__restrict out0 = (float *)buffers[4];
     float t0[4096];
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 2359295); c0 += 4096)
-        akg_momentum_sgd_weight_decay_f32_parallel_body_0(c0, in0, in1, in2, in3, out0);
+    #pragma omp parallel
+    {
+        #pragma omp for schedule(static) nowait
+        for (int64_t c0 = 0; (c0 <= 2359295); c0 += 4096)
+            akg_momentum_sgd_weight_decay_f32_parallel_body_0(c0, in0, in1, in2, in3, out0);
+        akg_stream_fence();
+    }
     return AKG_STATUS_OK;
 }
 

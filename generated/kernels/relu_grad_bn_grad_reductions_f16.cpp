@@ -146,21 +146,19 @@ static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_1(int64_t c0, int
     static const int64_t in1_shape[] = {32, 256, 3136}, in1_box[] = {1, 1, 512};
     const int64_t in1_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(c2)};
     akg_stage_f16_in(in1, 3, in1_shape, in1_offset, in1_box, s_in1);
-    float s_out0[512];
-    static const int64_t out0_shape[] = {32, 256, 3136}, out0_box[] = {1, 1, 512};
-    const int64_t out0_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(c2)};
     for (int64_t c5 = 0; (c5 <= akg_imin(511, ((-c2) + 3135))); c5 += 64) {
+        alignas(64) float blk_out0[64];
         #pragma omp simd
         for (int64_t c6 = 0; (c6 <= 63); c6 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = c1;
                 [[maybe_unused]] const int64_t i2 = ((c2 + c5) + c6);
-                s_out0[(i2 - (c2))] = akg_select<float>(akg_fgt(((float)s_in1[(((c2 + c5) + c6) - (c2))]), 0.0f), ((float)s_in0[(((c2 + c5) + c6) - (c2))]), 0.0f);
+                blk_out0[c6] = akg_select<float>(akg_fgt(((float)s_in1[(((c2 + c5) + c6) - (c2))]), 0.0f), ((float)s_in0[(((c2 + c5) + c6) - (c2))]), 0.0f);
             }
         }
+        akg_stream_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(802816)) + ((c1 * INT64_C(3136)) + (c2 + c5)))), 64);
     }
-    akg_stage_f16_out(out0, 3, out0_shape, out0_offset, out0_box, s_out0);
 }
 
 extern "C" int akg_kernel_fn_relu_grad_bn_grad_reductions_f16(void *const *buffers) {
@@ -178,11 +176,15 @@ extern "C" int akg_kernel_fn_relu_grad_bn_grad_reductions_f16(void *const *buffe
     #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 255); c0 += 16)
         akg_relu_grad_bn_grad_reductions_f16_parallel_body_0(c0, in0, in1, in2, in3, in4, out0, out1, out2);
-    #pragma omp parallel for collapse(3) schedule(static)
-    for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
-        for (int64_t c1 = 0; (c1 <= 255); c1 += 1)
-            for (int64_t c2 = 0; (c2 <= 3135); c2 += 512)
-                akg_relu_grad_bn_grad_reductions_f16_parallel_body_1(c0, c1, c2, in0, in1, in2, in3, in4, out0, out1, out2);
+    #pragma omp parallel
+    {
+        #pragma omp for collapse(3) schedule(static) nowait
+        for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
+            for (int64_t c1 = 0; (c1 <= 255); c1 += 1)
+                for (int64_t c2 = 0; (c2 <= 3135); c2 += 512)
+                    akg_relu_grad_bn_grad_reductions_f16_parallel_body_1(c0, c1, c2, in0, in1, in2, in3, in4, out0, out1, out2);
+        akg_stream_fence();
+    }
     return AKG_STATUS_OK;
 }
 

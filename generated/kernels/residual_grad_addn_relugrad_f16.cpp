@@ -17,19 +17,17 @@ static void akg_residual_grad_addn_relugrad_f16_parallel_body_0(int64_t c0, cons
     static const int64_t in2_shape[] = {6422528}, in2_box[] = {512};
     const int64_t in2_offset[] = {(int64_t)(c0)};
     akg_stage_f16_in(in2, 1, in2_shape, in2_offset, in2_box, s_in2);
-    float s_out0[512];
-    static const int64_t out0_shape[] = {6422528}, out0_box[] = {512};
-    const int64_t out0_offset[] = {(int64_t)(c0)};
     for (int64_t c1 = 0; (c1 <= 511); c1 += 64) {
+        alignas(64) float blk_out0[64];
         #pragma omp simd
         for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
-                s_out0[(i0 - (c0))] = ((((float)s_in0[(((c0 + c1) + c2) - (c0))]) + ((float)s_in1[(((c0 + c1) + c2) - (c0))])) * akg_select<float>(akg_fgt(((float)s_in2[(((c0 + c1) + c2) - (c0))]), 0.0f), 1.0f, 0.0f));
+                blk_out0[c2] = ((((float)s_in0[(((c0 + c1) + c2) - (c0))]) + ((float)s_in1[(((c0 + c1) + c2) - (c0))])) * akg_select<float>(akg_fgt(((float)s_in2[(((c0 + c1) + c2) - (c0))]), 0.0f), 1.0f, 0.0f));
             }
         }
+        akg_stream_f32_to_f16_n(blk_out0, out0 + ((c0 + c1)), 64);
     }
-    akg_stage_f16_out(out0, 1, out0_shape, out0_offset, out0_box, s_out0);
 }
 
 extern "C" int akg_kernel_fn_residual_grad_addn_relugrad_f16(void *const *buffers) {
@@ -37,9 +35,13 @@ extern "C" int akg_kernel_fn_residual_grad_addn_relugrad_f16(void *const *buffer
     const uint16_t *__restrict in1 = (const uint16_t *)buffers[1];
     const uint16_t *__restrict in2 = (const uint16_t *)buffers[2];
     uint16_t *__restrict out0 = (uint16_t *)buffers[3];
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 6422527); c0 += 512)
-        akg_residual_grad_addn_relugrad_f16_parallel_body_0(c0, in0, in1, in2, out0);
+    #pragma omp parallel
+    {
+        #pragma omp for schedule(static) nowait
+        for (int64_t c0 = 0; (c0 <= 6422527); c0 += 512)
+            akg_residual_grad_addn_relugrad_f16_parallel_body_0(c0, in0, in1, in2, out0);
+        akg_stream_fence();
+    }
     return AKG_STATUS_OK;
 }
 

@@ -9,6 +9,9 @@
 
 #include "akg_kernel_def.h"
 #include "akg_vmath.h"
+#if defined(__SSE__)
+#include <immintrin.h>
+#endif
 
 // Index arithmetic of isl's AST (64-bit).
 // int32 arithmetic of int32 tensors wraps around (two's complement), like the reference.
@@ -106,6 +109,63 @@ static inline double akg_fmin(float a, double b) { return akg_fmin(static_cast<d
 #pragma omp declare reduction(akg_min : float : omp_out = akg_fmin(omp_out, omp_in)) initializer(omp_priv = __builtin_inff())
 #pragma omp declare reduction(akg_max : double : omp_out = akg_fmax(omp_out, omp_in)) initializer(omp_priv = -__builtin_inf())
 #pragma omp declare reduction(akg_min : double : omp_out = akg_fmin(omp_out, omp_in)) initializer(omp_priv = __builtin_inf())
+
+// Non-temporal stores. The generator's stream-outputs pass picks the outputs of kernels whose
+// tensors exceed the last-level cache; a vector loop computing a block of such an output stores
+// it to a small array, then calls one of these. Whole cache lines are written around the cache,
+// without first being read (read for ownership). The part before the first aligned vector and
+// the tail use ordinary stores, as do targets without the instructions. Non-temporal stores are
+// weakly ordered: akg_stream_fence() before another thread may read them.
+static inline void akg_stream_f32_n(const float *src, float *dst, int64_t n) {
+    int64_t i = 0;
+#if defined(__AVX512F__)
+    for (; i < n && (reinterpret_cast<uintptr_t>(dst + i) & 63) != 0; ++i) dst[i] = src[i];
+    for (; i + 16 <= n; i += 16) _mm512_stream_ps(dst + i, _mm512_loadu_ps(src + i));
+#elif defined(__AVX__)
+    for (; i < n && (reinterpret_cast<uintptr_t>(dst + i) & 31) != 0; ++i) dst[i] = src[i];
+    for (; i + 8 <= n; i += 8) _mm256_stream_ps(dst + i, _mm256_loadu_ps(src + i));
+#endif
+    for (; i < n; ++i) dst[i] = src[i];
+}
+
+// akg_f32_to_f16_n with non-temporal stores of the converted halves.
+static inline void akg_stream_f32_to_f16_n(const float *src, uint16_t *dst, int64_t n) {
+    int64_t i = 0;
+#if defined(__AVX512F__) || (defined(__F16C__) && defined(__AVX2__))
+#if defined(__AVX512F__)
+    const uintptr_t kLine = 64;
+#else
+    const uintptr_t kLine = 32;
+#endif
+    if ((reinterpret_cast<uintptr_t>(dst) & 1) == 0) { // else no half is ever aligned
+        int64_t head = static_cast<int64_t>(((kLine - (reinterpret_cast<uintptr_t>(dst) & (kLine - 1))) & (kLine - 1)) / 2);
+        i = head < n ? head : n;
+        akg_f32_to_f16_n(src, dst, i);
+        const int rne = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+#if defined(__AVX512F__)
+        // Two 32-byte halves of one line, back to back: the write-combining buffer joins them.
+        for (; i + 32 <= n; i += 32) {
+            _mm256_stream_si256(reinterpret_cast<__m256i *>(dst + i), _mm512_maskz_cvtps_ph((__mmask16)0xffff, _mm512_loadu_ps(src + i), rne));
+            _mm256_stream_si256(reinterpret_cast<__m256i *>(dst + i + 16),
+                                _mm512_maskz_cvtps_ph((__mmask16)0xffff, _mm512_loadu_ps(src + i + 16), rne));
+        }
+#else
+        for (; i + 16 <= n; i += 16) {
+            __m128i lo = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), rne);
+            __m128i hi = _mm256_cvtps_ph(_mm256_loadu_ps(src + i + 8), rne);
+            _mm256_stream_si256(reinterpret_cast<__m256i *>(dst + i), _mm256_set_m128i(hi, lo));
+        }
+#endif
+    }
+#endif
+    akg_f32_to_f16_n(src + i, dst + i, n - i);
+}
+
+static inline void akg_stream_fence() {
+#if defined(__SSE__)
+    _mm_sfence();
+#endif
+}
 
 // Staging of float16 tensors (the generator's stage-float16 pass): the box
 // [offset, offset + box) of a row-major float16 tensor of `rank` dimensions and `shape`, clamped

@@ -1,6 +1,7 @@
 // The float16 array conversions (akg_f16_to_f32_n, akg_f32_to_f16_n: hardware vcvtph2ps /
 // vcvtps2ph where the target has them, masked tails) and the box staging of the generator's
-// stage-float16 pass (akg_stage_f16_in/out), against the element functions.
+// stage-float16 pass (akg_stage_f16_in/out), against the element functions; and the
+// non-temporal store helpers of the stream-outputs pass.
 #include "akg_kernel_support.h"
 
 #include <gtest/gtest.h>
@@ -146,3 +147,33 @@ TEST(Float16Arrays, StagingCopiesTheClampedBox) {
 }
 
 } // namespace
+
+// The non-temporal store helpers of the generator's stream-outputs pass: every length, at every
+// element offset from a cache line (the unaligned head, whole aligned vectors, the tail), copy
+// or convert exactly the n elements asked for, the same bits as the ordinary helpers.
+TEST(StreamStores, CopyExactlyTheElementsAskedForAtEveryAlignment) {
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> dist(-70000.0f, 70000.0f);
+    std::vector<float> src(300);
+    for (auto &x : src) x = dist(rng);
+    src[5] = std::nanf(""), src[6] = -0.0f, src[7] = 1e-7f; // NaN, -0, a float16 subnormal
+    alignas(64) static float dst[400];
+    alignas(64) static uint16_t half[400], expected[400];
+    for (int offset = 0; offset < 40; ++offset) {
+        for (int n : {0, 1, 3, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 128, 255}) {
+            std::fill(std::begin(dst), std::end(dst), 12345.0f);
+            akg_stream_f32_n(src.data(), dst + offset, n);
+            akg_stream_fence();
+            for (int i = 0; i < 400; ++i) {
+                bool inside = i >= offset && i < offset + n;
+                ASSERT_TRUE(same(dst[i], inside ? src[i - offset] : 12345.0f)) << "offset " << offset << " n " << n << " at " << i;
+            }
+            std::fill(std::begin(half), std::end(half), uint16_t{0xabcd});
+            std::fill(std::begin(expected), std::end(expected), uint16_t{0xabcd});
+            akg_stream_f32_to_f16_n(src.data(), half + offset, n);
+            akg_stream_fence();
+            akg_f32_to_f16_n(src.data(), expected + offset, n);
+            for (int i = 0; i < 400; ++i) ASSERT_EQ(half[i], expected[i]) << "offset " << offset << " n " << n << " at " << i;
+        }
+    }
+}

@@ -546,6 +546,7 @@ public:
         os << "extern \"C\" int akg_kernel_fn_" << o_.symbol << "(void *const *buffers) {\n";
         os << buffer_bindings("    ", true);
         os << body;
+        if (streams_in_function_) os << "    akg_stream_fence();\n";
         os << scratch_frees("    ") << "    return AKG_STATUS_OK;\n}\n";
         return os.str();
     }
@@ -779,6 +780,77 @@ private:
         return s;
     }
 
+    // Streamed outputs (stream_outputs.h). In a vector loop with constant bounds, an
+    // unconditional, unit-stride store of such an output goes to a float block array; after the
+    // loop the block is streamed out with non-temporal stores. Fine-grained on purpose: streaming
+    // each 64-element block right after computing it keeps the loads and the streaming stores
+    // interleaved (one burst of stores per parallel task measured slower than ordinary stores).
+    struct StreamedBlock {
+        std::string array, base; // the block array; the element offset of its first element
+    };
+    struct StreamedLoop {
+        std::string iterator;
+        int64_t lo = 0, trip = 0;
+        int conditional_depth = 0;
+        std::map<std::string, StreamedBlock> blocks; // by buffer
+    };
+    StreamedLoop *streamed_loop_ = nullptr;
+    int conditional_depth_ = 0;        // if-nodes around the node being emitted
+    bool streams_in_function_ = false; // the function being emitted streams: it fences at its end
+    const std::map<std::string, Halide::Expr> *statement_index_ = nullptr; // i0.. of the statement
+
+    bool kernel_streams() const {
+        for (const auto &b : m_.buffers)
+            if (b.streamed) return true;
+        return false;
+    }
+
+    // The block array element the statement stores to, or "" when it stores to memory.
+    std::string streamed_block_access(const PolyStatement &st) {
+        const BufferInfo &b = m_.buffer(st.stage->buffer);
+        StreamedLoop *loop = streamed_loop_;
+        if (!b.streamed || !loop || !statement_index_ || loop->conditional_depth != conditional_depth_ || loop->blocks.count(b.name))
+            return "";
+        Halide::Expr linear;
+        int64_t stride = 1;
+        for (int d = static_cast<int>(b.shape.size()) - 1; d >= 0; --d) {
+            if (b.shape[d] != 1) {
+                auto index = statement_index_->find(index_var(d));
+                if (index == statement_index_->end()) return "";
+                Halide::Expr term = index->second * Halide::Internal::make_const(Halide::Int(64), stride);
+                linear = linear.defined() ? linear + term : term;
+            }
+            stride *= b.shape[d];
+        }
+        if (!linear.defined()) return "";
+        Halide::Expr it = Variable::make(Halide::Int(64), loop->iterator);
+        Halide::Expr step = simplify(substitute(loop->iterator, it + 1, linear) - linear);
+        if (!Halide::Internal::is_const_one(step)) return "";
+        Halide::Expr base = simplify(substitute(loop->iterator, Halide::Internal::make_const(Halide::Int(64), loop->lo), linear));
+        // Whole cache lines only (given a line-aligned tensor): a line written partly by
+        // non-temporal and partly by ordinary stores costs more than either.
+        const int64_t line = 64, bytes = dtype_bytes(b.dtype);
+        ModulusRemainder at = Halide::Internal::modulus_remainder(base, loop_alignment_);
+        if ((at.modulus * bytes) % line != 0 || (at.remainder * bytes) % line != 0 || (loop->trip * bytes) % line != 0) return "";
+        std::string array = "blk_" + b.name;
+        loop->blocks[b.name] = StreamedBlock{array, printer_.print(base)};
+        return array + "[" + loop->iterator + (loop->lo ? " - " + std::to_string(loop->lo) : "") + "]";
+    }
+
+    // Around a vector loop: the block arrays before it, the streaming stores after it.
+    std::string with_streamed_blocks(const StreamedLoop &loop, int depth, const std::string &loop_code) {
+        if (loop.blocks.empty()) return loop_code;
+        streams_in_function_ = true;
+        std::string before, after;
+        for (const auto &[buffer, block] : loop.blocks) {
+            const BufferInfo &b = m_.buffer(buffer);
+            before += pad(depth) + "alignas(64) float " + block.array + "[" + std::to_string(loop.trip) + "];\n";
+            after += pad(depth) + (b.dtype == DType::Float16 ? "akg_stream_f32_to_f16_n(" : "akg_stream_f32_n(") + block.array + ", " + buffer +
+                     " + (" + block.base + "), " + std::to_string(loop.trip) + ");\n";
+        }
+        return before + loop_code + after;
+    }
+
     std::string out_access(const PolyStatement &st) {
         std::vector<std::string> idx;
         for (int d = 0; d < st.out_dims; ++d) idx.push_back(index_var(d));
@@ -799,7 +871,9 @@ private:
         }
         printer_.set_index_context(known ? &vars : nullptr, &vars_strided, &loop_bounds_, &loop_alignment_, &strided_back_);
         printer_.set_scalar_context(loop_depth_ == 0);
+        statement_index_ = known ? &vars : nullptr;
         std::string code = emit_statement(c, depth, accumulator);
+        statement_index_ = nullptr;
         printer_.set_index_context(nullptr, nullptr, nullptr, nullptr, nullptr);
         return code;
     }
@@ -823,6 +897,8 @@ private:
             // In memory, in the accumulator's own precision.
             std::string target = out_access(st);
             out += in + target + " = " + store_cast(b, combine(s, target, v)) + ";\n";
+        } else if (std::string block = streamed_block_access(st); !block.empty()) {
+            out += in + block + " = " + (b.dtype == DType::Float16 ? v : "(float)(" + v + ")") + ";\n";
         } else {
             out += in + out_access(st) + " = " + store_cast(b, v) + ";\n";
         }
@@ -895,6 +971,28 @@ private:
         std::string inc = ast_expr(isl_ast_node_for_get_inc(node));
         return "for (int64_t " + iterator + " = " + init + "; " + cond + "; " + iterator + " += " + inc + ")";
     }
+
+    // A loop `for (it = lo; it <= hi; it += 1)` with constant bounds: fills `loop` (the block
+    // arrays of streamed outputs need a constant size).
+    bool constant_unit_loop(isl_ast_node *node, const std::string &it, StreamedLoop &loop) {
+        int64_t step = 0;
+        if (!int_value(isl_ast_node_for_get_init(node), loop.lo) || !int_value(isl_ast_node_for_get_inc(node), step) || step != 1 ||
+            !loop_bounds_.contains(it))
+            return false;
+        const Interval bounds = loop_bounds_.get(it); // a copy: as_const_int points into it
+        const int64_t *hi = Halide::Internal::as_const_int(bounds.max);
+        if (!hi || *hi < loop.lo) return false;
+        loop.iterator = it;
+        loop.trip = *hi - loop.lo + 1;
+        loop.conditional_depth = conditional_depth_;
+        return loop.trip <= kMaxStreamedBlock;
+    }
+    static constexpr int64_t kMaxStreamedBlock = 1024; // elements of a block array (on the stack)
+    struct ConditionalScope {
+        int &depth;
+        explicit ConditionalScope(int &d) : depth(d) { ++depth; }
+        ~ConditionalScope() { --depth; }
+    };
 
     bool body_has_loop(isl_ast_node *node) {
         bool found = false;
@@ -1205,7 +1303,11 @@ private:
         printer_.set_staged(stagings);
         int outer_depth = loop_depth_;
         loop_depth_ = 0; // the body of one parallel iteration, a function of its own
+        bool outer_streams = streams_in_function_;
+        streams_in_function_ = false;
         inner += emit_node(body, 1) + copy_out;
+        bool streams = streams_in_function_;
+        streams_in_function_ = outer_streams;
         loop_depth_ = outer_depth;
         printer_.set_staged(nullptr);
         isl_ast_node_free(body);
@@ -1216,10 +1318,22 @@ private:
         for (auto *loop : chain) isl_ast_node_free(loop);
         std::string plist = parameter_list(), alist = argument_list();
         helpers_[id] = "static void " + fn + "(" + params + (plist.empty() ? "" : ", " + plist) + ") {\n" + inner + "}\n";
-        std::string out = pad(depth) + "#pragma omp parallel for" + (chain.size() > 1 ? " collapse(" + std::to_string(chain.size()) + ")" : "") +
-                          " schedule(static)\n";
-        for (size_t k = 0; k < headers.size(); ++k) out += pad(depth + static_cast<int>(k)) + headers[k] + "\n";
-        return out + pad(depth + static_cast<int>(headers.size())) + fn + "(" + args + (alist.empty() ? "" : ", " + alist) + ");\n";
+        std::string collapse = chain.size() > 1 ? " collapse(" + std::to_string(chain.size()) + ")" : "";
+        std::string call = fn + "(" + args + (alist.empty() ? "" : ", " + alist) + ");\n";
+        std::string out;
+        if (!streams) {
+            out = pad(depth) + "#pragma omp parallel for" + collapse + " schedule(static)\n";
+            for (size_t k = 0; k < headers.size(); ++k) out += pad(depth + static_cast<int>(k)) + headers[k] + "\n";
+            return out + pad(depth + static_cast<int>(headers.size())) + call;
+        }
+        // Non-temporal stores are weakly ordered: each thread fences its own once, after its
+        // last task and before the barrier that ends the parallel region (a fence per task
+        // waits for the task's stores to reach memory: twice as slow on 512-byte tasks).
+        out = pad(depth) + "#pragma omp parallel\n" + pad(depth) + "{\n";
+        out += pad(depth + 1) + "#pragma omp for" + collapse + " schedule(static) nowait\n";
+        for (size_t k = 0; k < headers.size(); ++k) out += pad(depth + 1 + static_cast<int>(k)) + headers[k] + "\n";
+        out += pad(depth + 1 + static_cast<int>(headers.size())) + call;
+        return out + pad(depth + 1) + "akg_stream_fence();\n" + pad(depth) + "}\n";
     }
 
     std::string emit_node(isl_ast_node *node, int depth) {
@@ -1274,21 +1388,28 @@ private:
                 iterators_.pop_back();
                 s += pad(depth) + "}\n";
             } else {
-                if (in_simd_ && !body_has_loop(body)) s += pad(depth) + "#pragma omp simd\n";
+                bool vector_loop = in_simd_ && !body_has_loop(body);
+                if (vector_loop) s += pad(depth) + "#pragma omp simd\n";
                 s += pad(depth) + header + " {\n";
                 iterators_.push_back(it);
                 enter_loop(node, it);
                 ++loop_depth_;
+                StreamedLoop streamed;
+                StreamedLoop *outer_streamed = streamed_loop_;
+                streamed_loop_ = vector_loop && kernel_streams() && constant_unit_loop(node, it, streamed) ? &streamed : nullptr;
                 s += emit_node(body, depth + 1);
+                streamed_loop_ = outer_streamed;
                 --loop_depth_;
                 leave_loop(it);
                 iterators_.pop_back();
                 s += pad(depth) + "}\n";
+                s = with_streamed_blocks(streamed, depth, s);
             }
             isl_ast_node_free(body);
             return s;
         }
         case isl_ast_node_if: {
+            ConditionalScope conditional(conditional_depth_);
             std::string s = pad(depth) + "if (" + ast_expr(isl_ast_node_if_get_cond(node)) + ") {\n";
             isl_ast_node *then_node = isl_ast_node_if_get_then_node(node);
             s += emit_node(then_node, depth + 1);

@@ -21,6 +21,7 @@
 #include "poly/order_band_members.h"
 #include "poly/sink_column_loops.h"
 #include "poly/stage_float16.h"
+#include "poly/stream_outputs.h"
 
 namespace akg {
 
@@ -29,7 +30,7 @@ const char *const kGeneratorVersion = "0.1.0";
 const std::vector<std::string> &pipeline_pass_names() {
     static const std::vector<std::string> names = {"validate", "lower", "materialize", "simplify", "compare-float16", "fold-dimensions", "fold-reductions", "poly-model",
                                                    "dependences", "schedule", "fuse-reductions", "order-loops", "parallelize", "split-bands", "sink-columns", "interleave-channels", "vectorize",
-                                                   "promote", "stage-float16", "ast", "emit"};
+                                                   "promote", "stream-outputs", "stage-float16", "ast", "emit"};
     return names;
 }
 
@@ -93,6 +94,13 @@ std::string dump_promotion(const PolyModel &m) {
             os << ")\n";
         } else os << "kernel-wide scratch\n";
     }
+    return os.str();
+}
+
+std::string dump_streamed_outputs(const PolyModel &m) {
+    std::ostringstream os;
+    for (const auto &b : m.buffers)
+        if (b.streamed) os << b.name << shape_string(b.shape) << ": non-temporal stores\n";
     return os.str();
 }
 
@@ -177,6 +185,8 @@ std::string run_pipeline(const CompositeKernel &kernel, const PipelineOptions &o
         dump("vectorize", [&] { return dump_schedule(model); });
         promote_to_local_buffers(model, options.schedule);
         dump("promote", [&] { return dump_schedule(model) + dump_promotion(model); });
+        stream_large_outputs(model, options.schedule);
+        dump("stream-outputs", [&] { return dump_streamed_outputs(model); });
         stage_float16_buffers(model);
         dump("stage-float16", [&] { return dump_schedule(model) + dump_float16_stagings(model); });
         isl_ast_node *ast = build_ast(model);

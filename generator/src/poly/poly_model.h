@@ -31,6 +31,8 @@ struct BufferInfo {
     bool promoted = false;
     Shape local_shape;
     std::vector<std::string> local_offset_c; // per dimension, a C expression in the loop iterators
+    // Set by stream-outputs: a kernel output written with non-temporal stores.
+    bool streamed = false;
 };
 
 // Set by stage-float16: a float16 kernel tensor that one iteration of a parallel loop reads
@@ -64,8 +66,8 @@ struct PolyModel {
 };
 
 // Scheduling choices, kept as data so that targets and tuning can change them without touching
-// the passes. They are fixed defaults today (AVX-512: 16 float lanes); the only choice made per
-// kernel by a cost model is fused vs unfused (compute_schedule, loop_order_inversions).
+// the passes. They are fixed defaults today (AVX-512: 16 float lanes); the choices made per kernel
+// by a cost model are fused vs unfused (compute_schedule) and streamed stores (stream_outputs).
 struct ScheduleOptions {
     int vector_width = 16;          // float32 lanes of the target's vectors (AVX-512)
     // Inner loops are strip-mined by vector_width * vector_unroll when long enough: GCC fully
@@ -74,6 +76,9 @@ struct ScheduleOptions {
     int64_t parallel_chunk = 4096;  // iterations per parallel task of a one-dimensional loop
     int64_t staged_bytes_per_task = 8 * 1024; // float copies of float16 tensors per such task (L1)
     int64_t promotion_limit = 1 << 16; // elements of a per-iteration local buffer
+    // Kernels whose input and output tensors take more bytes than this (the last-level cache of
+    // the dev machine) write their outputs with non-temporal stores (stream_outputs.h).
+    int64_t stream_outputs_above_bytes = int64_t{32} << 20;
     bool fuse = true;               // false: one loop nest per statement (the ablation)
     bool parallel = true;
 };

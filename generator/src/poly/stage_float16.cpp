@@ -50,6 +50,7 @@ bool plan_staging(PolyModel &m, const BufferInfo &b, isl_union_set *subtree, isl
     if (b.dtype != DType::Float16 || b.shape.empty()) return false;
     bool input = b.kind == BufferKind::KernelInput, output = b.kind == BufferKind::KernelOutput;
     if (!input && !output) return false;
+    if (b.streamed) return false; // converted per vector loop, then streamed (stream_outputs.h)
     isl_union_map *reads = accesses_to_buffer(m.reads.get(), b), *writes = accesses_to_buffer(m.writes.get(), b);
     bool eligible = false;
     isl_union_map *mine = nullptr;

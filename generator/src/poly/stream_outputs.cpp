@@ -1,0 +1,47 @@
+#include "poly/stream_outputs.h"
+
+#include "poly/schedule_transforms.h"
+
+#include <isl/union_map.h>
+
+namespace akg {
+
+namespace {
+
+constexpr int64_t kCacheLineBytes = 64;
+constexpr int64_t kMinStreamedBytes = int64_t{1} << 20;
+
+// The bytes of all the kernel's input and output tensors: what one run moves at least.
+int64_t kernel_footprint_bytes(const PolyModel &m) {
+    int64_t bytes = 0;
+    for (const auto &b : m.buffers)
+        if (b.kind == BufferKind::KernelInput || b.kind == BufferKind::KernelOutput) bytes += element_count(b.shape) * dtype_bytes(b.dtype);
+    return bytes;
+}
+
+bool computed_and_never_read(const PolyModel &m, const BufferInfo &b) {
+    for (const auto &st : m.statements)
+        if (st.stage->buffer == b.name && st.stage->kind != StageKind::Compute) return false;
+    isl_union_map *reads = accesses_to_buffer(m.reads.get(), b);
+    bool unread = isl_union_map_is_empty(reads) == isl_bool_true;
+    isl_union_map_free(reads);
+    return unread;
+}
+
+} // namespace
+
+void stream_large_outputs(PolyModel &m, const ScheduleOptions &options) {
+    if (kernel_footprint_bytes(m) <= options.stream_outputs_above_bytes) return;
+    for (auto &b : m.buffers) {
+        if (b.kind != BufferKind::KernelOutput || b.shape.empty() || (b.dtype != DType::Float32 && b.dtype != DType::Float16)) continue;
+        // Rows that start on cache-line boundaries (in a line-aligned tensor): otherwise the
+        // blocks of a row share lines with the next row's, which ordinary stores must write.
+        if ((b.shape.back() * dtype_bytes(b.dtype)) % kCacheLineBytes != 0) continue;
+        // A small output (per-channel statistics next to a large tensor) costs nothing to read
+        // for ownership.
+        if (element_count(b.shape) * dtype_bytes(b.dtype) < kMinStreamedBytes) continue;
+        if (computed_and_never_read(m, b)) b.streamed = true;
+    }
+}
+
+} // namespace akg

@@ -1,0 +1,23 @@
+#pragma once
+#include "poly/poly_model.h"
+
+namespace akg {
+
+// Chooses the kernel outputs to write with non-temporal stores. When the kernel's input and
+// output tensors together exceed the last-level cache (ScheduleOptions::
+// stream_outputs_above_bytes), what it writes is evicted before anyone reads it, and an ordinary
+// store first reads the cache line it writes (read for ownership): a third more memory traffic
+// for a kernel with two inputs per output, half for one. Non-temporal stores write whole lines
+// around the cache instead. Streamed are the float32 and float16 outputs that
+//  - the kernel computes elementwise (no reduction accumulates in them) and never reads back,
+//  - take 1 MiB or more (per-channel statistics cost nothing to read for ownership),
+//  - have rows of whole cache lines (rows of 784 halves would share lines with their neighbours,
+//    written by ordinary stores: slower than either kind alone).
+// For each, the emitter stores the block a vector loop computes to a small aligned array and
+// streams it out right after the loop (akg_stream_f32_n, akg_stream_f32_to_f16_n), where the
+// store is unconditional, unit-stride in the vector loop and covers whole lines; elsewhere it
+// keeps ordinary stores. Streamed outputs are marked BufferInfo::streamed; stage-float16 leaves
+// them to the emitter.
+void stream_large_outputs(PolyModel &model, const ScheduleOptions &options);
+
+} // namespace akg
