@@ -28,6 +28,7 @@
 #include "lower/lower_to_halide.h"
 #include "lower/tensor_graph.h"
 #include "passes/materialize.h"
+#include "passes/math_identities.h"
 #include "passes/simplify_stages.h"
 #endif
 
@@ -143,6 +144,7 @@ struct Converter {
             // Halide's tanh() is a scalar libm call ("does not vectorize well"); give Halide its
             // best vectorizable form, through its polynomial exp.
             if (n == "akg_tanh") return 1.0f - 2.0f / (exp(2.0f * args[0]) + 1.0f);
+            if (n == "akg_tanh_plus_one") return 2.0f / (1.0f + exp(-2.0f * args[0]));
             if (n == "akg_erf") return erf(args[0]);
             if (n == "akg_pow") return pow(args[0], args[1]);
             if (n == "akg_abs") return op->type.is_float() ? abs(args[0]) : cast(op->type, abs(args[0]));
@@ -267,6 +269,7 @@ void prepare(HalidePeer &h, const akg_kernel *k, KernelBuffers &b, const std::st
     akg::TensorGraph g = akg::lower_to_halide(kernel);
     akg::materialize_and_inline(g);
     akg::simplify_stages(g);
+    akg::rewrite_math_identities(g);
     Converter c(g);
     c.build();
     std::vector<Func> outs;

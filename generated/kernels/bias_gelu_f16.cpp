@@ -18,7 +18,7 @@ static void akg_bias_gelu_f16_parallel_body_0(int64_t c0, int64_t c1, const floa
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = ((c1 + c3) + c4);
                 const float v_cse0 = (((float)s_in1[(((c1 + c3) + c4) - (c1))]) + akg_round_f16(in0[((c1 + c3) + c4)]));
-                blk_out1[c4] = ((v_cse0 * (akg_tanh((((((v_cse0 * v_cse0) * v_cse0) * 0.044708252f) + v_cse0) * 0.797851562f)) + 1.0f)) * 0.5f);
+                blk_out1[c4] = ((v_cse0 * akg_tanh_plus_one((((((v_cse0 * v_cse0) * v_cse0) * 0.044708252f) + v_cse0) * 0.797851562f))) * 0.5f);
             }
             {
                 [[maybe_unused]] const int64_t i0 = c0;

@@ -22,6 +22,7 @@
  *   akg_exp        0.894     1.0   overflow -> +inf for x > 88.7228, subnormal results, then +0
  *   akg_log        0.852     1.0   subnormal inputs included
  *   akg_tanh       1.509     2.0   (worst at |x| ~ 1.25, on the (1-e)/(1+e) side)
+ *   akg_tanh_plus_one  2.481  2.5  1 + tanh(x); results below 2^-126 flushed to +0
  *   akg_erf        1.214     1.5   (worst near |x| = 1, where the two pieces meet)
  *   akg_sigmoid    2.402     2.5   worst for x < 0 (e/(1+e)); subnormal tail kept for x < -87
  *   akg_pow        0.508     1.0   10^8 pairs: random bits, integer y with x < 0, DL ranges,
@@ -34,6 +35,7 @@
  *
  * SPECIAL VALUES: exp(-inf)=+0, exp(+inf)=+inf, exp(NaN)=NaN; log(±0)=-inf, log(x<0)=NaN,
  * log(+inf)=+inf, log(NaN)=NaN; tanh(±inf)=±1, tanh(±0)=±0, tanh(NaN)=NaN, tanh(tiny x)=x;
+ * tanh_plus_one(+inf)=2, tanh_plus_one(-inf)=+0, tanh_plus_one(NaN)=NaN;
  * erf(±inf)=±1, erf(±0)=±0, erf(NaN)=NaN; sigmoid(-inf)=0, sigmoid(+inf)=1; pow follows C powf
  * (pow(x,±0)=1 even for NaN x, pow(1,y)=1 even for NaN y, pow(-1,±inf)=1, pow(x<0 finite,
  * non-integer y)=NaN, odd-integer y keeps the sign of x (incl. -0 and -inf), pow(±0,y<0)=+inf
@@ -50,6 +52,7 @@
  *   akg_exp           0.17    30                  expf  1.41
  *   akg_log           0.24    44                  logf  1.88
  *   akg_tanh          0.21    40 (1 div)          tanhf 8.25
+ *   akg_tanh_plus_one 0.155   (1 div)             (1 + akg_tanh: 0.21)
  *   akg_erf           0.31    46                  erff  6.98
  *   akg_sigmoid       0.23    35 (1 div)
  *   akg_sqrt          0.07     5
@@ -259,6 +262,22 @@ AKG_VM_INLINE float akg_tanh(float x) {
     float small = fmaf_(a * t, P, a);
     float r = sel(a < 0.625f, small, big); /* NaN -> big -> NaN */
     return __builtin_copysignf(r, x);
+}
+
+/* ---- 1 + tanh ------------------------------------------------------------------------- */
+/* 1 + tanh(x) = 2 / (1 + e^-2x), for the generator's math-identities pass (GeLU's tanh form):
+ * no cancellation for x < 0, where 1 + akg_tanh(x) loses up to every bit, and one exponential
+ * plus a division. Results below 2^-126 (x < -44.15) are flushed to +0. */
+AKG_VM_INLINE float akg_tanh_plus_one(float x) {
+    using namespace akg_vm_detail;
+    float y = -2.0f * x;                         /* exact */
+    float yc = sel(y < -87.0f, -87.0f, y);       /* 1 + e^y rounds to 1 below; NaN passes */
+    yc = sel(yc > 88.3f, 88.3f, yc);             /* keeps 2^k finite (k <= 127) */
+    int32_t k;
+    float p = exp_reduce(yc, k);
+    float e = p * u2f((uint32_t)(k + 127) << 23);
+    float r = 2.0f / (1.0f + e);
+    return sel(y > 88.3f, 0.0f, r);              /* the result is below 2^-126 there */
 }
 
 /* ---- erf ------------------------------------------------------------------------------ */

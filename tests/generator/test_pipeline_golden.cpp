@@ -107,6 +107,18 @@ TEST(PipelineGolden, Float16RowsAreStagedOncePerParallelIteration) {
     EXPECT_EQ(count(code, "akg_round_f16("), 0u) << code;
 }
 
+TEST(PipelineGolden, GeluComputesOnePlusTanhWithoutCancellation) {
+    // 0.5 * x * (1 + tanh(z)): the sum becomes akg_tanh_plus_one(z) = 2 / (1 + e^-2z).
+    std::string graph = dump_after("bias_gelu_f32.json", "math-identities");
+    std::string output = graph.substr(graph.find("[out0]")); // the one stage left (the rest is inlined)
+    EXPECT_EQ(count(output, "akg_tanh_plus_one("), 1u) << graph;
+    EXPECT_EQ(count(output, "akg_tanh("), 0u) << graph;
+    // GeLU's backward pass uses tanh(z) itself (1 - tanh^2): unchanged.
+    graph = dump_after("bias_gelu_grad_f16.json", "math-identities");
+    EXPECT_EQ(count(graph, "akg_tanh_plus_one("), 0u) << graph;
+    EXPECT_GE(count(graph, "akg_tanh("), 1u) << graph;
+}
+
 TEST(PipelineGolden, LargeOutputsAreWrittenWithNonTemporalStores) {
     // 154 MB of tensors (folded to one dimension), far above the last-level cache: each
     // 64-element block of the output is computed into an aligned array, then streamed; each

@@ -31,6 +31,7 @@ namespace {
 constexpr double kExpUlp = 1.0;
 constexpr double kLogUlp = 1.0;
 constexpr double kTanhUlp = 2.0;
+constexpr double kTanhPlusOneUlp = 2.5;
 constexpr double kErfUlp = 1.5;
 constexpr double kSigmoidUlp = 2.5;
 constexpr double kRsqrtUlp = 1.5;
@@ -67,13 +68,14 @@ double ulp_error(float got, double ref) {
     return std::fabs(g - ref) / ulp;
 }
 
-enum Fn { kExp, kLog, kTanh, kErf, kSigmoid, kRsqrt, kSqrt };
+enum Fn { kExp, kLog, kTanh, kTanhPlusOne, kErf, kSigmoid, kRsqrt, kSqrt };
 
 double reference(Fn fn, double x) {
     switch (fn) {
     case kExp: return std::exp(x);
     case kLog: return std::log(x);
     case kTanh: return std::tanh(x);
+    case kTanhPlusOne: return x < 0 ? 2.0 * std::exp(2.0 * x) / (1.0 + std::exp(2.0 * x)) : 1.0 + std::tanh(x); // no cancellation
     case kErf: return std::erf(x);
     case kSigmoid: return 1.0 / (1.0 + std::exp(-x));
     case kRsqrt: return 1.0 / std::sqrt(x);
@@ -97,6 +99,10 @@ __attribute__((noinline)) void eval_simd(Fn fn, const float *__restrict x, float
     case kTanh:
 #pragma omp simd
         for (long i = 0; i < n; i++) y[i] = akg_tanh(x[i]);
+        break;
+    case kTanhPlusOne:
+#pragma omp simd
+        for (long i = 0; i < n; i++) y[i] = akg_tanh_plus_one(x[i]);
         break;
     case kErf:
 #pragma omp simd
@@ -123,6 +129,7 @@ __attribute__((noinline)) float eval_scalar(Fn fn, float x) {
     case kExp: return akg_exp(x);
     case kLog: return akg_log(x);
     case kTanh: return akg_tanh(x);
+    case kTanhPlusOne: return akg_tanh_plus_one(x);
     case kErf: return akg_erf(x);
     case kSigmoid: return akg_sigmoid(x);
     case kRsqrt: return akg_rsqrt(x);
@@ -154,6 +161,12 @@ __attribute__((noinline)) void round_f16_simd(const float *__restrict x, float *
     for (long i = 0; i < n; i++) y[i] = akg_round_f16(x[i]);
 }
 
+// ulp_error, except that akg_tanh_plus_one may flush results below 2^-126 to +0.
+double error_of(Fn fn, float got, double ref) {
+    if (fn == kTanhPlusOne && ref < 0x1p-126 && got >= 0.0f && got <= 0x1p-126f) return 0.0;
+    return ulp_error(got, ref);
+}
+
 struct SweepResult {
     double max_ulp = 0.0;
     float worst_x = 0.0f;
@@ -178,7 +191,7 @@ SweepResult sweep(Fn fn, uint64_t first, uint64_t last, uint64_t stride) {
                 x[i] = bits_to_float(static_cast<uint32_t>(first + (base + i) * stride));
             eval_simd(fn, x.data(), y.data(), n);
             for (long i = 0; i < n; i++) {
-                double e = ulp_error(y[i], reference(fn, x[i]));
+                double e = error_of(fn, y[i], reference(fn, x[i]));
                 if (e > local.max_ulp) local = {e, x[i], y[i]};
             }
         }
@@ -237,6 +250,13 @@ TEST(VmathAccuracy, Tanh) {
     accuracy_suite(kTanh, "tanh", kTanhUlp,
                    {{0x1p-8f, 10.0f, 5}, {-0x1p-8f, -10.0f, 5},
                     {0.5f, 1.0f, 1}});           // both sides of the polynomial/exp switch
+}
+
+TEST(VmathAccuracy, TanhPlusOne) {
+    accuracy_suite(kTanhPlusOne, "tanh+1", kTanhPlusOneUlp,
+                   {{0x1p-8f, 10.0f, 5}, {-0x1p-8f, -10.0f, 5},
+                    {-7.0f, -9.0f, 1},            // the worst case, near -8.3
+                    {-43.0f, -46.0f, 1}});        // down to the flush below 2^-126
 }
 
 TEST(VmathAccuracy, Erf) {
@@ -362,6 +382,16 @@ TEST(VmathSpecial, Tanh) {
     EXPECT_BITS_EQ(akg_tanh(0x1p-13f), 0x1p-13f);
     EXPECT_BITS_EQ(akg_tanh(20.0f), 1.0f);
     EXPECT_BITS_EQ(akg_tanh(-1e30f), -1.0f);
+    EXPECT_BITS_EQ(akg_tanh_plus_one(kInf), 2.0f);
+    EXPECT_BITS_EQ(akg_tanh_plus_one(-kInf), 0.0f);
+    EXPECT_TRUE(std::isnan(akg_tanh_plus_one(kNaN)));
+    EXPECT_BITS_EQ(akg_tanh_plus_one(0.0f), 1.0f);
+    EXPECT_BITS_EQ(akg_tanh_plus_one(-0.0f), 1.0f);
+    EXPECT_BITS_EQ(akg_tanh_plus_one(20.0f), 2.0f);
+    EXPECT_BITS_EQ(akg_tanh_plus_one(-50.0f), 0.0f);
+    // Where 1 + akg_tanh(x) has cancelled to 0, the identity keeps the value.
+    EXPECT_EQ(1.0f + akg_tanh(-10.0f), 0.0f);
+    EXPECT_LE(ulp_error(akg_tanh_plus_one(-10.0f), 2.0 * std::exp(-20.0) / (1.0 + std::exp(-20.0))), kTanhPlusOneUlp);
 }
 
 TEST(VmathSpecial, Erf) {
@@ -447,7 +477,7 @@ TEST(VmathSimd, MatchesScalarBitForBit) {
     const std::vector<float> x = agreement_inputs();
     std::vector<float> y(x.size());
     const std::pair<Fn, const char *> fns[] = {{kExp, "exp"}, {kLog, "log"},
-                                               {kTanh, "tanh"}, {kErf, "erf"},
+                                               {kTanh, "tanh"}, {kTanhPlusOne, "tanh+1"}, {kErf, "erf"},
                                                {kSigmoid, "sigmoid"}, {kRsqrt, "rsqrt"},
                                                {kSqrt, "sqrt"}};
     for (const auto &[fn, name] : fns) {

@@ -14,6 +14,7 @@
 #include "passes/fold_dimensions.h"
 #include "passes/materialize.h"
 #include "passes/fold_reduction_dimensions.h"
+#include "passes/math_identities.h"
 #include "passes/simplify_stages.h"
 #include "poly/schedule_transforms.h"
 #include "poly/fuse_sibling_reductions.h"
@@ -28,7 +29,7 @@ namespace akg {
 const char *const kGeneratorVersion = "0.1.0";
 
 const std::vector<std::string> &pipeline_pass_names() {
-    static const std::vector<std::string> names = {"validate", "lower", "materialize", "simplify", "compare-float16", "fold-dimensions", "fold-reductions", "poly-model",
+    static const std::vector<std::string> names = {"validate", "lower", "materialize", "simplify", "math-identities", "compare-float16", "fold-dimensions", "fold-reductions", "poly-model",
                                                    "dependences", "schedule", "fuse-reductions", "order-loops", "parallelize", "split-bands", "sink-columns", "interleave-channels", "vectorize",
                                                    "promote", "stream-outputs", "stage-float16", "ast", "emit"};
     return names;
@@ -152,6 +153,8 @@ std::string run_pipeline(const CompositeKernel &kernel, const PipelineOptions &o
     dump("materialize", [&] { return dump_graph(graph); });
     simplify_stages(graph);
     dump("simplify", [&] { return dump_graph(graph); });
+    rewrite_math_identities(graph);
+    dump("math-identities", [&] { return dump_graph(graph); });
     compare_rounded_float16(graph);
     dump("compare-float16", [&] { return dump_graph(graph); });
     fold_dimensions(graph);

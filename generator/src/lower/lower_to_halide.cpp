@@ -397,7 +397,7 @@ Expr float16_rounded_operand(const Expr &value) {
 bool is_math_function(const std::string &name) { return name.rfind("akg_", 0) == 0; }
 
 bool is_expensive_math(const std::string &name) {
-    return name == "akg_exp" || name == "akg_log" || name == "akg_tanh" || name == "akg_erf" || name == "akg_pow" ||
+    return name == "akg_exp" || name == "akg_log" || name == "akg_tanh" || name == "akg_tanh_plus_one" || name == "akg_erf" || name == "akg_pow" ||
            name == "akg_sqrt" || name == "akg_rsqrt";
 }
 
