@@ -118,14 +118,16 @@ static void akg_mlm_bias_log_softmax_f32_parallel_body_0(int64_t c0, const float
     }
     for (int64_t c1 = 0; (c1 <= 21127); c1 += 64) {
         if ((c1 <= 21056)) {
+            alignas(64) float blk_out0[64];
             #pragma omp simd
             for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                    out0[i0 * 21128 + i1] = (float)((((in0[c0 * 21128 + (c1 + c2)] + in1[(c1 + c2)]) - ((float)t1[0])) - t0[0]));
+                    blk_out0[c2] = (float)((((in0[c0 * 21128 + (c1 + c2)] + in1[(c1 + c2)]) - ((float)t1[0])) - t0[0]));
                 }
             }
+            akg_stream_f32_n(blk_out0, out0 + (((c0 * INT64_C(21128)) + c1)), 64);
         } else {
             #pragma omp simd
             for (int64_t c2 = 0; (c2 <= 7); c2 += 1) {
@@ -146,9 +148,13 @@ extern "C" int akg_kernel_fn_mlm_bias_log_softmax_f32(void *const *buffers) {
     double t1[1];
     double t2[1];
     float t0[1];
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 319); c0 += 1)
-        akg_mlm_bias_log_softmax_f32_parallel_body_0(c0, in0, in1, out0);
+    #pragma omp parallel
+    {
+        #pragma omp for schedule(static) nowait
+        for (int64_t c0 = 0; (c0 <= 319); c0 += 1)
+            akg_mlm_bias_log_softmax_f32_parallel_body_0(c0, in0, in1, out0);
+        akg_stream_fence();
+    }
     return AKG_STATUS_OK;
 }
 

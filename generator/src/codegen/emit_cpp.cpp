@@ -1,6 +1,8 @@
 // C++ emission from isl's AST.
 #include "codegen/emit_cpp.h"
 
+#include "poly/stream_outputs.h"
+
 #include <map>
 
 #include <cmath>
@@ -827,11 +829,13 @@ private:
         Halide::Expr step = simplify(substitute(loop->iterator, it + 1, linear) - linear);
         if (!Halide::Internal::is_const_one(step)) return "";
         Halide::Expr base = simplify(substitute(loop->iterator, Halide::Internal::make_const(Halide::Int(64), loop->lo), linear));
-        // Whole cache lines only (given a line-aligned tensor): a line written partly by
-        // non-temporal and partly by ordinary stores costs more than either.
+        // Whole cache lines (given a line-aligned tensor), or blocks of long rows (see
+        // stream_outputs.h): akg_stream_* writes the lines a block shares with its neighbours
+        // with ordinary stores, so no line is written partly by both kinds.
         const int64_t line = 64, bytes = dtype_bytes(b.dtype);
         ModulusRemainder at = Halide::Internal::modulus_remainder(base, loop_alignment_);
-        if ((at.modulus * bytes) % line != 0 || (at.remainder * bytes) % line != 0 || (loop->trip * bytes) % line != 0) return "";
+        bool whole_lines = (at.modulus * bytes) % line == 0 && (at.remainder * bytes) % line == 0;
+        if ((loop->trip * bytes) % line != 0 || (!whole_lines && b.shape.back() * bytes < kLongStreamedRowBytes)) return "";
         std::string array = "blk_" + b.name;
         loop->blocks[b.name] = StreamedBlock{array, printer_.print(base)};
         return array + "[" + loop->iterator + (loop->lo ? " - " + std::to_string(loop->lo) : "") + "]";

@@ -34,9 +34,9 @@ void stream_large_outputs(PolyModel &m, const ScheduleOptions &options) {
     if (kernel_footprint_bytes(m) <= options.stream_outputs_above_bytes) return;
     for (auto &b : m.buffers) {
         if (b.kind != BufferKind::KernelOutput || b.shape.empty() || (b.dtype != DType::Float32 && b.dtype != DType::Float16)) continue;
-        // Rows that start on cache-line boundaries (in a line-aligned tensor): otherwise the
-        // blocks of a row share lines with the next row's, which ordinary stores must write.
-        if ((b.shape.back() * dtype_bytes(b.dtype)) % kCacheLineBytes != 0) continue;
+        // Rows that start on cache-line boundaries (in a line-aligned tensor), or long rows.
+        int64_t row_bytes = b.shape.back() * dtype_bytes(b.dtype);
+        if (row_bytes % kCacheLineBytes != 0 && row_bytes < kLongStreamedRowBytes) continue;
         // A small output (per-channel statistics next to a large tensor) costs nothing to read
         // for ownership.
         if (element_count(b.shape) * dtype_bytes(b.dtype) < kMinStreamedBytes) continue;

@@ -11,13 +11,17 @@ namespace akg {
 // around the cache instead. Streamed are the float32 and float16 outputs that
 //  - the kernel computes elementwise (no reduction accumulates in them) and never reads back,
 //  - take 1 MiB or more (per-channel statistics cost nothing to read for ownership),
-//  - have rows of whole cache lines (rows of 784 halves would share lines with their neighbours,
-//    written by ordinary stores: slower than either kind alone).
+//  - have rows of whole cache lines, or rows of 4 KiB or more. The lines a block of a row shares
+//    with the next block are written with ordinary stores: most lines of rows of 784 halves,
+//    one in four of a long row that starts mid-line.
 // For each, the emitter stores the block a vector loop computes to a small aligned array and
 // streams it out right after the loop (akg_stream_f32_n, akg_stream_f32_to_f16_n), where the
 // store is unconditional, unit-stride in the vector loop and covers whole lines; elsewhere it
 // keeps ordinary stores. Streamed outputs are marked BufferInfo::streamed; stage-float16 leaves
 // them to the emitter.
 void stream_large_outputs(PolyModel &model, const ScheduleOptions &options);
+
+// Rows at least this long are streamed even when they do not start on a cache line.
+constexpr int64_t kLongStreamedRowBytes = 4096;
 
 } // namespace akg
