@@ -7,9 +7,7 @@
 static void akg_adam_weight_decay_f32_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, const float *__restrict in1, const float *__restrict in2, float *__restrict in3, float *__restrict in4, float *__restrict in5, float *__restrict out0) {
     float t0[2048];
     float s_in0[2048];
-    static const int64_t in0_shape[] = {2359296}, in0_box[] = {2048};
-    const int64_t in0_offset[] = {(int64_t)(c0)};
-    akg_stage_f16_in(in0, 1, in0_shape, in0_offset, in0_box, s_in0);
+    akg_f16_to_f32_n(in0 + ((int64_t)(c0)), s_in0, 2048);
     for (int64_t c1 = 0; (c1 <= 2047); c1 += 64) {
         alignas(64) float blk_out0[64];
         #pragma omp simd

@@ -9,13 +9,9 @@ static void akg_attention_softmax_dropout_f16_parallel_body_0(int64_t c0, int64_
     float t0[128];
     double t2[1];
     float s_in0[128];
-    static const int64_t in0_shape[] = {16, 12, 128, 128}, in0_box[] = {1, 1, 1, 128};
-    const int64_t in0_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(c2), (int64_t)(0)};
-    akg_stage_f16_in(in0, 4, in0_shape, in0_offset, in0_box, s_in0);
+    akg_f16_to_f32_n(in0 + ((int64_t)(c0) * 196608 + (int64_t)(c1) * 16384 + (int64_t)(c2) * 128), s_in0, 128);
     float s_in1[128];
-    static const int64_t in1_shape[] = {16, 1, 1, 128}, in1_box[] = {1, 1, 1, 128};
-    const int64_t in1_offset[] = {(int64_t)(c0), (int64_t)(0), (int64_t)(0), (int64_t)(0)};
-    akg_stage_f16_in(in1, 4, in1_shape, in1_offset, in1_box, s_in1);
+    akg_f16_to_f32_n(in1 + ((int64_t)(c0) * 128), s_in1, 128);
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = c1;

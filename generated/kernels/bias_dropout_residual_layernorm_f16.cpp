@@ -9,23 +9,13 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, 
     double t2[1];
     float t0[1];
     float s_in0[768];
-    static const int64_t in0_shape[] = {2048, 768}, in0_box[] = {1, 768};
-    const int64_t in0_offset[] = {(int64_t)(c0), (int64_t)(0)};
-    akg_stage_f16_in(in0, 2, in0_shape, in0_offset, in0_box, s_in0);
+    akg_f16_to_f32_n(in0 + ((int64_t)(c0) * 768), s_in0, 768);
     float s_in1[768];
-    static const int64_t in1_shape[] = {768}, in1_box[] = {768};
-    const int64_t in1_offset[] = {(int64_t)(0)};
-    akg_stage_f16_in(in1, 1, in1_shape, in1_offset, in1_box, s_in1);
+    akg_f16_to_f32_n(in1 + (0), s_in1, 768);
     float s_in3[768];
-    static const int64_t in3_shape[] = {2048, 768}, in3_box[] = {1, 768};
-    const int64_t in3_offset[] = {(int64_t)(c0), (int64_t)(0)};
-    akg_stage_f16_in(in3, 2, in3_shape, in3_offset, in3_box, s_in3);
+    akg_f16_to_f32_n(in3 + ((int64_t)(c0) * 768), s_in3, 768);
     float s_out0[768];
-    static const int64_t out0_shape[] = {2048, 768}, out0_box[] = {1, 768};
-    const int64_t out0_offset[] = {(int64_t)(c0), (int64_t)(0)};
     float s_out1[768];
-    static const int64_t out1_shape[] = {2048, 768}, out1_box[] = {1, 768};
-    const int64_t out1_offset[] = {(int64_t)(c0), (int64_t)(0)};
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
@@ -166,8 +156,8 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, 
             }
         }
     }
-    akg_stage_f16_out(out0, 2, out0_shape, out0_offset, out0_box, s_out0);
-    akg_stage_f16_out(out1, 2, out1_shape, out1_offset, out1_box, s_out1);
+    akg_f32_to_f16_n(s_out0, out0 + ((int64_t)(c0) * 768), 768);
+    akg_f32_to_f16_n(s_out1, out1 + ((int64_t)(c0) * 768), 768);
 }
 
 static void akg_bias_dropout_residual_layernorm_f16_parallel_body_1(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, const uint16_t *__restrict in3, const float *__restrict in4, const float *__restrict in5, uint16_t *__restrict out0, uint16_t *__restrict out1, uint16_t *__restrict out2, uint16_t *__restrict out3, uint16_t *__restrict out4) {
@@ -175,8 +165,6 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_1(int64_t c0, 
     double t2[1];
     float t0[1];
     float s_out4[768];
-    static const int64_t out4_shape[] = {2048, 768}, out4_box[] = {1, 768};
-    const int64_t out4_offset[] = {(int64_t)(c0), (int64_t)(0)};
     for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
         #pragma omp simd
         for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
@@ -187,7 +175,7 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_1(int64_t c0, 
             }
         }
     }
-    akg_stage_f16_out(out4, 2, out4_shape, out4_offset, out4_box, s_out4);
+    akg_f32_to_f16_n(s_out4, out4 + ((int64_t)(c0) * 768), 768);
 }
 
 extern "C" int akg_kernel_fn_bias_dropout_residual_layernorm_f16(void *const *buffers) {

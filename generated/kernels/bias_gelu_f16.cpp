@@ -6,9 +6,7 @@
 
 static void akg_bias_gelu_f16_parallel_body_0(int64_t c0, int64_t c1, const float *__restrict in0, const uint16_t *__restrict in1, uint16_t *__restrict out0, uint16_t *__restrict out1) {
     float s_in1[512];
-    static const int64_t in1_shape[] = {2048, 3072}, in1_box[] = {1, 512};
-    const int64_t in1_offset[] = {(int64_t)(c0), (int64_t)(c1)};
-    akg_stage_f16_in(in1, 2, in1_shape, in1_offset, in1_box, s_in1);
+    akg_f16_to_f32_n(in1 + ((int64_t)(c0) * 3072 + (int64_t)(c1)), s_in1, 512);
     for (int64_t c3 = 0; (c3 <= 511); c3 += 64) {
         alignas(64) float blk_out0[64];
         alignas(64) float blk_out1[64];

@@ -37,12 +37,8 @@ static void akg_bn_apply_relu_f16_parallel_body_2(int64_t c0, const uint16_t *__
 
 static void akg_bn_apply_relu_f16_parallel_body_3(int64_t c0, int64_t c1, const uint16_t *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, const float *__restrict in4, float *__restrict out1, float *__restrict out2, float *__restrict t0, uint16_t *__restrict out0) {
     float s_in0[784];
-    static const int64_t in0_shape[] = {32, 512, 784}, in0_box[] = {1, 1, 784};
-    const int64_t in0_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(0)};
-    akg_stage_f16_in(in0, 3, in0_shape, in0_offset, in0_box, s_in0);
+    akg_f16_to_f32_n(in0 + ((int64_t)(c0) * 401408 + (int64_t)(c1) * 784), s_in0, 784);
     float s_out0[784];
-    static const int64_t out0_shape[] = {32, 512, 784}, out0_box[] = {1, 1, 784};
-    const int64_t out0_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(0)};
     for (int64_t c2 = 0; (c2 <= 783); c2 += 64) {
         if ((c2 <= 704)) {
             #pragma omp simd
@@ -68,7 +64,7 @@ static void akg_bn_apply_relu_f16_parallel_body_3(int64_t c0, int64_t c1, const 
             }
         }
     }
-    akg_stage_f16_out(out0, 3, out0_shape, out0_offset, out0_box, s_out0);
+    akg_f32_to_f16_n(s_out0, out0 + ((int64_t)(c0) * 401408 + (int64_t)(c1) * 784), 784);
 }
 
 extern "C" int akg_kernel_fn_bn_apply_relu_f16(void *const *buffers) {

@@ -16,16 +16,10 @@ static void akg_bottleneck_end_f16_parallel_body_0(int64_t c0, const uint16_t *_
 
 static void akg_bottleneck_end_f16_parallel_body_1(int64_t c0, int64_t c1, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, const float *__restrict in3, const float *__restrict in4, const float *__restrict in5, float *__restrict t0, uint16_t *__restrict out0) {
     float s_in0[196];
-    static const int64_t in0_shape[] = {32, 1024, 196}, in0_box[] = {1, 1, 196};
-    const int64_t in0_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(0)};
-    akg_stage_f16_in(in0, 3, in0_shape, in0_offset, in0_box, s_in0);
+    akg_f16_to_f32_n(in0 + ((int64_t)(c0) * 200704 + (int64_t)(c1) * 196), s_in0, 196);
     float s_in1[196];
-    static const int64_t in1_shape[] = {32, 1024, 196}, in1_box[] = {1, 1, 196};
-    const int64_t in1_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(0)};
-    akg_stage_f16_in(in1, 3, in1_shape, in1_offset, in1_box, s_in1);
+    akg_f16_to_f32_n(in1 + ((int64_t)(c0) * 200704 + (int64_t)(c1) * 196), s_in1, 196);
     float s_out0[196];
-    static const int64_t out0_shape[] = {32, 1024, 196}, out0_box[] = {1, 1, 196};
-    const int64_t out0_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(0)};
     for (int64_t c2 = 0; (c2 <= 195); c2 += 64) {
         if ((c2 <= 128)) {
             #pragma omp simd
@@ -51,7 +45,7 @@ static void akg_bottleneck_end_f16_parallel_body_1(int64_t c0, int64_t c1, const
             }
         }
     }
-    akg_stage_f16_out(out0, 3, out0_shape, out0_offset, out0_box, s_out0);
+    akg_f32_to_f16_n(s_out0, out0 + ((int64_t)(c0) * 200704 + (int64_t)(c1) * 196), 196);
 }
 
 extern "C" int akg_kernel_fn_bottleneck_end_f16(void *const *buffers) {

@@ -6,9 +6,7 @@
 
 static void akg_global_norm_sq_unscale_f16_parallel_body_0(int64_t c0, const float *__restrict in0, const uint16_t *__restrict in1, float *__restrict in2, double *__restrict t0, float *__restrict out0) {
     float s_in1[2048];
-    static const int64_t in1_shape[] = {2359296}, in1_box[] = {2048};
-    const int64_t in1_offset[] = {(int64_t)(c0)};
-    akg_stage_f16_in(in1, 1, in1_shape, in1_offset, in1_box, s_in1);
+    akg_f16_to_f32_n(in1 + ((int64_t)(c0)), s_in1, 2048);
     for (int64_t c1 = 0; (c1 <= 2047); c1 += 64) {
         #pragma omp simd
         for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {

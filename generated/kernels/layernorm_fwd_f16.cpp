@@ -9,12 +9,8 @@ static void akg_layernorm_fwd_f16_parallel_body_0(int64_t c0, const uint16_t *__
     double t2[1];
     float t0[1];
     float s_in0[768];
-    static const int64_t in0_shape[] = {2048, 768}, in0_box[] = {1, 768};
-    const int64_t in0_offset[] = {(int64_t)(c0), (int64_t)(0)};
-    akg_stage_f16_in(in0, 2, in0_shape, in0_offset, in0_box, s_in0);
+    akg_f16_to_f32_n(in0 + ((int64_t)(c0) * 768), s_in0, 768);
     float s_out0[768];
-    static const int64_t out0_shape[] = {2048, 768}, out0_box[] = {1, 768};
-    const int64_t out0_offset[] = {(int64_t)(c0), (int64_t)(0)};
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
@@ -145,7 +141,7 @@ static void akg_layernorm_fwd_f16_parallel_body_0(int64_t c0, const uint16_t *__
             }
         }
     }
-    akg_stage_f16_out(out0, 2, out0_shape, out0_offset, out0_box, s_out0);
+    akg_f32_to_f16_n(s_out0, out0 + ((int64_t)(c0) * 768), 768);
 }
 
 extern "C" int akg_kernel_fn_layernorm_fwd_f16(void *const *buffers) {

@@ -5,20 +5,16 @@
 #include "akg_kernel_support.h"
 
 static void akg_merge_heads_f16_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, uint16_t *__restrict out0) {
-    float s_out0[768];
-    static const int64_t out0_shape[] = {2048, 768}, out0_box[] = {1, 768};
-    const int64_t out0_offset[] = {(int64_t)(c0), (int64_t)(0)};
     for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
         #pragma omp simd
         for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                s_out0[(i1 - (0))] = akg_f16_to_f32(in0[(c0 / INT64_C(128)) * 98304 + (c1 / INT64_C(64)) * 8192 + (c0 % INT64_C(128)) * 64 + c2]);
+                out0[i0 * 768 + i1] = in0[(c0 / INT64_C(128)) * 98304 + (c1 / INT64_C(64)) * 8192 + (c0 % INT64_C(128)) * 64 + c2];
             }
         }
     }
-    akg_stage_f16_out(out0, 2, out0_shape, out0_offset, out0_box, s_out0);
 }
 
 extern "C" int akg_kernel_fn_merge_heads_f16(void *const *buffers) {

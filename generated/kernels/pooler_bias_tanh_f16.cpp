@@ -6,12 +6,8 @@
 
 static void akg_pooler_bias_tanh_f16_parallel_body_0(int64_t c0, const float *__restrict in0, const uint16_t *__restrict in1, uint16_t *__restrict out0) {
     float s_in1[768];
-    static const int64_t in1_shape[] = {16, 768}, in1_box[] = {1, 768};
-    const int64_t in1_offset[] = {(int64_t)(c0), (int64_t)(0)};
-    akg_stage_f16_in(in1, 2, in1_shape, in1_offset, in1_box, s_in1);
+    akg_f16_to_f32_n(in1 + ((int64_t)(c0) * 768), s_in1, 768);
     float s_out0[768];
-    static const int64_t out0_shape[] = {16, 768}, out0_box[] = {1, 768};
-    const int64_t out0_offset[] = {(int64_t)(c0), (int64_t)(0)};
     for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
         #pragma omp simd
         for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
@@ -22,7 +18,7 @@ static void akg_pooler_bias_tanh_f16_parallel_body_0(int64_t c0, const float *__
             }
         }
     }
-    akg_stage_f16_out(out0, 2, out0_shape, out0_offset, out0_box, s_out0);
+    akg_f32_to_f16_n(s_out0, out0 + ((int64_t)(c0) * 768), 768);
 }
 
 extern "C" int akg_kernel_fn_pooler_bias_tanh_f16(void *const *buffers) {

@@ -6,12 +6,8 @@
 
 static void akg_qkv_bias_split_heads_f16_parallel_body_0(int64_t c0, int64_t c1, int64_t c2, const float *__restrict in0, const uint16_t *__restrict in1, uint16_t *__restrict out0) {
     float s_in1[64];
-    static const int64_t in1_shape[] = {2048, 768}, in1_box[] = {1, 64};
-    const int64_t in1_offset[] = {(int64_t)(128*c0 + c1), (int64_t)(64*c2)};
-    akg_stage_f16_in(in1, 2, in1_shape, in1_offset, in1_box, s_in1);
+    akg_f16_to_f32_n(in1 + ((int64_t)(128*c0 + c1) * 768 + (int64_t)(64*c2)), s_in1, 64);
     float s_out0[64];
-    static const int64_t out0_shape[] = {16, 12, 128, 64}, out0_box[] = {1, 1, 1, 64};
-    const int64_t out0_offset[] = {(int64_t)(c0), (int64_t)(c2), (int64_t)(c1), (int64_t)(0)};
     #pragma omp simd
     for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
         {
@@ -23,7 +19,7 @@ static void akg_qkv_bias_split_heads_f16_parallel_body_0(int64_t c0, int64_t c1,
             s_out0[(i3 - (0))] = (((float)s_in1[(v_cse0 - (64*c2))]) + akg_round_f16(in0[v_cse0]));
         }
     }
-    akg_stage_f16_out(out0, 4, out0_shape, out0_offset, out0_box, s_out0);
+    akg_f32_to_f16_n(s_out0, out0 + ((int64_t)(c0) * 98304 + (int64_t)(c2) * 8192 + (int64_t)(c1) * 64), 64);
 }
 
 extern "C" int akg_kernel_fn_qkv_bias_split_heads_f16(void *const *buffers) {

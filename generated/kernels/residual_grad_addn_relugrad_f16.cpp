@@ -6,17 +6,11 @@
 
 static void akg_residual_grad_addn_relugrad_f16_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const uint16_t *__restrict in2, uint16_t *__restrict out0) {
     float s_in0[512];
-    static const int64_t in0_shape[] = {6422528}, in0_box[] = {512};
-    const int64_t in0_offset[] = {(int64_t)(c0)};
-    akg_stage_f16_in(in0, 1, in0_shape, in0_offset, in0_box, s_in0);
+    akg_f16_to_f32_n(in0 + ((int64_t)(c0)), s_in0, 512);
     float s_in1[512];
-    static const int64_t in1_shape[] = {6422528}, in1_box[] = {512};
-    const int64_t in1_offset[] = {(int64_t)(c0)};
-    akg_stage_f16_in(in1, 1, in1_shape, in1_offset, in1_box, s_in1);
+    akg_f16_to_f32_n(in1 + ((int64_t)(c0)), s_in1, 512);
     float s_in2[512];
-    static const int64_t in2_shape[] = {6422528}, in2_box[] = {512};
-    const int64_t in2_offset[] = {(int64_t)(c0)};
-    akg_stage_f16_in(in2, 1, in2_shape, in2_offset, in2_box, s_in2);
+    akg_f16_to_f32_n(in2 + ((int64_t)(c0)), s_in2, 512);
     for (int64_t c1 = 0; (c1 <= 511); c1 += 64) {
         alignas(64) float blk_out0[64];
         #pragma omp simd

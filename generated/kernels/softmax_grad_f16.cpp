@@ -7,20 +7,12 @@
 static void akg_softmax_grad_f16_parallel_body_0(int64_t c0, int64_t c1, int64_t c2, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const uint16_t *__restrict in2, uint16_t *__restrict out0) {
     double t0[1];
     float s_in0[128];
-    static const int64_t in0_shape[] = {16, 12, 128, 128}, in0_box[] = {1, 1, 1, 128};
-    const int64_t in0_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(c2), (int64_t)(0)};
-    akg_stage_f16_in(in0, 4, in0_shape, in0_offset, in0_box, s_in0);
+    akg_f16_to_f32_n(in0 + ((int64_t)(c0) * 196608 + (int64_t)(c1) * 16384 + (int64_t)(c2) * 128), s_in0, 128);
     float s_in1[128];
-    static const int64_t in1_shape[] = {16, 12, 128, 128}, in1_box[] = {1, 1, 1, 128};
-    const int64_t in1_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(c2), (int64_t)(0)};
-    akg_stage_f16_in(in1, 4, in1_shape, in1_offset, in1_box, s_in1);
+    akg_f16_to_f32_n(in1 + ((int64_t)(c0) * 196608 + (int64_t)(c1) * 16384 + (int64_t)(c2) * 128), s_in1, 128);
     float s_in2[128];
-    static const int64_t in2_shape[] = {16, 12, 128, 128}, in2_box[] = {1, 1, 1, 128};
-    const int64_t in2_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(c2), (int64_t)(0)};
-    akg_stage_f16_in(in2, 4, in2_shape, in2_offset, in2_box, s_in2);
+    akg_f16_to_f32_n(in2 + ((int64_t)(c0) * 196608 + (int64_t)(c1) * 16384 + (int64_t)(c2) * 128), s_in2, 128);
     float s_out0[128];
-    static const int64_t out0_shape[] = {16, 12, 128, 128}, out0_box[] = {1, 1, 1, 128};
-    const int64_t out0_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(c2), (int64_t)(0)};
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = c1;
@@ -88,7 +80,7 @@ static void akg_softmax_grad_f16_parallel_body_0(int64_t c0, int64_t c1, int64_t
             }
         }
     }
-    akg_stage_f16_out(out0, 4, out0_shape, out0_offset, out0_box, s_out0);
+    akg_f32_to_f16_n(s_out0, out0 + ((int64_t)(c0) * 196608 + (int64_t)(c1) * 16384 + (int64_t)(c2) * 128), 128);
 }
 
 extern "C" int akg_kernel_fn_softmax_grad_f16(void *const *buffers) {

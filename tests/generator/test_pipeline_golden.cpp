@@ -97,14 +97,29 @@ TEST(PipelineGolden, Float16RowsAreStagedOncePerParallelIteration) {
     // LayerNorm reads its float16 row three times: converted once into a float row (vcvtph2ps),
     // and its float16 output is written from a float row once.
     std::string staging = dump_after("layernorm_fwd_f16.json", "stage-float16");
-    EXPECT_NE(staging.find("in0 copied in to float [1,768] at offset (c0, 0)"), std::string::npos) << staging;
-    EXPECT_NE(staging.find("out0 copied out from float [1,768] at offset (c0, 0)"), std::string::npos) << staging;
+    EXPECT_NE(staging.find("in0 copied in to float [1,768] at offset (c0, 0), one run inside the tensor"), std::string::npos) << staging;
+    EXPECT_NE(staging.find("out0 copied out from float [1,768] at offset (c0, 0), one run inside the tensor"), std::string::npos) << staging;
     std::string code = dump_after("layernorm_fwd_f16.json", "emit");
-    EXPECT_EQ(count(code, "akg_stage_f16_in("), 1u) << code;
-    EXPECT_EQ(count(code, "akg_stage_f16_out("), 1u) << code;
+    // One run of the tensor, always inside it: one conversion call each, no clamping.
+    EXPECT_EQ(count(code, "akg_f16_to_f32_n(in0 + ((int64_t)(c0) * 768), s_in0, 768);"), 1u) << code;
+    EXPECT_EQ(count(code, "akg_f32_to_f16_n(s_out0, out0 + ((int64_t)(c0) * 768), 768);"), 1u) << code;
     EXPECT_EQ(count(code, "akg_f16_to_f32("), 0u) << code;
     // The stored value is not rounded to float16 before its conversion to float16.
     EXPECT_EQ(count(code, "akg_round_f16("), 0u) << code;
+    // Blocks of 512 of rows of 3136: the last block of a row is clamped to the tensor.
+    staging = dump_after("relu_grad_bn_grad_reductions_f16.json", "stage-float16");
+    EXPECT_NE(staging.find("in0 copied in to float [1,1,512] at offset (c0, c1, c2), clamped to the tensor"), std::string::npos) << staging;
+    code = dump_after("relu_grad_bn_grad_reductions_f16.json", "emit");
+    EXPECT_EQ(count(code, "akg_stage_f16_in("), 2u) << code;
+}
+
+TEST(PipelineGolden, Float16TransposesCopyBits) {
+    // Merging attention heads moves float16 values: no conversion to float and back.
+    std::string code = dump_after("merge_heads_f16.json", "emit");
+    EXPECT_EQ(count(code, "out0[i0 * 768 + i1] = in0["), 1u) << code;
+    EXPECT_EQ(count(code, "akg_f16_to_f32"), 0u) << code;
+    EXPECT_EQ(count(code, "akg_f32_to_f16"), 0u) << code;
+    EXPECT_EQ(count(code, "s_out0"), 0u) << code; // not staged either
 }
 
 TEST(PipelineGolden, GeluComputesOnePlusTanhWithoutCancellation) {
@@ -148,7 +163,7 @@ TEST(PipelineGolden, OutputsStayCachedWhenSmallOrNotLineAligned) {
     EXPECT_EQ(streamed.find("non-temporal"), std::string::npos) << streamed;
     std::string code = dump_after("bn_apply_relu_f16.json", "emit");
     EXPECT_EQ(count(code, "akg_stream"), 0u) << code;
-    EXPECT_EQ(count(code, "akg_stage_f16_out("), 1u) << code;
+    EXPECT_EQ(count(code, "akg_f32_to_f16_n(s_out0, "), 1u) << code;
 }
 
 TEST(PipelineGolden, ColumnReductionsWalkRowsOverBlocksOfColumns) {

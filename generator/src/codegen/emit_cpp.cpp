@@ -901,6 +901,11 @@ private:
             // In memory, in the accumulator's own precision.
             std::string target = out_access(st);
             out += in + target + " = " + store_cast(b, combine(s, target, v)) + ";\n";
+        } else if (const Call *source = m_.float16_copy_source(s); source && !printer_.is_staged(s.buffer) &&
+                                                                        !printer_.is_staged(source->name.substr(4))) {
+            // A float16 copy (transpose, reshape): the bits, with no conversion either way
+            // (which would also quiet a signalling NaN).
+            out += in + out_access(st) + " = " + printer_.print(Halide::Expr(source)) + ";\n";
         } else if (std::string block = streamed_block_access(st); !block.empty()) {
             out += in + block + " = " + (b.dtype == DType::Float16 ? v : "(float)(" + v + ")") + ";\n";
         } else {
@@ -1290,6 +1295,25 @@ private:
         std::string copy_out;
         for (const auto &st : stagings ? *stagings : std::vector<Float16Staging>{}) {
             const BufferInfo &b = m_.buffer(st.buffer);
+            if (st.contiguous) {
+                // One run of the tensor: one conversion call, no clamping. (The offset of a
+                // dimension the box covers whole is 0.)
+                std::string start;
+                int64_t stride = 1;
+                for (int d = static_cast<int>(b.shape.size()) - 1; d >= 0; --d) {
+                    if (st.box[d] != b.shape[d]) {
+                        std::string term = "(int64_t)(" + st.offset_c[d] + ")" + (stride != 1 ? " * " + std::to_string(stride) : "");
+                        start = start.empty() ? term : term + " + " + start;
+                    }
+                    stride *= b.shape[d];
+                }
+                if (start.empty()) start = "0";
+                std::string n = std::to_string(element_count(st.box));
+                inner += "    float s_" + st.buffer + "[" + n + "];\n";
+                if (st.output) copy_out += "    akg_f32_to_f16_n(s_" + st.buffer + ", " + st.buffer + " + (" + start + "), " + n + ");\n";
+                else inner += "    akg_f16_to_f32_n(" + st.buffer + " + (" + start + "), s_" + st.buffer + ", " + n + ");\n";
+                continue;
+            }
             std::string shape, box, offset;
             for (size_t d = 0; d < st.box.size(); ++d) {
                 shape += (d ? ", " : "") + std::to_string(b.shape[d]);

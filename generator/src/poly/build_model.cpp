@@ -181,4 +181,13 @@ BufferInfo &PolyModel::buffer(const std::string &name) {
 }
 const BufferInfo &PolyModel::buffer(const std::string &name) const { return const_cast<PolyModel *>(this)->buffer(name); }
 
+const Halide::Internal::Call *PolyModel::float16_copy_source(const Stage &s) const {
+    if (s.kind != StageKind::Compute || buffer(s.buffer).dtype != DType::Float16) return nullptr;
+    const Halide::Internal::Cast *widen = s.value.as<Halide::Internal::Cast>();
+    if (!widen || widen->type != Halide::Float(32)) return nullptr;
+    const Halide::Internal::Call *read = widen->value.as<Halide::Internal::Call>();
+    if (!read || read->type != Halide::Float(16) || read->name.rfind("buf$", 0) != 0) return nullptr;
+    return buffer(read->name.substr(4)).dtype == DType::Float16 ? read : nullptr;
+}
+
 } // namespace akg

@@ -43,6 +43,7 @@ struct Float16Staging {
     bool output = false;               // false: copied in before the body; true: copied out after
     Shape box;                         // extent of the local float array, per dimension
     std::vector<std::string> offset_c; // per dimension, a C expression in the loop iterators
+    bool contiguous = false;           // the box is one run of the tensor, always inside it
 };
 
 struct PolyModel {
@@ -63,6 +64,9 @@ struct PolyModel {
     const PolyStatement &statement(const std::string &name) const;
     BufferInfo &buffer(const std::string &name);
     const BufferInfo &buffer(const std::string &name) const;
+    // The float16 read a float16 stage only copies (a transpose, a reshape: out = float(in)),
+    // or null. Such a stage is emitted as a copy of the bits, with no conversion either way.
+    const Halide::Internal::Call *float16_copy_source(const Stage &s) const;
 };
 
 // Scheduling choices, kept as data so that targets and tuning can change them without touching

@@ -26,19 +26,45 @@ constexpr int64_t kMinInnerExtent = 16; // one AVX-512 vector of the innermost d
 constexpr int64_t kMaxStagedElements = 1 << 15;
 constexpr int64_t kMaxStagedElementsPerBody = 1 << 17;
 
-// { prefix -> b[x] : offset(prefix) <= x < offset(prefix) + size, 0 <= x < shape }
-isl_map *clamped_box(isl_multi_aff *offset, const Shape &size, const BufferInfo &b) {
+// { prefix -> b[x] : offset(prefix) <= x < offset(prefix) + size, 0 <= x < shape } (without
+// the last condition when !clamped)
+isl_map *clamped_box(isl_multi_aff *offset, const Shape &size, const BufferInfo &b, bool clamped = true) {
     std::string lhs, rhs, cond;
     for (size_t d = 0; d < size.size(); ++d) {
         std::string y = "y" + std::to_string(d), x = "x" + std::to_string(d);
         lhs += (d ? ", " : "") + y;
         rhs += (d ? ", " : "") + x;
-        cond += std::string(d ? " and " : "") + y + " <= " + x + " < " + y + " + " + std::to_string(size[d]) + " and 0 <= " + x +
-                " < " + std::to_string(b.shape[d]);
+        cond += std::string(d ? " and " : "") + y + " <= " + x + " < " + y + " + " + std::to_string(size[d]);
+        if (clamped) cond += " and 0 <= " + x + " < " + std::to_string(b.shape[d]);
     }
     std::string text = "{ " + b.name + "[" + lhs + "] -> " + b.name + "[" + rhs + "] : " + cond + " }";
     isl_map *window = isl_map_read_from_str(isl_multi_aff_get_ctx(offset), text.c_str());
     return isl_map_apply_range(isl_map_from_multi_aff(isl_multi_aff_copy(offset)), window);
+}
+
+// The box is one contiguous run of the tensor (ones, then one partial dimension, then whole
+// dimensions) and never leaves the tensor at any of the `iterations`: it is then copied with
+// one conversion call, without the per-dimension clamping of akg_stage_f16_in/out (which cost
+// more than the conversion itself for the 64-element rows of a head split).
+bool contiguous_within_tensor(isl_multi_aff *offset, const Shape &size, const BufferInfo &b, isl_set *iterations) {
+    size_t first = 0;
+    while (first < size.size() && size[first] == 1) ++first;
+    for (size_t d = first + 1; d < size.size(); ++d)
+        if (size[d] != b.shape[d]) {
+            isl_set_free(iterations);
+            return false;
+        }
+    std::string dims, cond;
+    for (size_t d = 0; d < b.shape.size(); ++d) {
+        dims += (d ? ", " : "") + std::string("x") + std::to_string(d);
+        cond += std::string(d ? " and " : "") + "0 <= x" + std::to_string(d) + " < " + std::to_string(b.shape[d]);
+    }
+    isl_set *tensor = isl_set_read_from_str(isl_multi_aff_get_ctx(offset), ("{ " + b.name + "[" + dims + "] : " + cond + " }").c_str());
+    isl_set *touched = isl_map_range(isl_map_intersect_domain(clamped_box(offset, size, b, false), iterations));
+    bool within = isl_set_is_subset(touched, tensor) == isl_bool_true;
+    isl_set_free(touched);
+    isl_set_free(tensor);
+    return within;
 }
 
 struct Ctx {
@@ -63,8 +89,11 @@ bool plan_staging(PolyModel &m, const BufferInfo &b, isl_union_set *subtree, isl
         isl_union_set *writers = isl_union_map_domain(isl_union_map_copy(writes));
         eligible = isl_union_set_is_subset(writers, subtree) == isl_bool_true && isl_union_set_is_empty(writers) != isl_bool_true;
         isl_union_set_free(writers);
-        for (const auto &st : m.statements)
-            if (st.stage->buffer == b.name && st.stage->kind != StageKind::Compute) eligible = false;
+        for (const auto &st : m.statements) {
+            if (st.stage->buffer != b.name) continue;
+            if (st.stage->kind != StageKind::Compute) eligible = false;
+            if (m.float16_copy_source(*st.stage)) eligible = false; // copied as bits, nothing to convert
+        }
         mine = isl_union_map_copy(writes);
     }
     isl_union_map_free(reads);
@@ -99,6 +128,7 @@ bool plan_staging(PolyModel &m, const BufferInfo &b, isl_union_set *subtree, isl
             out.output = output;
             out.box = extent;
             out.offset_c = offset_to_c(offset, depth);
+            out.contiguous = contiguous_within_tensor(offset, extent, b, isl_map_domain(isl_map_copy(footprint)));
         }
         isl_multi_val_free(size);
         isl_multi_aff_free(offset);
