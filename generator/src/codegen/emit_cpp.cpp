@@ -112,6 +112,21 @@ int index_divisions(const Halide::Expr &e) {
     return c.n;
 }
 
+// The row-major linear index sum(terms[d] * stride_d) in an array of `shape`, as C; an empty
+// term (a dimension of extent 1, or at offset 0) is left out.
+std::string linear_index(const std::vector<std::string> &terms, const Shape &shape) {
+    std::string linear;
+    int64_t stride = 1;
+    for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+        if (!terms[d].empty()) {
+            std::string term = terms[d] + (stride != 1 ? " * " + std::to_string(stride) : "");
+            linear = linear.empty() ? term : term + " + " + linear;
+        }
+        stride *= shape[d];
+    }
+    return linear.empty() ? "0" : linear;
+}
+
 // Prints Halide expressions as C++. Tensor reads become buffer accesses.
 class ExprPrinter : public IRVisitor {
 public:
@@ -399,31 +414,17 @@ public:
         auto staged = staged_.find(buffer);
         if (staged != staged_.end()) {
             const Float16Staging &st = *staged->second;
-            std::string linear;
-            int64_t stride = 1;
-            for (int d = static_cast<int>(st.box.size()) - 1; d >= 0; --d) {
-                if (st.box[d] != 1) {
-                    std::string term = "(" + idx[d] + " - (" + st.offset_c[d] + "))";
-                    if (stride != 1) term += " * " + std::to_string(stride);
-                    linear = linear.empty() ? term : term + " + " + linear;
-                }
-                stride *= st.box[d];
-            }
-            return "s_" + buffer + "[" + (linear.empty() ? "0" : linear) + "]";
+            std::vector<std::string> terms(st.box.size());
+            for (size_t d = 0; d < st.box.size(); ++d)
+                if (st.box[d] != 1) terms[d] = "(" + idx[d] + " - (" + st.offset_c[d] + "))";
+            return "s_" + buffer + "[" + linear_index(terms, st.box) + "]";
         }
         const BufferInfo &b = model_->buffer(buffer);
         const Shape &shape = b.promoted ? b.local_shape : b.shape;
-        std::string linear;
-        int64_t stride = 1;
-        for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
-            if (shape[d] != 1) {
-                std::string term = b.promoted ? "(" + idx[d] + " - (" + b.local_offset_c[d] + "))" : idx[d];
-                if (stride != 1) term += " * " + std::to_string(stride);
-                linear = linear.empty() ? term : term + " + " + linear;
-            }
-            stride *= shape[d];
-        }
-        return buffer + "[" + (linear.empty() ? "0" : linear) + "]";
+        std::vector<std::string> terms(shape.size());
+        for (size_t d = 0; d < shape.size(); ++d)
+            if (shape[d] != 1) terms[d] = b.promoted ? "(" + idx[d] + " - (" + b.local_offset_c[d] + "))" : idx[d];
+        return buffer + "[" + linear_index(terms, shape) + "]";
     }
 };
 
@@ -1298,16 +1299,10 @@ private:
             if (st.contiguous) {
                 // One run of the tensor: one conversion call, no clamping. (The offset of a
                 // dimension the box covers whole is 0.)
-                std::string start;
-                int64_t stride = 1;
-                for (int d = static_cast<int>(b.shape.size()) - 1; d >= 0; --d) {
-                    if (st.box[d] != b.shape[d]) {
-                        std::string term = "(int64_t)(" + st.offset_c[d] + ")" + (stride != 1 ? " * " + std::to_string(stride) : "");
-                        start = start.empty() ? term : term + " + " + start;
-                    }
-                    stride *= b.shape[d];
-                }
-                if (start.empty()) start = "0";
+                std::vector<std::string> terms(b.shape.size());
+                for (size_t d = 0; d < b.shape.size(); ++d)
+                    if (st.box[d] != b.shape[d]) terms[d] = "(int64_t)(" + st.offset_c[d] + ")";
+                std::string start = linear_index(terms, b.shape);
                 std::string n = std::to_string(element_count(st.box));
                 inner += "    float s_" + st.buffer + "[" + n + "];\n";
                 if (st.output) copy_out += "    akg_f32_to_f16_n(s_" + st.buffer + ", " + st.buffer + " + (" + start + "), " + n + ");\n";
