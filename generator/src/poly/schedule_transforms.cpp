@@ -148,6 +148,15 @@ isl_union_map *accesses_to_buffer(isl_union_map *accesses, const BufferInfo &b) 
     return isl_union_map_intersect_range(isl_union_map_copy(accesses), isl_union_set_from_set(isl_set_universe(space)));
 }
 
+bool computed_and_never_read(const PolyModel &m, const BufferInfo &b) {
+    for (const auto &st : m.statements)
+        if (st.stage->buffer == b.name && st.stage->kind != StageKind::Compute) return false;
+    isl_union_map *reads = accesses_to_buffer(m.reads.get(), b);
+    bool unread = isl_union_map_is_empty(reads) == isl_bool_true;
+    isl_union_map_free(reads);
+    return unread;
+}
+
 std::vector<std::string> offset_to_c(isl_multi_aff *offset, int depth) {
     isl_multi_aff *named = isl_multi_aff_copy(offset);
     for (int d = 0; d < depth; ++d) named = isl_multi_aff_set_dim_name(named, isl_dim_in, d, ("c" + std::to_string(d)).c_str());

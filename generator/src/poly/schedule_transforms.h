@@ -26,6 +26,9 @@ bool is_outermost_band(isl_schedule_node *node);
 
 // The part of `accesses` (kept) whose range is buffer `b`.
 isl_union_map *accesses_to_buffer(isl_union_map *accesses, const BufferInfo &b);
+// Whether the kernel only computes buffer `b` elementwise (no reduction accumulates in it) and
+// never reads it back.
+bool computed_and_never_read(const PolyModel &m, const BufferInfo &b);
 // A fixed box's offset (kept) as one C expression per buffer dimension, in the loop iterators
 // c0..c{depth-1}.
 std::vector<std::string> offset_to_c(isl_multi_aff *offset, int depth);

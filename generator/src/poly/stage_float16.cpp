@@ -84,16 +84,13 @@ bool plan_staging(PolyModel &m, const BufferInfo &b, isl_union_set *subtree, isl
         // A read-only input: its reads under this loop.
         mine = isl_union_map_intersect_domain(isl_union_map_copy(reads), isl_union_set_copy(subtree));
         eligible = isl_union_map_is_empty(mine) != isl_bool_true;
-    } else if (output && isl_union_map_is_empty(reads) == isl_bool_true) {
+    } else if (output && computed_and_never_read(m, b)) {
         // A write-only output computed (not accumulated) entirely under this loop.
         isl_union_set *writers = isl_union_map_domain(isl_union_map_copy(writes));
         eligible = isl_union_set_is_subset(writers, subtree) == isl_bool_true && isl_union_set_is_empty(writers) != isl_bool_true;
         isl_union_set_free(writers);
-        for (const auto &st : m.statements) {
-            if (st.stage->buffer != b.name) continue;
-            if (st.stage->kind != StageKind::Compute) eligible = false;
-            if (m.float16_copy_source(*st.stage)) eligible = false; // copied as bits, nothing to convert
-        }
+        for (const auto &st : m.statements)
+            if (st.stage->buffer == b.name && m.float16_copy_source(*st.stage)) eligible = false; // copied as bits, nothing to convert
         mine = isl_union_map_copy(writes);
     }
     isl_union_map_free(reads);

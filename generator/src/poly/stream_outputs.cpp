@@ -2,8 +2,6 @@
 
 #include "poly/schedule_transforms.h"
 
-#include <isl/union_map.h>
-
 namespace akg {
 
 namespace {
@@ -17,15 +15,6 @@ int64_t kernel_footprint_bytes(const PolyModel &m) {
     for (const auto &b : m.buffers)
         if (b.kind == BufferKind::KernelInput || b.kind == BufferKind::KernelOutput) bytes += element_count(b.shape) * dtype_bytes(b.dtype);
     return bytes;
-}
-
-bool computed_and_never_read(const PolyModel &m, const BufferInfo &b) {
-    for (const auto &st : m.statements)
-        if (st.stage->buffer == b.name && st.stage->kind != StageKind::Compute) return false;
-    isl_union_map *reads = accesses_to_buffer(m.reads.get(), b);
-    bool unread = isl_union_map_is_empty(reads) == isl_bool_true;
-    isl_union_map_free(reads);
-    return unread;
 }
 
 } // namespace
