@@ -5,6 +5,7 @@
 #include "akg_kernel_support.h"
 
 static void akg_global_avgpool_bwd_f16_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, uint16_t *__restrict out0) {
+    const uint16_t hoisted0 = akg_f32_to_f16_scalar((akg_f16_to_f32_scalar(in0[c0]) * 0.0204081628f));
     for (int64_t c1 = 0; (c1 <= 48); c1 += 16) {
         if ((c1 <= 32)) {
             #pragma omp simd
@@ -12,14 +13,14 @@ static void akg_global_avgpool_bwd_f16_parallel_body_0(int64_t c0, const uint16_
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                    out0[i0 * 49 + i1] = akg_f32_to_f16((akg_f16_to_f32(in0[c0]) * 0.0204081628f));
+                    out0[i0 * 49 + i1] = hoisted0;
                 }
             }
         } else {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = 48;
-                out0[i0 * 49 + i1] = akg_f32_to_f16((akg_f16_to_f32(in0[c0]) * 0.0204081628f));
+                out0[i0 * 49 + i1] = hoisted0;
             }
         }
     }

@@ -122,6 +122,19 @@ TEST(PipelineGolden, Float16TransposesCopyBits) {
     EXPECT_EQ(count(code, "s_out0"), 0u) << code; // not staged either
 }
 
+TEST(PipelineGolden, LoopInvariantFloat16ValuesAreConvertedOnce) {
+    // Global average pooling's gradient stores one value over each row of 49: computed once
+    // per row with the F16C conversions, not with the vector loop's integer code per element.
+    std::string code = dump_after("global_avgpool_bwd_f16.json", "emit");
+    EXPECT_EQ(count(code, "const uint16_t hoisted0 = akg_f32_to_f16_scalar((akg_f16_to_f32_scalar(in0[c0]) * "), 1u) << code;
+    EXPECT_EQ(count(code, " = hoisted0;"), 2u) << code; // the vector loop and the last element
+    EXPECT_EQ(count(code, "akg_f16_to_f32("), 0u) << code;
+    // A per-channel float16 bias over NCHW rows: converted once per channel.
+    code = dump_after("conv_bias_residual_relu_f16.json", "emit");
+    EXPECT_EQ(count(code, "const float hoisted0 = akg_f16_to_f32_scalar(in1[c1]);"), 1u) << code;
+    EXPECT_EQ(count(code, "akg_f16_to_f32(in1"), 0u) << code;
+}
+
 TEST(PipelineGolden, GeluComputesOnePlusTanhWithoutCancellation) {
     // 0.5 * x * (1 + tanh(z)): the sum becomes akg_tanh_plus_one(z) = 2 / (1 + e^-2z).
     std::string graph = dump_after("bias_gelu_f32.json", "math-identities");

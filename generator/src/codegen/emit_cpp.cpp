@@ -1,8 +1,10 @@
 // C++ emission from isl's AST.
 #include "codegen/emit_cpp.h"
 
+#include "codegen/loop_invariants.h"
 #include "poly/stream_outputs.h"
 
+#include <functional>
 #include <map>
 
 #include <cmath>
@@ -178,7 +180,19 @@ public:
         back_ = back;
     }
 
+    // Consulted for every subexpression, outermost first, while a statement is printed (see
+    // Emitter::hoist_invariant): the name of a variable that holds its value, or "".
+    using Hoister = std::function<std::string(const Halide::Expr &)>;
+    Hoister set_hoister(Hoister h) {
+        std::swap(h, hoister_);
+        return h;
+    }
+
     std::string print(const Halide::Expr &e) {
+        if (hoister_) {
+            std::string hoisted = hoister_(e);
+            if (!hoisted.empty()) return hoisted;
+        }
         std::string saved;
         std::swap(saved, out_);
         e.accept(this);
@@ -196,6 +210,7 @@ private:
     BlockStaging block_;
     bool block_active_ = false;
     std::string f16_suffix_;
+    Hoister hoister_;
 
     // The read `buffer[args]` as an element of the current block's float array, or "" when its
     // address does not advance by exactly one element per iteration of the block's loop.
@@ -877,10 +892,99 @@ private:
         printer_.set_index_context(known ? &vars : nullptr, &vars_strided, &loop_bounds_, &loop_alignment_, &strided_back_);
         printer_.set_scalar_context(loop_depth_ == 0);
         statement_index_ = known ? &vars : nullptr;
+        // Accumulations keep their values in the lanes of their own loops (emit_accumulation).
+        ExprPrinter::Hoister saved = printer_.set_hoister(
+            accumulator ? ExprPrinter::Hoister{} : [this](const Halide::Expr &e) { return hoist_invariant(e); });
         std::string code = emit_statement(c, depth, accumulator);
+        printer_.set_hoister(saved);
         statement_index_ = nullptr;
         printer_.set_index_context(nullptr, nullptr, nullptr, nullptr, nullptr);
         return code;
+    }
+
+    // Loop-invariant subexpressions (loop_invariants.h). Each loop of the function being
+    // emitted has a frame; a hoisted value is declared before the outermost loop it does not
+    // depend on, that writes none of the buffers it reads, within its function (a parallel
+    // body starts with a barrier). Reads must be provably in bounds: a loop may run zero times,
+    // or its statement only under a condition, and the hoisted value is computed regardless.
+    struct HoistFrame {
+        std::string iterator; // "" for a barrier
+        std::set<std::string> written;
+        std::vector<std::string> declarations;
+        std::map<std::string, std::string> names; // declared value -> variable
+    };
+    std::vector<HoistFrame> hoist_frames_;
+    int hoisted_count_ = 0;
+
+    std::set<std::string> written_buffers(isl_ast_node *node) {
+        struct Ctx {
+            Emitter *self;
+            std::set<std::string> buffers;
+        } ctx{this, {}};
+        isl_ast_node_foreach_descendant_top_down(
+            node,
+            [](isl_ast_node *n, void *user) -> isl_bool {
+                auto &c = *static_cast<Ctx *>(user);
+                if (isl_ast_node_get_type(n) == isl_ast_node_user) c.buffers.insert(c.self->user_call(n).statement->stage->buffer);
+                return isl_bool_true;
+            },
+            &ctx);
+        return ctx.buffers;
+    }
+    // Frames around the code of one loop: its hoisted declarations go before `loop_code`.
+    void enter_hoist_frame(const std::string &iterator, isl_ast_node *body) {
+        hoist_frames_.push_back(HoistFrame{iterator, iterator.empty() ? std::set<std::string>{} : written_buffers(body), {}, {}});
+    }
+    std::string leave_hoist_frame(int depth, const std::string &loop_code) {
+        std::string declarations;
+        for (const auto &d : hoist_frames_.back().declarations) declarations += pad(depth) + d + "\n";
+        hoist_frames_.pop_back();
+        return declarations + loop_code;
+    }
+
+    bool provably_in_bounds(const InvariantUse::Read &read) const {
+        const BufferInfo &b = m_.buffer(read.buffer);
+        if (b.promoted || printer_.is_staged(read.buffer) || read.index.size() != b.shape.size()) return false;
+        for (size_t d = 0; d < read.index.size(); ++d) {
+            Interval range = bounds_of_expr_in_scope(read.index[d], loop_bounds_);
+            if (!range.is_bounded()) return false;
+            Halide::Expr lo = simplify(range.min), hi = simplify(range.max); // as_const_int points into them
+            const int64_t *l = as_const_int(lo), *h = as_const_int(hi);
+            if (!l || !h || *l < 0 || *h >= b.shape[d]) return false;
+        }
+        return true;
+    }
+
+    std::string hoist_invariant(const Halide::Expr &e) {
+        if (!statement_index_ || hoist_frames_.empty() || !worth_hoisting(e)) return "";
+        InvariantUse use = analyze_invariant(e, *statement_index_);
+        if (!use.hoistable || use.reads.empty()) return "";
+        for (const auto &read : use.reads)
+            if (!provably_in_bounds(read)) return "";
+        int target = -1;
+        for (int f = static_cast<int>(hoist_frames_.size()) - 1; f >= 0; --f) {
+            const HoistFrame &frame = hoist_frames_[f];
+            bool writes_read = false;
+            for (const auto &read : use.reads) writes_read |= frame.written.count(read.buffer) > 0;
+            if (frame.iterator.empty() || use.iterators.count(frame.iterator) || writes_read) break;
+            target = f;
+        }
+        if (target < 0) return "";
+        // Computed once: the scalar F16C conversions, not the vector loops' integer code.
+        ExprPrinter::Hoister self = printer_.set_hoister({});
+        bool scalar = printer_.f16_suffix() == "_scalar";
+        printer_.set_scalar_context(true);
+        std::string value = printer_.print(substitute(*statement_index_, e));
+        printer_.set_scalar_context(scalar);
+        printer_.set_hoister(self);
+        HoistFrame &frame = hoist_frames_[target];
+        std::string type = c_type_of(e.type());
+        auto found = frame.names.find(type + " " + value);
+        if (found != frame.names.end()) return found->second;
+        std::string name = "hoisted" + std::to_string(hoisted_count_++);
+        frame.declarations.push_back("const " + type + " " + name + " = " + value + ";");
+        frame.names.emplace(type + " " + value, name);
+        return name;
     }
 
     std::string emit_statement(const UserCall &c, int depth, const std::string *accumulator) {
@@ -896,6 +1000,12 @@ private:
         }
         out += bind_vars(c, in, true, true);
         if (st.role == StatementRole::ReduceInit) return out + in + out_access(st) + " = " + init_value(s) + ";\n" + pad(depth) + "}\n";
+        if (st.role == StatementRole::Assign && b.dtype == DType::Float16 && !b.streamed && !printer_.is_staged(b.name) &&
+            !m_.float16_copy_source(s)) {
+            // A float16 value invariant in the loop: hoisted with its conversion to float16.
+            std::string bits = hoist_invariant(Halide::Internal::Cast::make(Halide::Float(16), stored_value(s)));
+            if (!bits.empty()) return out + in + out_access(st) + " = " + bits + ";\n" + pad(depth) + "}\n";
+        }
         std::string lets, v = value_with_lets(s, in, lets);
         out += lets;
         if (st.role == StatementRole::ReduceUpdate) {
@@ -1328,7 +1438,8 @@ private:
         loop_depth_ = 0; // the body of one parallel iteration, a function of its own
         bool outer_streams = streams_in_function_;
         streams_in_function_ = false;
-        inner += emit_node(body, 1) + copy_out;
+        enter_hoist_frame("", nullptr); // nothing moves out of the function
+        inner += leave_hoist_frame(1, emit_node(body, 1)) + copy_out;
         bool streams = streams_in_function_;
         streams_in_function_ = outer_streams;
         loop_depth_ = outer_depth;
@@ -1401,6 +1512,7 @@ private:
             std::string header = for_header(node, it);
             isl_ast_node *body = isl_ast_node_for_get_body(node);
             std::string s;
+            enter_hoist_frame(it, body);
             if (isl_ast_node_for_is_degenerate(node) == isl_bool_true) {
                 s = pad(depth) + "{\n" + pad(depth + 1) + "const int64_t " + it + " = " +
                     ast_expr(isl_ast_node_for_get_init(node)) + ";\n";
@@ -1428,6 +1540,7 @@ private:
                 s += pad(depth) + "}\n";
                 s = with_streamed_blocks(streamed, depth, s);
             }
+            s = leave_hoist_frame(depth, s);
             isl_ast_node_free(body);
             return s;
         }
