@@ -8,9 +8,11 @@ static void akg_attention_softmax_dropout_f16_parallel_body_0(int64_t c0, int64_
     double t1[1];
     float t0[128];
     double t2[1];
-    float s_in0[128];
+    float s_in0_data[128];
+    float *__restrict s_in0 = s_in0_data;
     akg_f16_to_f32_n(in0 + ((int64_t)(c0) * 196608 + (int64_t)(c1) * 16384 + (int64_t)(c2) * 128), s_in0, 128);
-    float s_in1[128];
+    float s_in1_data[128];
+    float *__restrict s_in1 = s_in1_data;
     akg_f16_to_f32_n(in1 + ((int64_t)(c0) * 128), s_in1, 128);
     {
         [[maybe_unused]] const int64_t i0 = c0;
@@ -42,6 +44,7 @@ static void akg_attention_softmax_dropout_f16_parallel_body_0(int64_t c0, int64_
                             lanes_c3[c3_lane] = akg_fmax(lanes_c3[c3_lane], ((((float)s_in0[(c3 - (0))]) * 0.125f) + ((float)s_in1[(c3 - (0))])));
                         }
                     }
+                    akg_end_of_lane_block();
                 }
                 if (c3_full < c3_end) {
                     const int64_t c3_last = c3_end - 32;
@@ -109,6 +112,7 @@ static void akg_attention_softmax_dropout_f16_parallel_body_0(int64_t c0, int64_
                             lanes_c3[c3_lane] = lanes_c3[c3_lane] + ((float)t0[(c3 - (0))]);
                         }
                     }
+                    akg_end_of_lane_block();
                 }
                 if (c3_full < c3_end) {
                     const int64_t c3_last = c3_end - 32;

@@ -38,6 +38,7 @@ static void akg_attention_softmax_dropout_f32_parallel_body_0(int64_t c0, int64_
                             lanes_c3[c3_lane] = akg_fmax(lanes_c3[c3_lane], (in1[c0 * 128 + c3] + (in0[c0 * 196608 + c1 * 16384 + c2 * 128 + c3] * 0.125f)));
                         }
                     }
+                    akg_end_of_lane_block();
                 }
                 if (c3_full < c3_end) {
                     const int64_t c3_last = c3_end - 32;
@@ -105,6 +106,7 @@ static void akg_attention_softmax_dropout_f32_parallel_body_0(int64_t c0, int64_
                             lanes_c3[c3_lane] = lanes_c3[c3_lane] + t0[(c3 - (0))];
                         }
                     }
+                    akg_end_of_lane_block();
                 }
                 if (c3_full < c3_end) {
                     const int64_t c3_last = c3_end - 32;

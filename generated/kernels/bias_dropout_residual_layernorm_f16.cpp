@@ -8,11 +8,14 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, 
     double t1[1];
     double t2[1];
     float t0[1];
-    float s_in0[768];
+    float s_in0_data[768];
+    float *__restrict s_in0 = s_in0_data;
     akg_f16_to_f32_n(in0 + ((int64_t)(c0) * 768), s_in0, 768);
-    float s_in1[768];
+    float s_in1_data[768];
+    float *__restrict s_in1 = s_in1_data;
     akg_f16_to_f32_n(in1 + (0), s_in1, 768);
-    float s_in3[768];
+    float s_in3_data[768];
+    float *__restrict s_in3 = s_in3_data;
     akg_f16_to_f32_n(in3 + ((int64_t)(c0) * 768), s_in3, 768);
     float s_out0[768];
     float s_out1[768];
@@ -42,6 +45,7 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, 
                             lanes_c1[c1_lane] = lanes_c1[c1_lane] + ((((((float)s_in0[(c1 - (0))]) + ((float)s_in1[(c1 - (0))])) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + ((float)s_in3[(c1 - (0))]));
                         }
                     }
+                    akg_end_of_lane_block();
                 }
                 if (c1_full < c1_end) {
                     const int64_t c1_last = c1_end - 32;
@@ -99,6 +103,7 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, 
                             lanes_c1[c1_lane] = lanes_c1[c1_lane] + (v_cse0 * v_cse0);
                         }
                     }
+                    akg_end_of_lane_block();
                 }
                 if (c1_full < c1_end) {
                     const int64_t c1_last = c1_end - 32;

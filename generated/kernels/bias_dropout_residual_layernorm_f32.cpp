@@ -44,6 +44,7 @@ static void akg_bias_dropout_residual_layernorm_f32_parallel_body_0(int64_t c0, 
                             lanes_c1[c1_lane] = lanes_c1[c1_lane] + out0[c0 * 768 + c1];
                         }
                     }
+                    akg_end_of_lane_block();
                 }
                 if (c1_full < c1_end) {
                     const int64_t c1_last = c1_end - 32;
@@ -96,6 +97,7 @@ static void akg_bias_dropout_residual_layernorm_f32_parallel_body_0(int64_t c0, 
                             lanes_c1[c1_lane] = lanes_c1[c1_lane] + (v_cse0 * v_cse0);
                         }
                     }
+                    akg_end_of_lane_block();
                 }
                 if (c1_full < c1_end) {
                     const int64_t c1_last = c1_end - 32;

@@ -57,6 +57,7 @@ static void akg_bn_train_stats_f16_parallel_body_0(int64_t c0, const uint16_t *_
                                     lanes_c3_1[c3_lane] = lanes_c3_1[c3_lane] + block_c3_0[c3_lane];
                                 }
                             }
+                            akg_end_of_lane_block();
                         }
                         if (c3_full < c3_end) {
                             const int64_t c3_last = c3_end - 32;

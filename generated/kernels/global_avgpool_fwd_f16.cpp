@@ -38,6 +38,7 @@ static void akg_global_avgpool_fwd_f16_parallel_body_0(int64_t c0, int64_t c1, c
                             lanes_c2[c2_lane] = lanes_c2[c2_lane] + block_c2_0[c2_lane];
                         }
                     }
+                    akg_end_of_lane_block();
                 }
                 if (c2_full < c2_end) {
                     const int64_t c2_last = c2_end - 32;

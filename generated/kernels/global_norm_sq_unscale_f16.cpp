@@ -63,6 +63,7 @@ extern "C" int akg_kernel_fn_global_norm_sq_unscale_f16(void *const *buffers) {
                                 lanes_c0[c0_lane] = lanes_c0[c0_lane] + (v_cse0 * v_cse0);
                             }
                         }
+                        akg_end_of_lane_block();
                     }
                     if (c0_full < c0_hi) {
                         const int64_t c0_last = c0_hi - 32;

@@ -44,6 +44,7 @@ extern "C" int akg_kernel_fn_grad_overflow_check_f16(void *const *buffers) {
                                 lanes_c0[c0_lane] = akg_fmax(lanes_c0[c0_lane], akg_fmax(akg_select<float>(akg_fgt(akg_abs(v_cse0), 3.40282347e+38f), 1.0f, 0.0f), akg_select<float>(akg_fne(v_cse0, v_cse0), 1.0f, 0.0f)));
                             }
                         }
+                        akg_end_of_lane_block();
                     }
                     if (c0_full < c0_hi) {
                         const int64_t c0_last = c0_hi - 32;

@@ -48,6 +48,7 @@ static void akg_layernorm_bwd_dx_f32_parallel_body_0(int64_t c0, const float *__
                             lanes_c1_1[c1_lane] = lanes_c1_1[c1_lane] + (in1[c0 * 768 + c1] * in4[c1]);
                         }
                     }
+                    akg_end_of_lane_block();
                 }
                 if (c1_full < c1_end) {
                     const int64_t c1_last = c1_end - 32;

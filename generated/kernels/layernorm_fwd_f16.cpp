@@ -8,7 +8,8 @@ static void akg_layernorm_fwd_f16_parallel_body_0(int64_t c0, const uint16_t *__
     double t1[1];
     double t2[1];
     float t0[1];
-    float s_in0[768];
+    float s_in0_data[768];
+    float *__restrict s_in0 = s_in0_data;
     akg_f16_to_f32_n(in0 + ((int64_t)(c0) * 768), s_in0, 768);
     float s_out0[768];
     {
@@ -37,6 +38,7 @@ static void akg_layernorm_fwd_f16_parallel_body_0(int64_t c0, const uint16_t *__
                             lanes_c1[c1_lane] = lanes_c1[c1_lane] + ((float)s_in0[(c1 - (0))]);
                         }
                     }
+                    akg_end_of_lane_block();
                 }
                 if (c1_full < c1_end) {
                     const int64_t c1_last = c1_end - 32;
@@ -89,6 +91,7 @@ static void akg_layernorm_fwd_f16_parallel_body_0(int64_t c0, const uint16_t *__
                             lanes_c1[c1_lane] = lanes_c1[c1_lane] + (v_cse0 * v_cse0);
                         }
                     }
+                    akg_end_of_lane_block();
                 }
                 if (c1_full < c1_end) {
                     const int64_t c1_last = c1_end - 32;

@@ -34,6 +34,7 @@ static void akg_layernorm_fwd_f32_parallel_body_0(int64_t c0, const float *__res
                             lanes_c1[c1_lane] = lanes_c1[c1_lane] + in0[c0 * 768 + c1];
                         }
                     }
+                    akg_end_of_lane_block();
                 }
                 if (c1_full < c1_end) {
                     const int64_t c1_last = c1_end - 32;
@@ -86,6 +87,7 @@ static void akg_layernorm_fwd_f32_parallel_body_0(int64_t c0, const float *__res
                             lanes_c1[c1_lane] = lanes_c1[c1_lane] + (v_cse0 * v_cse0);
                         }
                     }
+                    akg_end_of_lane_block();
                 }
                 if (c1_full < c1_end) {
                     const int64_t c1_last = c1_end - 32;

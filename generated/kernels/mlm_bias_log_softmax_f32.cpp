@@ -39,6 +39,7 @@ static void akg_mlm_bias_log_softmax_f32_parallel_body_0(int64_t c0, const float
                             lanes_c1[c1_lane] = akg_fmax(lanes_c1[c1_lane], (in0[c0 * 21128 + c1] + in1[c1]));
                         }
                     }
+                    akg_end_of_lane_block();
                 }
                 if (c1_full < c1_end) {
                     const int64_t c1_last = c1_end - 32;
@@ -86,6 +87,7 @@ static void akg_mlm_bias_log_softmax_f32_parallel_body_0(int64_t c0, const float
                             lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_exp(((in0[c0 * 21128 + c1] + in1[c1]) - ((float)t1[0])));
                         }
                     }
+                    akg_end_of_lane_block();
                 }
                 if (c1_full < c1_end) {
                     const int64_t c1_last = c1_end - 32;

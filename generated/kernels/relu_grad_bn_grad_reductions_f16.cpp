@@ -70,6 +70,7 @@ static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_0(int64_t c0, con
                                     lanes_c3_1[c3_lane] = lanes_c3_1[c3_lane] + akg_select<float>(akg_fgt(block_c3_0[c3_lane], 0.0f), block_c3_1[c3_lane], 0.0f);
                                 }
                             }
+                            akg_end_of_lane_block();
                         }
                         if (c3_full < c3_end) {
                             const int64_t c3_last = c3_end - 32;

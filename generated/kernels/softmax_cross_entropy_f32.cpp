@@ -35,6 +35,7 @@ static void akg_softmax_cross_entropy_f32_parallel_body_0(int64_t c0, const floa
                             lanes_c1[c1_lane] = akg_fmax(lanes_c1[c1_lane], (in0[c0 * 1001 + c1] + in1[c1]));
                         }
                     }
+                    akg_end_of_lane_block();
                 }
                 if (c1_full < c1_end) {
                     const int64_t c1_last = c1_end - 32;
@@ -107,6 +108,7 @@ static void akg_softmax_cross_entropy_f32_parallel_body_0(int64_t c0, const floa
                             lanes_c1[c1_lane] = lanes_c1[c1_lane] + t0[(c1 - (0))];
                         }
                     }
+                    akg_end_of_lane_block();
                 }
                 if (c1_full < c1_end) {
                     const int64_t c1_last = c1_end - 32;
@@ -158,6 +160,7 @@ static void akg_softmax_cross_entropy_f32_parallel_body_0(int64_t c0, const floa
                             lanes_c1[c1_lane] = lanes_c1[c1_lane] + (in2[c0 * 1001 + c1] * akg_log(akg_fmax((t0[(c1 - (0))] / ((float)t2[0])), 9.99999997e-07f)));
                         }
                     }
+                    akg_end_of_lane_block();
                 }
                 if (c1_full < c1_end) {
                     const int64_t c1_last = c1_end - 32;

@@ -6,11 +6,14 @@
 
 static void akg_softmax_grad_f16_parallel_body_0(int64_t c0, int64_t c1, int64_t c2, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const uint16_t *__restrict in2, uint16_t *__restrict out0) {
     double t0[1];
-    float s_in0[128];
+    float s_in0_data[128];
+    float *__restrict s_in0 = s_in0_data;
     akg_f16_to_f32_n(in0 + ((int64_t)(c0) * 196608 + (int64_t)(c1) * 16384 + (int64_t)(c2) * 128), s_in0, 128);
-    float s_in1[128];
+    float s_in1_data[128];
+    float *__restrict s_in1 = s_in1_data;
     akg_f16_to_f32_n(in1 + ((int64_t)(c0) * 196608 + (int64_t)(c1) * 16384 + (int64_t)(c2) * 128), s_in1, 128);
-    float s_in2[128];
+    float s_in2_data[128];
+    float *__restrict s_in2 = s_in2_data;
     akg_f16_to_f32_n(in2 + ((int64_t)(c0) * 196608 + (int64_t)(c1) * 16384 + (int64_t)(c2) * 128), s_in2, 128);
     float s_out0[128];
     {
@@ -43,6 +46,7 @@ static void akg_softmax_grad_f16_parallel_body_0(int64_t c0, int64_t c1, int64_t
                             lanes_c3[c3_lane] = lanes_c3[c3_lane] + (((((float)s_in0[(c3 - (0))]) * ((float)s_in1[(c3 - (0))])) * ((float)s_in2[(c3 - (0))])) * 1.11132812f);
                         }
                     }
+                    akg_end_of_lane_block();
                 }
                 if (c3_full < c3_end) {
                     const int64_t c3_last = c3_end - 32;

@@ -135,6 +135,20 @@ TEST(PipelineGolden, LoopInvariantFloat16ValuesAreConvertedOnce) {
     EXPECT_EQ(count(code, "akg_f16_to_f32(in1"), 0u) << code;
 }
 
+TEST(PipelineGolden, LaneReductionsKeepTheirLanesInRegisters) {
+    // What GCC needs to keep a row reduction's lanes in registers (see akg_end_of_lane_block
+    // and Emitter::staging_array): the block loops end with an empty asm statement, and the
+    // staged float16 row the reductions read is read through a __restrict pointer.
+    std::string code = dump_after("layernorm_fwd_f16.json", "emit");
+    EXPECT_EQ(count(code, "akg_end_of_lane_block();"), 2u) << code; // mean and variance
+    EXPECT_EQ(count(code, "float *__restrict s_in0 = s_in0_data;"), 1u) << code;
+    EXPECT_EQ(count(code, "float s_out0[768];"), 1u) << code; // written: a plain array
+    // Without reductions the staged arrays stay plain arrays.
+    code = dump_after("residual_grad_addn_relugrad_f16.json", "emit");
+    EXPECT_EQ(count(code, "__restrict s_"), 0u) << code;
+    EXPECT_EQ(count(code, "float s_in0[512];"), 1u) << code;
+}
+
 TEST(PipelineGolden, GeluComputesOnePlusTanhWithoutCancellation) {
     // 0.5 * x * (1 + tanh(z)): the sum becomes akg_tanh_plus_one(z) = 2 / (1 + e^-2z).
     std::string graph = dump_after("bias_gelu_f32.json", "math-identities");

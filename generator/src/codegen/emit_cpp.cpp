@@ -1254,6 +1254,16 @@ private:
         }
         isl_ast_expr_free(cond);
         if (end.empty()) return "";
+        std::string begin_v = it + "_begin", end_v = it + "_end";
+        std::string out = pad(d) + "{\n";
+        out += pad(d + 1) + "const int64_t " + begin_v + " = " + ast_expr(isl_ast_node_for_get_init(loop)) + ", " + end_v + " = " + end + ";\n";
+        enter_loop(loop, it);
+        int64_t lo = 0, hi = 0, trips = 0; // trips: 0 when not a constant
+        if (int_value(isl_ast_node_for_get_init(loop), lo) && loop_bounds_.contains(it) && loop_bounds_.get(it).has_upper_bound() &&
+            Halide::Internal::as_const_int(loop_bounds_.get(it).max))
+            trips = (hi = *Halide::Internal::as_const_int(loop_bounds_.get(it).max)) - lo + 1;
+        bool split = iterators_.empty() && trips >= kSplitMinIterations;
+        int lanes = kLanes;
         // Float lanes unless one lane alone would add a thousand terms (see emit_accumulation).
         std::vector<std::string> lane_types;
         for (const auto &a : accs) {
@@ -1261,17 +1271,9 @@ private:
             if (a.type == "double" && a.stage->value.type() == Halide::Float(32)) {
                 int64_t longest = 1;
                 for (const auto &e : a.stage->reduce_extents) longest = std::max<int64_t>(longest, e);
-                if (longest / kLanes < 1024) lane_types.back() = "float";
+                if (longest / lanes < 1024) lane_types.back() = "float";
             }
         }
-        std::string begin_v = it + "_begin", end_v = it + "_end";
-        std::string out = pad(d) + "{\n";
-        out += pad(d + 1) + "const int64_t " + begin_v + " = " + ast_expr(isl_ast_node_for_get_init(loop)) + ", " + end_v + " = " + end + ";\n";
-        enter_loop(loop, it);
-        int64_t lo = 0, hi = 0;
-        bool split = iterators_.empty() && int_value(isl_ast_node_for_get_init(loop), lo) && loop_bounds_.contains(it) &&
-                     loop_bounds_.get(it).has_upper_bound() && Halide::Internal::as_const_int(loop_bounds_.get(it).max) &&
-                     (hi = *Halide::Internal::as_const_int(loop_bounds_.get(it).max)) - lo + 1 >= kSplitMinIterations;
         if (split) {
             // A reduction of the whole kernel (nothing outside it runs in parallel): kChunks
             // fixed ranges reduced in parallel, then combined in order, so that the result does
@@ -1288,13 +1290,13 @@ private:
                    ", " + it + "_hi = " + begin_v + " + (" + end_v + " - " + begin_v + ") * (" + chunk + " + 1) / " + K + ";\n";
             std::vector<std::string> chunk_results;
             for (const auto &p : partials) chunk_results.push_back(p + "[" + chunk + "]");
-            out += lane_loops(accs, lane_types, it, it + "_lo", it + "_hi", chunk_results, d + 2);
+            out += lane_loops(accs, lane_types, lanes, it, it + "_lo", it + "_hi", chunk_results, d + 2);
             out += pad(d + 1) + "}\n";
             for (size_t u = 0; u < accs.size(); ++u)
                 out += pad(d + 1) + results[u] + " = akg_combine_lanes<" + K + ">(" + partials[u] + ", [](" + lane_types[u] + " a, " + lane_types[u] +
                        " b) { return " + combine(*accs[u].stage, "a", "b") + "; });\n";
         } else {
-            out += lane_loops(accs, lane_types, it, begin_v, end_v, results, d + 1);
+            out += lane_loops(accs, lane_types, lanes, it, begin_v, end_v, results, d + 1);
         }
         leave_loop(it);
         return out + pad(d) + "}\n";
@@ -1303,9 +1305,10 @@ private:
     static constexpr int64_t kSplitMinIterations = 1 << 16;
 
     // The lane loops of emit_lane_reduction over [begin_v, end_v), combined into `results`.
-    std::string lane_loops(const std::vector<Accumulation> &accs, const std::vector<std::string> &lane_types, const std::string &it,
+    std::string lane_loops(const std::vector<Accumulation> &accs, const std::vector<std::string> &lane_types, int lanes_per_block, const std::string &it,
                            const std::string &begin_v, const std::string &end_v, const std::vector<std::string> &results, int d) {
-        std::string L = std::to_string(kLanes), lane = it + "_lane", block = it + "_block";
+        lane_reductions_in_function_ = true;
+        std::string L = std::to_string(lanes_per_block), lane = it + "_lane", block = it + "_block";
         std::string p0 = pad(d), p1 = pad(d + 1), p2 = pad(d + 2);
         std::vector<std::string> lanes, acc, first;
         std::string out;
@@ -1327,19 +1330,19 @@ private:
         std::string full = it + "_full"; // the end of the whole blocks
         out += p1 + "const int64_t " + full + " = " + begin_v + " + (" + end_v + " - " + begin_v + ") / " + L + " * " + L + ";\n";
         out += p1 + "for (int64_t " + block + " = " + begin_v + "; " + block + " < " + full + "; " + block + " += " + L + ") {\n";
-        printer_.begin_block_staging(it, block, lane, kLanes);
+        printer_.begin_block_staging(it, block, lane, lanes_per_block);
         std::string body = bodies(d + 3, acc);
         out += printer_.end_block_staging(p2);
         out += p2 + "#pragma omp simd\n";
         out += p2 + "for (int64_t " + lane + " = 0; " + lane + " < " + L + "; ++" + lane + ") {\n";
         out += pad(d + 3) + "const int64_t " + it + " = " + block + " + " + lane + ";\n";
         out += body;
-        out += p2 + "}\n" + p1 + "}\n";
+        out += p2 + "}\n" + p2 + "akg_end_of_lane_block();\n" + p1 + "}\n";
         out += p1 + "if (" + full + " < " + end_v + ") {\n";
         std::string last = it + "_last";
         out += p2 + "const int64_t " + last + " = " + end_v + " - " + L + ";\n";
         lane_mask_ = it + " >= " + full;
-        printer_.begin_block_staging(it, last, lane, kLanes);
+        printer_.begin_block_staging(it, last, lane, lanes_per_block);
         body = bodies(d + 3, acc);
         out += printer_.end_block_staging(p2);
         lane_mask_.clear();
@@ -1359,7 +1362,21 @@ private:
         return out;
     }
     std::string lane_mask_; // set while emitting the masked last block of a lane reduction
+    bool lane_reductions_in_function_ = false;
     int loop_depth_ = 0;    // loops around the statement being emitted, within its function
+
+    // The float array of a float16 tensor staged for a parallel body. Where the body has lane
+    // reductions (emit_lane_reduction), a tensor copied in is then read through a __restrict
+    // pointer: GCC keeps the lanes in registers only when it can tell that the loop's reads do
+    // not touch them, and reads of another local array directly defeat that (LayerNorm f16's
+    // lanes went through memory on every block: its variance loop was latency-bound). Elsewhere
+    // arrays stay plain arrays, which GCC knows more about (alignment, stores it may forward):
+    // through __restrict pointers the elementwise ReLU gradient was 1.3x slower.
+    static std::string staging_array(const Float16Staging &st, bool read_by_lane_reductions) {
+        std::string name = "s_" + st.buffer, n = std::to_string(element_count(st.box));
+        if (st.output || !read_by_lane_reductions) return "    float " + name + "[" + n + "];\n";
+        return "    float " + name + "_data[" + n + "];\n    float *__restrict " + name + " = " + name + "_data;\n";
+    }
 
     // The loops of a parallel band (up to `members` perfectly nested, non-degenerate loops)
     // run under one `omp parallel for collapse`; their body becomes a function of its own.
@@ -1403,6 +1420,18 @@ private:
         // The staging offsets are expressions in all the band's iterators: only when the loops
         // of the band are all here.
         if (stagings && static_cast<int>(chain.size()) != members) stagings = nullptr;
+        printer_.set_staged(stagings);
+        int outer_depth = loop_depth_;
+        loop_depth_ = 0; // the body of one parallel iteration, a function of its own
+        bool outer_streams = streams_in_function_, outer_reduces = lane_reductions_in_function_;
+        streams_in_function_ = lane_reductions_in_function_ = false;
+        enter_hoist_frame("", nullptr); // nothing moves out of the function
+        std::string body_code = leave_hoist_frame(1, emit_node(body, 1));
+        bool streams = streams_in_function_, reduces = lane_reductions_in_function_;
+        streams_in_function_ = outer_streams;
+        lane_reductions_in_function_ = outer_reduces;
+        loop_depth_ = outer_depth;
+        printer_.set_staged(nullptr);
         std::string copy_out;
         for (const auto &st : stagings ? *stagings : std::vector<Float16Staging>{}) {
             const BufferInfo &b = m_.buffer(st.buffer);
@@ -1414,7 +1443,7 @@ private:
                     if (st.box[d] != b.shape[d]) terms[d] = "(int64_t)(" + st.offset_c[d] + ")";
                 std::string start = linear_index(terms, b.shape);
                 std::string n = std::to_string(element_count(st.box));
-                inner += "    float s_" + st.buffer + "[" + n + "];\n";
+                inner += staging_array(st, reduces);
                 if (st.output) copy_out += "    akg_f32_to_f16_n(s_" + st.buffer + ", " + st.buffer + " + (" + start + "), " + n + ");\n";
                 else inner += "    akg_f16_to_f32_n(" + st.buffer + " + (" + start + "), s_" + st.buffer + ", " + n + ");\n";
                 continue;
@@ -1427,23 +1456,13 @@ private:
             }
             std::string args = "(" + st.buffer + ", " + std::to_string(st.box.size()) + ", " + st.buffer + "_shape, " + st.buffer +
                                "_offset, " + st.buffer + "_box, s_" + st.buffer + ");\n";
-            inner += "    float s_" + st.buffer + "[" + std::to_string(element_count(st.box)) + "];\n";
+            inner += staging_array(st, reduces);
             inner += "    static const int64_t " + st.buffer + "_shape[] = {" + shape + "}, " + st.buffer + "_box[] = {" + box + "};\n";
             inner += "    const int64_t " + st.buffer + "_offset[] = {" + offset + "};\n";
             if (st.output) copy_out += "    akg_stage_f16_out" + args;
             else inner += "    akg_stage_f16_in" + args;
         }
-        printer_.set_staged(stagings);
-        int outer_depth = loop_depth_;
-        loop_depth_ = 0; // the body of one parallel iteration, a function of its own
-        bool outer_streams = streams_in_function_;
-        streams_in_function_ = false;
-        enter_hoist_frame("", nullptr); // nothing moves out of the function
-        inner += leave_hoist_frame(1, emit_node(body, 1)) + copy_out;
-        bool streams = streams_in_function_;
-        streams_in_function_ = outer_streams;
-        loop_depth_ = outer_depth;
-        printer_.set_staged(nullptr);
+        inner += body_code + copy_out;
         isl_ast_node_free(body);
         for (size_t k = 0; k < its.size(); ++k) {
             iterators_.pop_back();
