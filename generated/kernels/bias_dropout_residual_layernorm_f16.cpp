@@ -31,14 +31,14 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, 
         float acc1 = 0.0f;
         {
             const int64_t c1_begin = 0, c1_end = (767) + 1;
-            float lanes_c1[32];
+            float lanes_c1[64];
             #pragma omp simd
-            for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) lanes_c1[c1_lane] = 0.0f;
-            if (c1_end - c1_begin >= 32) {
-                const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 32 * 32;
-                for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 32) {
+            for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) lanes_c1[c1_lane] = 0.0f;
+            if (c1_end - c1_begin >= 64) {
+                const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 64 * 64;
+                for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 64) {
                     #pragma omp simd
-                    for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
+                    for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
                         const int64_t c1 = c1_block + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
@@ -48,9 +48,9 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, 
                     akg_end_of_lane_block();
                 }
                 if (c1_full < c1_end) {
-                    const int64_t c1_last = c1_end - 32;
+                    const int64_t c1_last = c1_end - 64;
                     #pragma omp simd
-                    for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
+                    for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
                         const int64_t c1 = c1_last + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
@@ -66,7 +66,7 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, 
                     }
                 }
             }
-            acc1 = akg_combine_lanes<32>(lanes_c1, [](float a, float b) { return a + b; });
+            acc1 = akg_combine_lanes<64>(lanes_c1, [](float a, float b) { return a + b; });
         }
         acc = acc + acc1;
         t1[0] = (double)(acc);
@@ -88,14 +88,14 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, 
         float acc1 = 0.0f;
         {
             const int64_t c1_begin = 0, c1_end = (767) + 1;
-            float lanes_c1[32];
+            float lanes_c1[64];
             #pragma omp simd
-            for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) lanes_c1[c1_lane] = 0.0f;
-            if (c1_end - c1_begin >= 32) {
-                const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 32 * 32;
-                for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 32) {
+            for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) lanes_c1[c1_lane] = 0.0f;
+            if (c1_end - c1_begin >= 64) {
+                const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 64 * 64;
+                for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 64) {
                     #pragma omp simd
-                    for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
+                    for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
                         const int64_t c1 = c1_block + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
@@ -106,9 +106,9 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, 
                     akg_end_of_lane_block();
                 }
                 if (c1_full < c1_end) {
-                    const int64_t c1_last = c1_end - 32;
+                    const int64_t c1_last = c1_end - 64;
                     #pragma omp simd
-                    for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
+                    for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
                         const int64_t c1 = c1_last + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
@@ -126,7 +126,7 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, 
                     }
                 }
             }
-            acc1 = akg_combine_lanes<32>(lanes_c1, [](float a, float b) { return a + b; });
+            acc1 = akg_combine_lanes<64>(lanes_c1, [](float a, float b) { return a + b; });
         }
         acc = acc + acc1;
         t2[0] = (double)(acc);

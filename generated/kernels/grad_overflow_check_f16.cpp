@@ -27,16 +27,16 @@ extern "C" int akg_kernel_fn_grad_overflow_check_f16(void *const *buffers) {
             #pragma omp parallel for schedule(static)
             for (int64_t c0_chunk = 0; c0_chunk < 16; ++c0_chunk) {
                 const int64_t c0_lo = c0_begin + (c0_end - c0_begin) * c0_chunk / 16, c0_hi = c0_begin + (c0_end - c0_begin) * (c0_chunk + 1) / 16;
-                float lanes_c0[32];
+                float lanes_c0[64];
                 #pragma omp simd
-                for (int64_t c0_lane = 0; c0_lane < 32; ++c0_lane) lanes_c0[c0_lane] = -__builtin_inff();
-                if (c0_hi - c0_lo >= 32) {
-                    const int64_t c0_full = c0_lo + (c0_hi - c0_lo) / 32 * 32;
-                    for (int64_t c0_block = c0_lo; c0_block < c0_full; c0_block += 32) {
-                        float block_c0_0[32];
-                        akg_f16_to_f32_n(in0 + (c0_block), block_c0_0, 32);
+                for (int64_t c0_lane = 0; c0_lane < 64; ++c0_lane) lanes_c0[c0_lane] = -__builtin_inff();
+                if (c0_hi - c0_lo >= 64) {
+                    const int64_t c0_full = c0_lo + (c0_hi - c0_lo) / 64 * 64;
+                    for (int64_t c0_block = c0_lo; c0_block < c0_full; c0_block += 64) {
+                        float block_c0_0[64];
+                        akg_f16_to_f32_n(in0 + (c0_block), block_c0_0, 64);
                         #pragma omp simd
-                        for (int64_t c0_lane = 0; c0_lane < 32; ++c0_lane) {
+                        for (int64_t c0_lane = 0; c0_lane < 64; ++c0_lane) {
                             const int64_t c0 = c0_block + c0_lane;
                             {
                                 [[maybe_unused]] const int64_t r0 = c0;
@@ -47,11 +47,11 @@ extern "C" int akg_kernel_fn_grad_overflow_check_f16(void *const *buffers) {
                         akg_end_of_lane_block();
                     }
                     if (c0_full < c0_hi) {
-                        const int64_t c0_last = c0_hi - 32;
-                        float block_c0_0[32];
-                        akg_f16_to_f32_n(in0 + (c0_last), block_c0_0, 32);
+                        const int64_t c0_last = c0_hi - 64;
+                        float block_c0_0[64];
+                        akg_f16_to_f32_n(in0 + (c0_last), block_c0_0, 64);
                         #pragma omp simd
-                        for (int64_t c0_lane = 0; c0_lane < 32; ++c0_lane) {
+                        for (int64_t c0_lane = 0; c0_lane < 64; ++c0_lane) {
                             const int64_t c0 = c0_last + c0_lane;
                             {
                                 [[maybe_unused]] const int64_t r0 = c0;
@@ -69,7 +69,7 @@ extern "C" int akg_kernel_fn_grad_overflow_check_f16(void *const *buffers) {
                         }
                     }
                 }
-                partials_acc1[c0_chunk] = akg_combine_lanes<32>(lanes_c0, [](float a, float b) { return akg_fmax(a, b); });
+                partials_acc1[c0_chunk] = akg_combine_lanes<64>(lanes_c0, [](float a, float b) { return akg_fmax(a, b); });
             }
             acc1 = akg_combine_lanes<16>(partials_acc1, [](float a, float b) { return akg_fmax(a, b); });
         }

@@ -27,17 +27,17 @@ static void akg_layernorm_bwd_dx_f32_parallel_body_0(int64_t c0, const float *__
         float accB1 = 0.0f;
         {
             const int64_t c1_begin = 0, c1_end = (767) + 1;
-            float lanes_c1[32];
+            float lanes_c1[64];
             #pragma omp simd
-            for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) lanes_c1[c1_lane] = 0.0f;
-            float lanes_c1_1[32];
+            for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) lanes_c1[c1_lane] = 0.0f;
+            float lanes_c1_1[64];
             #pragma omp simd
-            for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) lanes_c1_1[c1_lane] = 0.0f;
-            if (c1_end - c1_begin >= 32) {
-                const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 32 * 32;
-                for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 32) {
+            for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) lanes_c1_1[c1_lane] = 0.0f;
+            if (c1_end - c1_begin >= 64) {
+                const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 64 * 64;
+                for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 64) {
                     #pragma omp simd
-                    for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
+                    for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
                         const int64_t c1 = c1_block + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
@@ -51,9 +51,9 @@ static void akg_layernorm_bwd_dx_f32_parallel_body_0(int64_t c0, const float *__
                     akg_end_of_lane_block();
                 }
                 if (c1_full < c1_end) {
-                    const int64_t c1_last = c1_end - 32;
+                    const int64_t c1_last = c1_end - 64;
                     #pragma omp simd
-                    for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
+                    for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
                         const int64_t c1 = c1_last + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
@@ -77,8 +77,8 @@ static void akg_layernorm_bwd_dx_f32_parallel_body_0(int64_t c0, const float *__
                     }
                 }
             }
-            acc1 = akg_combine_lanes<32>(lanes_c1, [](float a, float b) { return a + b; });
-            accB1 = akg_combine_lanes<32>(lanes_c1_1, [](float a, float b) { return a + b; });
+            acc1 = akg_combine_lanes<64>(lanes_c1, [](float a, float b) { return a + b; });
+            accB1 = akg_combine_lanes<64>(lanes_c1_1, [](float a, float b) { return a + b; });
         }
         acc = acc + acc1;
         accB = accB + accB1;

@@ -24,14 +24,14 @@ static void akg_layernorm_fwd_f16_parallel_body_0(int64_t c0, const uint16_t *__
         float acc1 = 0.0f;
         {
             const int64_t c1_begin = 0, c1_end = (767) + 1;
-            float lanes_c1[32];
+            float lanes_c1[64];
             #pragma omp simd
-            for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) lanes_c1[c1_lane] = 0.0f;
-            if (c1_end - c1_begin >= 32) {
-                const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 32 * 32;
-                for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 32) {
+            for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) lanes_c1[c1_lane] = 0.0f;
+            if (c1_end - c1_begin >= 64) {
+                const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 64 * 64;
+                for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 64) {
                     #pragma omp simd
-                    for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
+                    for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
                         const int64_t c1 = c1_block + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
@@ -41,9 +41,9 @@ static void akg_layernorm_fwd_f16_parallel_body_0(int64_t c0, const uint16_t *__
                     akg_end_of_lane_block();
                 }
                 if (c1_full < c1_end) {
-                    const int64_t c1_last = c1_end - 32;
+                    const int64_t c1_last = c1_end - 64;
                     #pragma omp simd
-                    for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
+                    for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
                         const int64_t c1 = c1_last + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
@@ -59,7 +59,7 @@ static void akg_layernorm_fwd_f16_parallel_body_0(int64_t c0, const uint16_t *__
                     }
                 }
             }
-            acc1 = akg_combine_lanes<32>(lanes_c1, [](float a, float b) { return a + b; });
+            acc1 = akg_combine_lanes<64>(lanes_c1, [](float a, float b) { return a + b; });
         }
         acc = acc + acc1;
         t1[0] = (double)(acc);
@@ -76,14 +76,14 @@ static void akg_layernorm_fwd_f16_parallel_body_0(int64_t c0, const uint16_t *__
         float acc1 = 0.0f;
         {
             const int64_t c1_begin = 0, c1_end = (767) + 1;
-            float lanes_c1[32];
+            float lanes_c1[64];
             #pragma omp simd
-            for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) lanes_c1[c1_lane] = 0.0f;
-            if (c1_end - c1_begin >= 32) {
-                const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 32 * 32;
-                for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 32) {
+            for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) lanes_c1[c1_lane] = 0.0f;
+            if (c1_end - c1_begin >= 64) {
+                const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 64 * 64;
+                for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 64) {
                     #pragma omp simd
-                    for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
+                    for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
                         const int64_t c1 = c1_block + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
@@ -94,9 +94,9 @@ static void akg_layernorm_fwd_f16_parallel_body_0(int64_t c0, const uint16_t *__
                     akg_end_of_lane_block();
                 }
                 if (c1_full < c1_end) {
-                    const int64_t c1_last = c1_end - 32;
+                    const int64_t c1_last = c1_end - 64;
                     #pragma omp simd
-                    for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
+                    for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
                         const int64_t c1 = c1_last + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
@@ -114,7 +114,7 @@ static void akg_layernorm_fwd_f16_parallel_body_0(int64_t c0, const uint16_t *__
                     }
                 }
             }
-            acc1 = akg_combine_lanes<32>(lanes_c1, [](float a, float b) { return a + b; });
+            acc1 = akg_combine_lanes<64>(lanes_c1, [](float a, float b) { return a + b; });
         }
         acc = acc + acc1;
         t2[0] = (double)(acc);

@@ -25,14 +25,14 @@ static void akg_mlm_bias_log_softmax_f32_parallel_body_0(int64_t c0, const float
         float acc1 = -__builtin_inff();
         {
             const int64_t c1_begin = 0, c1_end = (21127) + 1;
-            float lanes_c1[32];
+            float lanes_c1[64];
             #pragma omp simd
-            for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) lanes_c1[c1_lane] = -__builtin_inff();
-            if (c1_end - c1_begin >= 32) {
-                const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 32 * 32;
-                for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 32) {
+            for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) lanes_c1[c1_lane] = -__builtin_inff();
+            if (c1_end - c1_begin >= 64) {
+                const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 64 * 64;
+                for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 64) {
                     #pragma omp simd
-                    for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
+                    for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
                         const int64_t c1 = c1_block + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
@@ -42,9 +42,9 @@ static void akg_mlm_bias_log_softmax_f32_parallel_body_0(int64_t c0, const float
                     akg_end_of_lane_block();
                 }
                 if (c1_full < c1_end) {
-                    const int64_t c1_last = c1_end - 32;
+                    const int64_t c1_last = c1_end - 64;
                     #pragma omp simd
-                    for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
+                    for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
                         const int64_t c1 = c1_last + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
@@ -60,7 +60,7 @@ static void akg_mlm_bias_log_softmax_f32_parallel_body_0(int64_t c0, const float
                     }
                 }
             }
-            acc1 = akg_combine_lanes<32>(lanes_c1, [](float a, float b) { return akg_fmax(a, b); });
+            acc1 = akg_combine_lanes<64>(lanes_c1, [](float a, float b) { return akg_fmax(a, b); });
         }
         acc1 = akg_round_f16(acc1);
         acc = akg_fmax(acc, acc1);
@@ -73,14 +73,14 @@ static void akg_mlm_bias_log_softmax_f32_parallel_body_0(int64_t c0, const float
         double acc1 = 0.0f;
         {
             const int64_t c1_begin = 0, c1_end = (21127) + 1;
-            float lanes_c1[32];
+            float lanes_c1[64];
             #pragma omp simd
-            for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) lanes_c1[c1_lane] = 0.0f;
-            if (c1_end - c1_begin >= 32) {
-                const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 32 * 32;
-                for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 32) {
+            for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) lanes_c1[c1_lane] = 0.0f;
+            if (c1_end - c1_begin >= 64) {
+                const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 64 * 64;
+                for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 64) {
                     #pragma omp simd
-                    for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
+                    for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
                         const int64_t c1 = c1_block + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
@@ -90,9 +90,9 @@ static void akg_mlm_bias_log_softmax_f32_parallel_body_0(int64_t c0, const float
                     akg_end_of_lane_block();
                 }
                 if (c1_full < c1_end) {
-                    const int64_t c1_last = c1_end - 32;
+                    const int64_t c1_last = c1_end - 64;
                     #pragma omp simd
-                    for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
+                    for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
                         const int64_t c1 = c1_last + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
@@ -108,7 +108,7 @@ static void akg_mlm_bias_log_softmax_f32_parallel_body_0(int64_t c0, const float
                     }
                 }
             }
-            acc1 = akg_combine_lanes<32>(lanes_c1, [](float a, float b) { return a + b; });
+            acc1 = akg_combine_lanes<64>(lanes_c1, [](float a, float b) { return a + b; });
         }
         acc = acc + acc1;
         t2[0] = (double)(acc);

@@ -41,23 +41,23 @@ static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_0(int64_t c0, con
                 double accB1 = 0.0f;
                 {
                     const int64_t c3_begin = 0, c3_end = (3135) + 1;
-                    float lanes_c3[32];
+                    float lanes_c3[64];
                     #pragma omp simd
-                    for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) lanes_c3[c3_lane] = 0.0f;
-                    float lanes_c3_1[32];
+                    for (int64_t c3_lane = 0; c3_lane < 64; ++c3_lane) lanes_c3[c3_lane] = 0.0f;
+                    float lanes_c3_1[64];
                     #pragma omp simd
-                    for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) lanes_c3_1[c3_lane] = 0.0f;
-                    if (c3_end - c3_begin >= 32) {
-                        const int64_t c3_full = c3_begin + (c3_end - c3_begin) / 32 * 32;
-                        for (int64_t c3_block = c3_begin; c3_block < c3_full; c3_block += 32) {
-                            float block_c3_0[32];
-                            akg_f16_to_f32_n(in1 + (((c1 * INT64_C(802816)) + (((c0 + c2) * INT64_C(3136)) + c3_block))), block_c3_0, 32);
-                            float block_c3_1[32];
-                            akg_f16_to_f32_n(in0 + (((c1 * INT64_C(802816)) + (((c0 + c2) * INT64_C(3136)) + c3_block))), block_c3_1, 32);
-                            float block_c3_2[32];
-                            akg_f16_to_f32_n(in2 + (((c1 * INT64_C(802816)) + (((c0 + c2) * INT64_C(3136)) + c3_block))), block_c3_2, 32);
+                    for (int64_t c3_lane = 0; c3_lane < 64; ++c3_lane) lanes_c3_1[c3_lane] = 0.0f;
+                    if (c3_end - c3_begin >= 64) {
+                        const int64_t c3_full = c3_begin + (c3_end - c3_begin) / 64 * 64;
+                        for (int64_t c3_block = c3_begin; c3_block < c3_full; c3_block += 64) {
+                            float block_c3_0[64];
+                            akg_f16_to_f32_n(in1 + (((c1 * INT64_C(802816)) + (((c0 + c2) * INT64_C(3136)) + c3_block))), block_c3_0, 64);
+                            float block_c3_1[64];
+                            akg_f16_to_f32_n(in0 + (((c1 * INT64_C(802816)) + (((c0 + c2) * INT64_C(3136)) + c3_block))), block_c3_1, 64);
+                            float block_c3_2[64];
+                            akg_f16_to_f32_n(in2 + (((c1 * INT64_C(802816)) + (((c0 + c2) * INT64_C(3136)) + c3_block))), block_c3_2, 64);
                             #pragma omp simd
-                            for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) {
+                            for (int64_t c3_lane = 0; c3_lane < 64; ++c3_lane) {
                                 const int64_t c3 = c3_block + c3_lane;
                                 {
                                     [[maybe_unused]] const int64_t r0 = c1;
@@ -73,15 +73,15 @@ static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_0(int64_t c0, con
                             akg_end_of_lane_block();
                         }
                         if (c3_full < c3_end) {
-                            const int64_t c3_last = c3_end - 32;
-                            float block_c3_0[32];
-                            akg_f16_to_f32_n(in1 + (((c1 * INT64_C(802816)) + (((c0 + c2) * INT64_C(3136)) + c3_last))), block_c3_0, 32);
-                            float block_c3_1[32];
-                            akg_f16_to_f32_n(in0 + (((c1 * INT64_C(802816)) + (((c0 + c2) * INT64_C(3136)) + c3_last))), block_c3_1, 32);
-                            float block_c3_2[32];
-                            akg_f16_to_f32_n(in2 + (((c1 * INT64_C(802816)) + (((c0 + c2) * INT64_C(3136)) + c3_last))), block_c3_2, 32);
+                            const int64_t c3_last = c3_end - 64;
+                            float block_c3_0[64];
+                            akg_f16_to_f32_n(in1 + (((c1 * INT64_C(802816)) + (((c0 + c2) * INT64_C(3136)) + c3_last))), block_c3_0, 64);
+                            float block_c3_1[64];
+                            akg_f16_to_f32_n(in0 + (((c1 * INT64_C(802816)) + (((c0 + c2) * INT64_C(3136)) + c3_last))), block_c3_1, 64);
+                            float block_c3_2[64];
+                            akg_f16_to_f32_n(in2 + (((c1 * INT64_C(802816)) + (((c0 + c2) * INT64_C(3136)) + c3_last))), block_c3_2, 64);
                             #pragma omp simd
-                            for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) {
+                            for (int64_t c3_lane = 0; c3_lane < 64; ++c3_lane) {
                                 const int64_t c3 = c3_last + c3_lane;
                                 {
                                     [[maybe_unused]] const int64_t r0 = c1;
@@ -109,8 +109,8 @@ static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_0(int64_t c0, con
                             }
                         }
                     }
-                    acc1 = akg_combine_lanes<32>(lanes_c3, [](float a, float b) { return a + b; });
-                    accB1 = akg_combine_lanes<32>(lanes_c3_1, [](float a, float b) { return a + b; });
+                    acc1 = akg_combine_lanes<64>(lanes_c3, [](float a, float b) { return a + b; });
+                    accB1 = akg_combine_lanes<64>(lanes_c3_1, [](float a, float b) { return a + b; });
                 }
                 acc = acc + acc1;
                 accB = accB + accB1;
