@@ -5,28 +5,43 @@
 #include "akg_kernel_support.h"
 
 static void akg_attention_softmax_dropout_f16_parallel_body_0(int64_t c0, int64_t c1, int64_t c2, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, uint16_t *__restrict out0, uint16_t *__restrict out1, uint16_t *__restrict out2) {
-    double t1[1];
-    float t0[128];
     double t2[1];
+    float t0[128];
+    double t3[1];
+    float t1[1];
     float s_in0_data[128];
     float *__restrict s_in0 = s_in0_data;
     akg_f16_to_f32_n(in0 + ((int64_t)(c0) * 196608 + (int64_t)(c1) * 16384 + (int64_t)(c2) * 128), s_in0, 128);
     float s_in1_data[128];
     float *__restrict s_in1 = s_in1_data;
     akg_f16_to_f32_n(in1 + ((int64_t)(c0) * 128), s_in1, 128);
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        [[maybe_unused]] const int64_t i1 = c1;
-        [[maybe_unused]] const int64_t i2 = c2;
-        [[maybe_unused]] const int64_t i3 = 0;
-        t1[0] = -__builtin_inff();
+    for (int64_t c3 = 0; (c3 <= 127); c3 += 64) {
+        alignas(64) float blk_out2[64];
+        #pragma omp simd
+        for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = c1;
+                [[maybe_unused]] const int64_t i2 = c2;
+                [[maybe_unused]] const int64_t i3 = (c3 + c4);
+                blk_out2[c4] = akg_select<float>(akg_flt(in2[c0 * 196608 + c1 * 16384 + c2 * 128 + (c3 + c4)], 0.900146484f), 1.0f, 0.0f);
+            }
+        }
+        akg_stream_f32_to_f16_n(blk_out2, out2 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c3)))), 64);
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = c1;
         [[maybe_unused]] const int64_t i2 = c2;
         [[maybe_unused]] const int64_t i3 = 0;
-        float acc = t1[0];
+        t2[0] = -__builtin_inff();
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = c1;
+        [[maybe_unused]] const int64_t i2 = c2;
+        [[maybe_unused]] const int64_t i3 = 0;
+        float acc = t2[0];
         float acc1 = -__builtin_inff();
         {
             const int64_t c3_begin = 0, c3_end = (127) + 1;
@@ -68,7 +83,7 @@ static void akg_attention_softmax_dropout_f16_parallel_body_0(int64_t c0, int64_
             acc1 = akg_combine_lanes<32>(lanes_c3, [](float a, float b) { return akg_fmax(a, b); });
         }
         acc = akg_fmax(acc, acc1);
-        t1[0] = (double)(acc);
+        t2[0] = (double)(acc);
     }
     for (int64_t c3 = 0; (c3 <= 127); c3 += 64) {
         #pragma omp simd
@@ -78,7 +93,7 @@ static void akg_attention_softmax_dropout_f16_parallel_body_0(int64_t c0, int64_
                 [[maybe_unused]] const int64_t i1 = c1;
                 [[maybe_unused]] const int64_t i2 = c2;
                 [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                t0[(i3 - (0))] = (float)(akg_exp((((((float)s_in0[((c3 + c4) - (0))]) * 0.125f) + ((float)s_in1[((c3 + c4) - (0))])) - ((float)t1[0]))));
+                t0[(i3 - (0))] = (float)(akg_exp((((((float)s_in0[((c3 + c4) - (0))]) * 0.125f) + ((float)s_in1[((c3 + c4) - (0))])) - ((float)t2[0]))));
             }
         }
     }
@@ -87,14 +102,14 @@ static void akg_attention_softmax_dropout_f16_parallel_body_0(int64_t c0, int64_
         [[maybe_unused]] const int64_t i1 = c1;
         [[maybe_unused]] const int64_t i2 = c2;
         [[maybe_unused]] const int64_t i3 = 0;
-        t2[0] = 0.0f;
+        t3[0] = 0.0f;
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = c1;
         [[maybe_unused]] const int64_t i2 = c2;
         [[maybe_unused]] const int64_t i3 = 0;
-        float acc = t2[0];
+        float acc = t3[0];
         float acc1 = 0.0f;
         {
             const int64_t c3_begin = 0, c3_end = (127) + 1;
@@ -136,12 +151,18 @@ static void akg_attention_softmax_dropout_f16_parallel_body_0(int64_t c0, int64_
             acc1 = akg_combine_lanes<32>(lanes_c3, [](float a, float b) { return a + b; });
         }
         acc = acc + acc1;
-        t2[0] = (double)(acc);
+        t3[0] = (double)(acc);
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = c1;
+        [[maybe_unused]] const int64_t i2 = c2;
+        [[maybe_unused]] const int64_t i3 = 0;
+        t1[0] = (float)(akg_round_f16_scalar(((float)t3[0])));
     }
     for (int64_t c3 = 0; (c3 <= 127); c3 += 64) {
         alignas(64) float blk_out0[64];
         alignas(64) float blk_out1[64];
-        alignas(64) float blk_out2[64];
         #pragma omp simd
         for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
             {
@@ -149,26 +170,18 @@ static void akg_attention_softmax_dropout_f16_parallel_body_0(int64_t c0, int64_
                 [[maybe_unused]] const int64_t i1 = c1;
                 [[maybe_unused]] const int64_t i2 = c2;
                 [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                blk_out0[c4] = (((float)t0[((c3 + c4) - (0))]) / akg_round_f16(((float)t2[0])));
+                blk_out0[c4] = (((float)t0[((c3 + c4) - (0))]) / ((float)t1[0]));
             }
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = c1;
                 [[maybe_unused]] const int64_t i2 = c2;
                 [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                blk_out1[c4] = (((((float)t0[((c3 + c4) - (0))]) / akg_round_f16(((float)t2[0]))) * akg_select<float>(akg_flt(in2[c0 * 196608 + c1 * 16384 + c2 * 128 + (c3 + c4)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f);
-            }
-            {
-                [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = c1;
-                [[maybe_unused]] const int64_t i2 = c2;
-                [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                blk_out2[c4] = akg_select<float>(akg_flt(in2[c0 * 196608 + c1 * 16384 + c2 * 128 + (c3 + c4)], 0.900146484f), 1.0f, 0.0f);
+                blk_out1[c4] = (((((float)t0[((c3 + c4) - (0))]) / ((float)t1[0])) * akg_select<float>(akg_flt(in2[c0 * 196608 + c1 * 16384 + c2 * 128 + (c3 + c4)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f);
             }
         }
         akg_stream_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c3)))), 64);
         akg_stream_f32_to_f16_n(blk_out1, out1 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c3)))), 64);
-        akg_stream_f32_to_f16_n(blk_out2, out2 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c3)))), 64);
     }
 }
 
@@ -179,9 +192,10 @@ extern "C" int akg_kernel_fn_attention_softmax_dropout_f16(void *const *buffers)
     uint16_t *__restrict out0 = (uint16_t *)buffers[3];
     uint16_t *__restrict out1 = (uint16_t *)buffers[4];
     uint16_t *__restrict out2 = (uint16_t *)buffers[5];
-    double t1[1];
-    float t0[128];
     double t2[1];
+    float t0[128];
+    double t3[1];
+    float t1[1];
     #pragma omp parallel
     {
         #pragma omp for collapse(3) schedule(static) nowait

@@ -4,7 +4,17 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_bias_dropout_residual_f16_parallel_body_0(int64_t c0, const float *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, const uint16_t *__restrict in3, uint16_t *__restrict out0, uint16_t *__restrict out1) {
+static void akg_bias_dropout_residual_f16_parallel_body_0(int64_t c0, const float *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, const uint16_t *__restrict in3, float *__restrict t0, uint16_t *__restrict out0, uint16_t *__restrict out1) {
+    #pragma omp simd
+    for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = (c0 + c1);
+            t0[i0] = (float)(akg_round_f16(in0[(c0 + c1)]));
+        }
+    }
+}
+
+static void akg_bias_dropout_residual_f16_parallel_body_1(int64_t c0, const float *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, const uint16_t *__restrict in3, float *__restrict t0, uint16_t *__restrict out0, uint16_t *__restrict out1) {
     float s_in1[768];
     akg_f16_to_f32_n(in1 + ((int64_t)(c0) * 768), s_in1, 768);
     float s_in3[768];
@@ -17,12 +27,12 @@ static void akg_bias_dropout_residual_f16_parallel_body_0(int64_t c0, const floa
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                s_out1[(i1 - (0))] = ((((((float)s_in1[((c1 + c2) - (0))]) + akg_round_f16(in0[(c1 + c2)])) * akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + ((float)s_in3[((c1 + c2) - (0))]));
+                s_out0[(i1 - (0))] = akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f);
             }
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                s_out0[(i1 - (0))] = akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f);
+                s_out1[(i1 - (0))] = ((((((float)s_in1[((c1 + c2) - (0))]) + ((float)t0[(c1 + c2)])) * akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + ((float)s_in3[((c1 + c2) - (0))]));
             }
         }
     }
@@ -37,9 +47,17 @@ extern "C" int akg_kernel_fn_bias_dropout_residual_f16(void *const *buffers) {
     const uint16_t *__restrict in3 = (const uint16_t *)buffers[3];
     uint16_t *__restrict out0 = (uint16_t *)buffers[4];
     uint16_t *__restrict out1 = (uint16_t *)buffers[5];
+    float *t0 = (float *)malloc(sizeof(float) * 768);
+    if (!t0) {
+        return AKG_STATUS_OUT_OF_MEMORY;
+    }
+    #pragma omp parallel for schedule(static)
+    for (int64_t c0 = 0; (c0 <= 767); c0 += 64)
+        akg_bias_dropout_residual_f16_parallel_body_0(c0, in0, in1, in2, in3, t0, out0, out1);
     #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
-        akg_bias_dropout_residual_f16_parallel_body_0(c0, in0, in1, in2, in3, out0, out1);
+        akg_bias_dropout_residual_f16_parallel_body_1(c0, in0, in1, in2, in3, t0, out0, out1);
+    free(t0);
     return AKG_STATUS_OK;
 }
 

@@ -4,9 +4,35 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, const uint16_t *__restrict in3, const float *__restrict in4, const float *__restrict in5, uint16_t *__restrict out0, uint16_t *__restrict out1, uint16_t *__restrict out2, uint16_t *__restrict out3, uint16_t *__restrict out4) {
-    double t1[1];
-    double t2[1];
+static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, const uint16_t *__restrict in3, const float *__restrict in4, const float *__restrict in5, float *__restrict t1, float *__restrict t2, uint16_t *__restrict out0, uint16_t *__restrict out1, uint16_t *__restrict out2, uint16_t *__restrict out3, uint16_t *__restrict out4) {
+    double t3[1];
+    double t4[1];
+    float t0[1];
+    #pragma omp simd
+    for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = (c0 + c1);
+            t1[i0] = (float)(akg_round_f16(in4[(c0 + c1)]));
+        }
+    }
+}
+
+static void akg_bias_dropout_residual_layernorm_f16_parallel_body_1(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, const uint16_t *__restrict in3, const float *__restrict in4, const float *__restrict in5, float *__restrict t1, float *__restrict t2, uint16_t *__restrict out0, uint16_t *__restrict out1, uint16_t *__restrict out2, uint16_t *__restrict out3, uint16_t *__restrict out4) {
+    double t3[1];
+    double t4[1];
+    float t0[1];
+    #pragma omp simd
+    for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = (c0 + c1);
+            t2[i0] = (float)(akg_round_f16(in5[(c0 + c1)]));
+        }
+    }
+}
+
+static void akg_bias_dropout_residual_layernorm_f16_parallel_body_2(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, const uint16_t *__restrict in3, const float *__restrict in4, const float *__restrict in5, float *__restrict t1, float *__restrict t2, uint16_t *__restrict out0, uint16_t *__restrict out1, uint16_t *__restrict out2, uint16_t *__restrict out3, uint16_t *__restrict out4) {
+    double t3[1];
+    double t4[1];
     float t0[1];
     float s_in0_data[768];
     float *__restrict s_in0 = s_in0_data;
@@ -22,12 +48,17 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, 
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
-        t1[0] = 0.0f;
+        t3[0] = 0.0f;
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
-        float acc = t1[0];
+        t4[0] = 0.0f;
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = 0;
+        float acc = t3[0];
         float acc1 = 0.0f;
         {
             const int64_t c1_begin = 0, c1_end = (767) + 1;
@@ -69,22 +100,12 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, 
             acc1 = akg_combine_lanes<64>(lanes_c1, [](float a, float b) { return a + b; });
         }
         acc = acc + acc1;
-        t1[0] = (double)(acc);
+        t3[0] = (double)(acc);
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
-        out3[i0] = akg_f32_to_f16_scalar((akg_round_f16_scalar(((float)t1[0])) * 0.00130176544f));
-    }
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        [[maybe_unused]] const int64_t i1 = 0;
-        t2[0] = 0.0f;
-    }
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        [[maybe_unused]] const int64_t i1 = 0;
-        float acc = t2[0];
+        float acc = t4[0];
         float acc1 = 0.0f;
         {
             const int64_t c1_begin = 0, c1_end = (767) + 1;
@@ -99,7 +120,7 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, 
                         const int64_t c1 = c1_block + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
-                            const float v_cse0 = (((((((float)s_in0[(c1 - (0))]) + ((float)s_in1[(c1 - (0))])) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + ((float)s_in3[(c1 - (0))])) - (akg_round_f16(((float)t1[0])) * 0.00130176544f));
+                            const float v_cse0 = (((((((float)s_in0[(c1 - (0))]) + ((float)s_in1[(c1 - (0))])) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + ((float)s_in3[(c1 - (0))])) - (akg_round_f16(((float)t3[0])) * 0.00130176544f));
                             lanes_c1[c1_lane] = lanes_c1[c1_lane] + (v_cse0 * v_cse0);
                         }
                     }
@@ -112,7 +133,7 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, 
                         const int64_t c1 = c1_last + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
-                            const float v_cse0 = (((((((float)s_in0[(c1 - (0))]) + ((float)s_in1[(c1 - (0))])) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + ((float)s_in3[(c1 - (0))])) - (akg_round_f16(((float)t1[0])) * 0.00130176544f));
+                            const float v_cse0 = (((((((float)s_in0[(c1 - (0))]) + ((float)s_in1[(c1 - (0))])) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + ((float)s_in3[(c1 - (0))])) - (akg_round_f16(((float)t3[0])) * 0.00130176544f));
                             lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_select(c1 >= c1_full, float((v_cse0 * v_cse0)), float(0.0f));
                         }
                     }
@@ -121,7 +142,7 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, 
                 for (int64_t c1 = c1_begin; c1 < c1_end; ++c1) {
                     {
                         [[maybe_unused]] const int64_t r0 = c1;
-                        const float v_cse0 = (((((((float)s_in0[(c1 - (0))]) + ((float)s_in1[(c1 - (0))])) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + ((float)s_in3[(c1 - (0))])) - (akg_round_f16(((float)t1[0])) * 0.00130176544f));
+                        const float v_cse0 = (((((((float)s_in0[(c1 - (0))]) + ((float)s_in1[(c1 - (0))])) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + ((float)s_in3[(c1 - (0))])) - (akg_round_f16(((float)t3[0])) * 0.00130176544f));
                         lanes_c1[0] = lanes_c1[0] + (v_cse0 * v_cse0);
                     }
                 }
@@ -129,21 +150,21 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, 
             acc1 = akg_combine_lanes<64>(lanes_c1, [](float a, float b) { return a + b; });
         }
         acc = acc + acc1;
-        t2[0] = (double)(acc);
+        t4[0] = (double)(acc);
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
-        out2[i0] = akg_f32_to_f16_scalar((akg_round_f16_scalar(((float)t2[0])) * 0.00130176544f));
-    }
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        [[maybe_unused]] const int64_t i1 = 0;
-        t0[0] = (float)(akg_rsqrt(((akg_round_f16_scalar(((float)t2[0])) * 0.00130176544f) + 1.1920929e-07f)));
+        t0[0] = (float)(akg_rsqrt(((akg_round_f16_scalar(((float)t4[0])) * 0.00130176544f) + 1.1920929e-07f)));
     }
     for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
         #pragma omp simd
         for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = (c1 + c2);
+                s_out1[(i1 - (0))] = ((((((((((float)s_in0[((c1 + c2) - (0))]) + ((float)s_in1[((c1 + c2) - (0))])) * akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + ((float)s_in3[((c1 + c2) - (0))])) - (akg_round_f16(((float)t3[0])) * 0.00130176544f)) * ((float)t0[0])) * ((float)t1[(c1 + c2)])) + ((float)t2[(c1 + c2)]));
+            }
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = (c1 + c2);
@@ -151,23 +172,23 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, 
             }
         }
     }
-    for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
-        #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                s_out1[(i1 - (0))] = ((((((((((float)s_in0[((c1 + c2) - (0))]) + ((float)s_in1[((c1 + c2) - (0))])) * akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + ((float)s_in3[((c1 + c2) - (0))])) - (akg_round_f16(((float)t1[0])) * 0.00130176544f)) * ((float)t0[0])) * akg_round_f16(in4[(c1 + c2)])) + akg_round_f16(in5[(c1 + c2)]));
-            }
-        }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = 0;
+        out2[i0] = akg_f32_to_f16_scalar((akg_round_f16_scalar(((float)t4[0])) * 0.00130176544f));
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = 0;
+        out3[i0] = akg_f32_to_f16_scalar((akg_round_f16_scalar(((float)t3[0])) * 0.00130176544f));
     }
     akg_f32_to_f16_n(s_out0, out0 + ((int64_t)(c0) * 768), 768);
     akg_f32_to_f16_n(s_out1, out1 + ((int64_t)(c0) * 768), 768);
 }
 
-static void akg_bias_dropout_residual_layernorm_f16_parallel_body_1(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, const uint16_t *__restrict in3, const float *__restrict in4, const float *__restrict in5, uint16_t *__restrict out0, uint16_t *__restrict out1, uint16_t *__restrict out2, uint16_t *__restrict out3, uint16_t *__restrict out4) {
-    double t1[1];
-    double t2[1];
+static void akg_bias_dropout_residual_layernorm_f16_parallel_body_3(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, const uint16_t *__restrict in3, const float *__restrict in4, const float *__restrict in5, float *__restrict t1, float *__restrict t2, uint16_t *__restrict out0, uint16_t *__restrict out1, uint16_t *__restrict out2, uint16_t *__restrict out3, uint16_t *__restrict out4) {
+    double t3[1];
+    double t4[1];
     float t0[1];
     float s_out4[768];
     for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
@@ -195,15 +216,32 @@ extern "C" int akg_kernel_fn_bias_dropout_residual_layernorm_f16(void *const *bu
     uint16_t *__restrict out2 = (uint16_t *)buffers[8];
     uint16_t *__restrict out3 = (uint16_t *)buffers[9];
     uint16_t *__restrict out4 = (uint16_t *)buffers[10];
-    double t1[1];
-    double t2[1];
+    double t3[1];
+    double t4[1];
     float t0[1];
+    float *t1 = (float *)malloc(sizeof(float) * 768);
+    if (!t1) {
+        return AKG_STATUS_OUT_OF_MEMORY;
+    }
+    float *t2 = (float *)malloc(sizeof(float) * 768);
+    if (!t2) {
+        free(t1);
+        return AKG_STATUS_OUT_OF_MEMORY;
+    }
+    #pragma omp parallel for schedule(static)
+    for (int64_t c0 = 0; (c0 <= 767); c0 += 64)
+        akg_bias_dropout_residual_layernorm_f16_parallel_body_0(c0, in0, in1, in2, in3, in4, in5, t1, t2, out0, out1, out2, out3, out4);
+    #pragma omp parallel for schedule(static)
+    for (int64_t c0 = 0; (c0 <= 767); c0 += 64)
+        akg_bias_dropout_residual_layernorm_f16_parallel_body_1(c0, in0, in1, in2, in3, in4, in5, t1, t2, out0, out1, out2, out3, out4);
     #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
-        akg_bias_dropout_residual_layernorm_f16_parallel_body_0(c0, in0, in1, in2, in3, in4, in5, out0, out1, out2, out3, out4);
+        akg_bias_dropout_residual_layernorm_f16_parallel_body_2(c0, in0, in1, in2, in3, in4, in5, t1, t2, out0, out1, out2, out3, out4);
     #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
-        akg_bias_dropout_residual_layernorm_f16_parallel_body_1(c0, in0, in1, in2, in3, in4, in5, out0, out1, out2, out3, out4);
+        akg_bias_dropout_residual_layernorm_f16_parallel_body_3(c0, in0, in1, in2, in3, in4, in5, t1, t2, out0, out1, out2, out3, out4);
+    free(t1);
+    free(t2);
     return AKG_STATUS_OK;
 }
 

@@ -4,7 +4,17 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_bias_gelu_f16_parallel_body_0(int64_t c0, int64_t c1, const float *__restrict in0, const uint16_t *__restrict in1, uint16_t *__restrict out0, uint16_t *__restrict out1) {
+static void akg_bias_gelu_f16_parallel_body_0(int64_t c0, const float *__restrict in0, const uint16_t *__restrict in1, float *__restrict t0, uint16_t *__restrict out0, uint16_t *__restrict out1) {
+    #pragma omp simd
+    for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = (c0 + c1);
+            t0[i0] = (float)(akg_round_f16(in0[(c0 + c1)]));
+        }
+    }
+}
+
+static void akg_bias_gelu_f16_parallel_body_1(int64_t c0, int64_t c1, const float *__restrict in0, const uint16_t *__restrict in1, float *__restrict t0, uint16_t *__restrict out0, uint16_t *__restrict out1) {
     float s_in1[512];
     akg_f16_to_f32_n(in1 + ((int64_t)(c0) * 3072 + (int64_t)(c1)), s_in1, 512);
     for (int64_t c3 = 0; (c3 <= 511); c3 += 64) {
@@ -15,13 +25,13 @@ static void akg_bias_gelu_f16_parallel_body_0(int64_t c0, int64_t c1, const floa
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = ((c1 + c3) + c4);
-                const float v_cse0 = (((float)s_in1[(((c1 + c3) + c4) - (c1))]) + akg_round_f16(in0[((c1 + c3) + c4)]));
-                blk_out1[c4] = ((v_cse0 * akg_tanh_plus_one((((((v_cse0 * v_cse0) * v_cse0) * 0.044708252f) + v_cse0) * 0.797851562f))) * 0.5f);
+                blk_out0[c4] = (((float)s_in1[(((c1 + c3) + c4) - (c1))]) + ((float)t0[((c1 + c3) + c4)]));
             }
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = ((c1 + c3) + c4);
-                blk_out0[c4] = (((float)s_in1[(((c1 + c3) + c4) - (c1))]) + akg_round_f16(in0[((c1 + c3) + c4)]));
+                const float v_cse0 = (((float)s_in1[(((c1 + c3) + c4) - (c1))]) + ((float)t0[((c1 + c3) + c4)]));
+                blk_out1[c4] = ((v_cse0 * akg_tanh_plus_one((((((v_cse0 * v_cse0) * v_cse0) * 0.044708252f) + v_cse0) * 0.797851562f))) * 0.5f);
             }
         }
         akg_stream_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(3072)) + (c1 + c3))), 64);
@@ -34,14 +44,22 @@ extern "C" int akg_kernel_fn_bias_gelu_f16(void *const *buffers) {
     const uint16_t *__restrict in1 = (const uint16_t *)buffers[1];
     uint16_t *__restrict out0 = (uint16_t *)buffers[2];
     uint16_t *__restrict out1 = (uint16_t *)buffers[3];
+    float *t0 = (float *)malloc(sizeof(float) * 3072);
+    if (!t0) {
+        return AKG_STATUS_OUT_OF_MEMORY;
+    }
+    #pragma omp parallel for schedule(static)
+    for (int64_t c0 = 0; (c0 <= 3071); c0 += 64)
+        akg_bias_gelu_f16_parallel_body_0(c0, in0, in1, t0, out0, out1);
     #pragma omp parallel
     {
         #pragma omp for collapse(2) schedule(static) nowait
         for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
             for (int64_t c1 = 0; (c1 <= 3071); c1 += 512)
-                akg_bias_gelu_f16_parallel_body_0(c0, c1, in0, in1, out0, out1);
+                akg_bias_gelu_f16_parallel_body_1(c0, c1, in0, in1, t0, out0, out1);
         akg_stream_fence();
     }
+    free(t0);
     return AKG_STATUS_OK;
 }
 

@@ -4,7 +4,9 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_0(int64_t c0, const float *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, float *__restrict t0, double *__restrict t1, double *__restrict t2, float *__restrict out0, float *__restrict out1) {
+static void akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_0(int64_t c0, const float *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, float *__restrict t0, float *__restrict out0, float *__restrict out1) {
+    double t1[64];
+    double t2[64];
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
@@ -12,60 +14,50 @@ static void akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_0(int64_t c0, const
     }
 }
 
-static void akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_1(int64_t c0, const float *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, float *__restrict t0, double *__restrict t1, double *__restrict t2, float *__restrict out0, float *__restrict out1) {
+static void akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_1(int64_t c0, const float *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, float *__restrict t0, float *__restrict out0, float *__restrict out1) {
+    double t1[64];
+    double t2[64];
     #pragma omp simd
-    for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
+    for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
         {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            t1[i0] = 0.0f;
+            [[maybe_unused]] const int64_t i0 = (c0 + c2);
+            t2[(i0 - (c0))] = 0.0f;
         }
     }
-}
-
-static void akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_2(int64_t c0, const float *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, float *__restrict t0, double *__restrict t1, double *__restrict t2, float *__restrict out0, float *__restrict out1) {
     #pragma omp simd
-    for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
+    for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
         {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            t2[i0] = 0.0f;
+            [[maybe_unused]] const int64_t i0 = (c0 + c2);
+            t1[(i0 - (c0))] = 0.0f;
         }
     }
-}
-
-static void akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_3(int64_t c0, const float *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, float *__restrict t0, double *__restrict t1, double *__restrict t2, float *__restrict out0, float *__restrict out1) {
     for (int64_t c1 = 0; (c1 <= 2047); c1 += 1) {
         #pragma omp simd
         for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = (c0 + c3);
                 [[maybe_unused]] const int64_t r0 = c1;
-                t1[i0] = (double)(t1[i0] + (in1[c1 * 768 + (c0 + c3)] * (t0[c1] * (in0[c1 * 768 + (c0 + c3)] - in3[c1]))));
+                t1[(i0 - (c0))] = (double)(t1[(i0 - (c0))] + (in1[c1 * 768 + (c0 + c3)] * (t0[c1] * (in0[c1 * 768 + (c0 + c3)] - in3[c1]))));
             }
             {
                 [[maybe_unused]] const int64_t i0 = (c0 + c3);
                 [[maybe_unused]] const int64_t r0 = c1;
-                t2[i0] = (double)(t2[i0] + in1[c1 * 768 + (c0 + c3)]);
+                t2[(i0 - (c0))] = (double)(t2[(i0 - (c0))] + in1[c1 * 768 + (c0 + c3)]);
             }
         }
     }
-}
-
-static void akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_4(int64_t c0, const float *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, float *__restrict t0, double *__restrict t1, double *__restrict t2, float *__restrict out0, float *__restrict out1) {
     #pragma omp simd
-    for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
+    for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
         {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            out0[i0] = (float)(((float)t1[(c0 + c1)]));
+            [[maybe_unused]] const int64_t i0 = (c0 + c2);
+            out1[i0] = (float)(((float)t2[((c0 + c2) - (c0))]));
         }
     }
-}
-
-static void akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_5(int64_t c0, const float *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, float *__restrict t0, double *__restrict t1, double *__restrict t2, float *__restrict out0, float *__restrict out1) {
     #pragma omp simd
-    for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
+    for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
         {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            out1[i0] = (float)(((float)t2[(c0 + c1)]));
+            [[maybe_unused]] const int64_t i0 = (c0 + c2);
+            out0[i0] = (float)(((float)t1[((c0 + c2) - (c0))]));
         }
     }
 }
@@ -81,38 +73,15 @@ extern "C" int akg_kernel_fn_layernorm_bwd_dgamma_dbeta_f32(void *const *buffers
     if (!t0) {
         return AKG_STATUS_OUT_OF_MEMORY;
     }
-    double *t1 = (double *)malloc(sizeof(double) * 768);
-    if (!t1) {
-        free(t0);
-        return AKG_STATUS_OUT_OF_MEMORY;
-    }
-    double *t2 = (double *)malloc(sizeof(double) * 768);
-    if (!t2) {
-        free(t0);
-        free(t1);
-        return AKG_STATUS_OUT_OF_MEMORY;
-    }
+    double t1[64];
+    double t2[64];
     #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
-        akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_0(c0, in0, in1, in2, in3, t0, t1, t2, out0, out1);
+        akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_0(c0, in0, in1, in2, in3, t0, out0, out1);
     #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 767); c0 += 64)
-        akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_1(c0, in0, in1, in2, in3, t0, t1, t2, out0, out1);
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 767); c0 += 64)
-        akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_2(c0, in0, in1, in2, in3, t0, t1, t2, out0, out1);
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 767); c0 += 64)
-        akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_3(c0, in0, in1, in2, in3, t0, t1, t2, out0, out1);
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 767); c0 += 64)
-        akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_4(c0, in0, in1, in2, in3, t0, t1, t2, out0, out1);
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 767); c0 += 64)
-        akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_5(c0, in0, in1, in2, in3, t0, t1, t2, out0, out1);
+        akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_1(c0, in0, in1, in2, in3, t0, out0, out1);
     free(t0);
-    free(t1);
-    free(t2);
     return AKG_STATUS_OK;
 }
 

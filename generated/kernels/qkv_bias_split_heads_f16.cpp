@@ -4,7 +4,17 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_qkv_bias_split_heads_f16_parallel_body_0(int64_t c0, int64_t c1, int64_t c2, const float *__restrict in0, const uint16_t *__restrict in1, uint16_t *__restrict out0) {
+static void akg_qkv_bias_split_heads_f16_parallel_body_0(int64_t c0, const float *__restrict in0, const uint16_t *__restrict in1, float *__restrict t0, uint16_t *__restrict out0) {
+    #pragma omp simd
+    for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = (c0 + c1);
+            t0[i0] = (float)(akg_round_f16(in0[(c0 + c1)]));
+        }
+    }
+}
+
+static void akg_qkv_bias_split_heads_f16_parallel_body_1(int64_t c0, int64_t c1, int64_t c2, const float *__restrict in0, const uint16_t *__restrict in1, float *__restrict t0, uint16_t *__restrict out0) {
     float s_in1[64];
     akg_f16_to_f32_n(in1 + ((int64_t)(128*c0 + c1) * 768 + (int64_t)(64*c2)), s_in1, 64);
     float s_out0[64];
@@ -16,7 +26,7 @@ static void akg_qkv_bias_split_heads_f16_parallel_body_0(int64_t c0, int64_t c1,
             [[maybe_unused]] const int64_t i2 = c1;
             [[maybe_unused]] const int64_t i3 = c4;
             const int64_t v_cse0 = ((i1 * INT64_C(64)) + i3);
-            s_out0[(i3 - (0))] = (((float)s_in1[(v_cse0 - (64*c2))]) + akg_round_f16(in0[v_cse0]));
+            s_out0[(i3 - (0))] = (((float)s_in1[(v_cse0 - (64*c2))]) + ((float)t0[v_cse0]));
         }
     }
     akg_f32_to_f16_n(s_out0, out0 + ((int64_t)(c0) * 98304 + (int64_t)(c2) * 8192 + (int64_t)(c1) * 64), 64);
@@ -26,11 +36,19 @@ extern "C" int akg_kernel_fn_qkv_bias_split_heads_f16(void *const *buffers) {
     const float *__restrict in0 = (const float *)buffers[0];
     const uint16_t *__restrict in1 = (const uint16_t *)buffers[1];
     uint16_t *__restrict out0 = (uint16_t *)buffers[2];
+    float *t0 = (float *)malloc(sizeof(float) * 768);
+    if (!t0) {
+        return AKG_STATUS_OUT_OF_MEMORY;
+    }
+    #pragma omp parallel for schedule(static)
+    for (int64_t c0 = 0; (c0 <= 767); c0 += 64)
+        akg_qkv_bias_split_heads_f16_parallel_body_0(c0, in0, in1, t0, out0);
     #pragma omp parallel for collapse(3) schedule(static)
     for (int64_t c0 = 0; (c0 <= 15); c0 += 1)
         for (int64_t c1 = 0; (c1 <= 127); c1 += 1)
             for (int64_t c2 = 0; (c2 <= 11); c2 += 1)
-                akg_qkv_bias_split_heads_f16_parallel_body_0(c0, c1, c2, in0, in1, out0);
+                akg_qkv_bias_split_heads_f16_parallel_body_1(c0, c1, c2, in0, in1, t0, out0);
+    free(t0);
     return AKG_STATUS_OK;
 }
 

@@ -5,7 +5,8 @@
 #include "akg_kernel_support.h"
 
 static void akg_softmax_grad_f16_parallel_body_0(int64_t c0, int64_t c1, int64_t c2, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const uint16_t *__restrict in2, uint16_t *__restrict out0) {
-    double t0[1];
+    double t1[1];
+    float t0[1];
     float s_in0_data[128];
     float *__restrict s_in0 = s_in0_data;
     akg_f16_to_f32_n(in0 + ((int64_t)(c0) * 196608 + (int64_t)(c1) * 16384 + (int64_t)(c2) * 128), s_in0, 128);
@@ -21,14 +22,14 @@ static void akg_softmax_grad_f16_parallel_body_0(int64_t c0, int64_t c1, int64_t
         [[maybe_unused]] const int64_t i1 = c1;
         [[maybe_unused]] const int64_t i2 = c2;
         [[maybe_unused]] const int64_t i3 = 0;
-        t0[0] = 0.0f;
+        t1[0] = 0.0f;
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = c1;
         [[maybe_unused]] const int64_t i2 = c2;
         [[maybe_unused]] const int64_t i3 = 0;
-        float acc = t0[0];
+        float acc = t1[0];
         float acc1 = 0.0f;
         {
             const int64_t c3_begin = 0, c3_end = (127) + 1;
@@ -70,7 +71,14 @@ static void akg_softmax_grad_f16_parallel_body_0(int64_t c0, int64_t c1, int64_t
             acc1 = akg_combine_lanes<32>(lanes_c3, [](float a, float b) { return a + b; });
         }
         acc = acc + acc1;
-        t0[0] = (double)(acc);
+        t1[0] = (double)(acc);
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = c1;
+        [[maybe_unused]] const int64_t i2 = c2;
+        [[maybe_unused]] const int64_t i3 = 0;
+        t0[0] = (float)(akg_round_f16_scalar(((float)t1[0])));
     }
     for (int64_t c3 = 0; (c3 <= 127); c3 += 64) {
         #pragma omp simd
@@ -80,7 +88,7 @@ static void akg_softmax_grad_f16_parallel_body_0(int64_t c0, int64_t c1, int64_t
                 [[maybe_unused]] const int64_t i1 = c1;
                 [[maybe_unused]] const int64_t i2 = c2;
                 [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                s_out0[(i3 - (0))] = (((((((float)s_in0[((c3 + c4) - (0))]) * ((float)s_in1[((c3 + c4) - (0))])) * 1.11132812f) - akg_round_f16(((float)t0[0]))) * ((float)s_in2[((c3 + c4) - (0))])) * 0.125f);
+                s_out0[(i3 - (0))] = (((((((float)s_in0[((c3 + c4) - (0))]) * ((float)s_in1[((c3 + c4) - (0))])) * 1.11132812f) - ((float)t0[0])) * ((float)s_in2[((c3 + c4) - (0))])) * 0.125f);
             }
         }
     }
@@ -92,7 +100,8 @@ extern "C" int akg_kernel_fn_softmax_grad_f16(void *const *buffers) {
     const uint16_t *__restrict in1 = (const uint16_t *)buffers[1];
     const uint16_t *__restrict in2 = (const uint16_t *)buffers[2];
     uint16_t *__restrict out0 = (uint16_t *)buffers[3];
-    double t0[1];
+    double t1[1];
+    float t0[1];
     #pragma omp parallel for collapse(3) schedule(static)
     for (int64_t c0 = 0; (c0 <= 15); c0 += 1)
         for (int64_t c1 = 0; (c1 <= 11); c1 += 1)

@@ -149,6 +149,27 @@ TEST(PipelineGolden, LaneReductionsKeepTheirLanesInRegisters) {
     EXPECT_EQ(count(code, "float s_in0[512];"), 1u) << code;
 }
 
+TEST(PipelineGolden, BroadcastBiasIsRoundedOnceInANestOfItsOwn) {
+    // BiasAdd + GeLU in float16 rounds its float32 bias to float16: once per bias element into
+    // a float scratch buffer, not once per element of the [2048, 3072] tensor.
+    std::string graph = dump_after("bias_gelu_f16.json", "materialize");
+    EXPECT_NE(graph.find("[t0] output_0_0[3072] = float32(float16((float32)buf$in0((int64)i0)))"), std::string::npos) << graph;
+    // That nest runs first, on its own: fused with the GeLU, isl would make the bias's column
+    // the outer loop and walk the tensors down their columns.
+    std::string tree = dump_after("bias_gelu_f16.json", "schedule");
+    std::regex first(R"(sequence:
+  - filter: "\{ S0\[i0\] \}"
+    child:
+      schedule: "\[\{ S0\[i0\] -> \[\(i0\)\])");
+    EXPECT_TRUE(std::regex_search(tree, first)) << tree;
+    EXPECT_NE(tree.find("S1[i0, i1] -> [(i0)] }, {"), std::string::npos) << tree; // then rows outside, columns inside
+    std::string code = dump_after("bias_gelu_f16.json", "emit");
+    EXPECT_EQ(count(code, "akg_round_f16("), 1u) << code;
+    // A per-row value stays in the row loop that uses it: LayerNorm's backward rsqrt(var + eps).
+    code = dump_after("layernorm_bwd_dx_f32.json", "emit");
+    EXPECT_EQ(count(code, "#pragma omp parallel"), 1u) << code;
+}
+
 TEST(PipelineGolden, GeluComputesOnePlusTanhWithoutCancellation) {
     // 0.5 * x * (1 + tanh(z)): the sum becomes akg_tanh_plus_one(z) = 2 / (1 + e^-2z).
     std::string graph = dump_after("bias_gelu_f32.json", "math-identities");

@@ -19,10 +19,15 @@ class ReadCollector : public IRVisitor {
 public:
     std::set<std::string> tensors;
     bool expensive = false;
+    bool rounds_to_float16 = false;
     int nodes = 0;
 
 private:
     using IRVisitor::visit;
+    void visit(const Cast *op) override {
+        rounds_to_float16 |= op->type == Halide::Float(16) && op->value.type() != Halide::Float(16);
+        IRVisitor::visit(op);
+    }
     void visit(const Call *op) override {
         if (is_tensor_read(op)) tensors.insert(tensor_of(op));
         else if (is_expensive_math(op->name)) expensive = true;
@@ -91,6 +96,9 @@ void reindex(TensorGraph &graph) {
 
 } // namespace
 
+// Consumers this many times larger than a stage read each of its elements that many times.
+constexpr int64_t kBroadcastReuse = 64;
+
 void materialize_and_inline(TensorGraph &graph) {
     const CompositeKernel &kernel = *graph.kernel;
     // 1. Bind outputs. A stage that is output once writes the output buffer directly; inputs
@@ -142,13 +150,14 @@ void materialize_and_inline(TensorGraph &graph) {
 
     // 2. Consumers of each stage.
     std::map<std::string, std::vector<const Stage *>> consumers;
-    std::map<std::string, bool> expensive;
+    std::map<std::string, bool> expensive, rounds;
     std::map<std::string, std::set<std::string>> producers;
     for (const auto &s : graph.stages) {
         if (s.kind == StageKind::Input) continue;
         ReadCollector rc;
         s.value.accept(&rc);
         expensive[s.tensor] = rc.expensive;
+        rounds[s.tensor] = rc.rounds_to_float16;
         producers[s.tensor] = rc.tensors;
         for (const auto &t : rc.tensors) consumers[t].push_back(&s);
     }
@@ -160,15 +169,22 @@ void materialize_and_inline(TensorGraph &graph) {
         if (s.kind != StageKind::Compute) continue;
         // Expensive too when it will contain an expensive producer once that is inlined
         // (a cheap scale around an rsqrt must not carry the rsqrt into every element).
-        for (const auto &p : producers[s.tensor])
+        for (const auto &p : producers[s.tensor]) {
             if (inlined.count(p) && expensive[p]) expensive[s.tensor] = true;
+            if (inlined.count(p) && rounds[p]) rounds[s.tensor] = true;
+        }
         const auto &cons = consumers[s.tensor];
-        bool bigger_consumer = false;
+        bool bigger_consumer = false, broadcast = !cons.empty();
         for (const Stage *c : cons) {
             int64_t domain = element_count(c->shape) * element_count(c->reduce_extents);
             if (domain > element_count(s.shape)) bigger_consumer = true;
+            if (domain < kBroadcastReuse * element_count(s.shape)) broadcast = false;
         }
-        bool keep_for_reuse = expensive[s.tensor] && (cons.size() > 1 || bigger_consumer);
+        // A rounding to float16 costs some ten vector operations per element (akg_round_f16):
+        // a float32 parameter cast to float16 and broadcast over a much larger tensor (a bias
+        // added to every row) is rounded once, into a float scratch buffer, instead of at every
+        // element it meets.
+        bool keep_for_reuse = (expensive[s.tensor] && (cons.size() > 1 || bigger_consumer)) || (rounds[s.tensor] && broadcast);
         if (s.materialized) {
             // Bound to an output (which stores the value exactly): consumers recompute it when
             // it is cheap and reads at most one tensor, and read it back otherwise; a residual

@@ -5,10 +5,12 @@ namespace akg {
 
 // Decides which stages keep a buffer and inlines all others into their consumers.
 //
-// Kept: kernel inputs, reductions, stages bound to kernel outputs, in-place writes, and
+// Kept: kernel inputs, reductions, stages bound to kernel outputs, in-place writes,
 // elementwise stages that are expensive (transcendental math) and either read by several
 // consumers or broadcast into a larger consumer (a LayerNorm's rsqrt(var+eps) per row, a
-// softmax's exp). Everything else is recomputed where it is used, e.g.
+// softmax's exp), and stages that round to float16 and are broadcast into consumers at least
+// 64 times larger (a float32 bias cast to float16 for every row). Everything else is
+// recomputed where it is used, e.g.
 //   t = x - mean[i]; y = t * t   →   y = (x[i,j] - mean[i]) * (x[i,j] - mean[i])  (CSE then shares it)
 // Afterwards every tensor read names a buffer: in<k>, out<k> or t<k> (scratch).
 void materialize_and_inline(TensorGraph &graph);

@@ -33,37 +33,109 @@ unsigned long max_schedule_operations() {
     return kMaxScheduleOperations;
 }
 
-// The unfused schedule: program order, one loop nest per statement.
-void sequence_schedule(PolyModel &m) {
+// One statement's own loop nest. Within a statement, the output dimensions carry no dependence
+// (coincident); reduced dimensions do.
+isl_schedule *statement_nest(const PolyModel &m, const PolyStatement &st) {
     isl_ctx *ctx = m.ctx.get();
-    {
-        // The ablation: program order, one loop nest per statement. Within a statement, the
-        // output dimensions carry no dependence (coincident); reduced dimensions do.
-        isl_schedule *seq = nullptr;
-        for (const auto &st : m.statements) {
-            int n = st.out_dims + st.reduce_dims;
-            isl_space *space = isl_space_set_tuple_name(isl_space_set_alloc(ctx, 0, n), isl_dim_set, st.name.c_str());
-            isl::set own = isl::manage(isl_union_set_extract_set(m.domain.get(), space)); // keeps the union set
-            isl_schedule *one = isl_schedule_from_domain(isl_union_set_from_set(own.copy()));
-            if (n > 0) {
-                isl_map *identity = isl_map_identity(isl_space_map_from_set(isl_set_get_space(own.get())));
-                identity = isl_map_intersect_domain(identity, own.copy());
-                isl_multi_union_pw_aff *id = isl_multi_union_pw_aff_from_union_map(isl_union_map_from_map(identity));
-                // The identity map's range has no tuple name; schedule spaces must be unnamed.
-                id = isl_multi_union_pw_aff_reset_tuple_id(id, isl_dim_out);
-                isl_schedule_node *node = isl_schedule_get_root(one);
-                isl_schedule_free(one);
-                node = isl_schedule_node_child(node, 0);
-                node = isl_schedule_node_insert_partial_schedule(node, id);
-                for (int d = 0; d < n; ++d)
-                    node = isl_schedule_node_band_member_set_coincident(node, d, d < st.out_dims);
-                one = isl_schedule_node_get_schedule(node);
-                isl_schedule_node_free(node);
-            }
-            seq = seq ? isl_schedule_sequence(seq, one) : one;
-        }
-        m.schedule = isl::manage(seq ? seq : isl_schedule_from_domain(m.domain.copy()));
+    int n = st.out_dims + st.reduce_dims;
+    isl_space *space = isl_space_set_tuple_name(isl_space_set_alloc(ctx, 0, n), isl_dim_set, st.name.c_str());
+    isl::set own = isl::manage(isl_union_set_extract_set(m.domain.get(), space)); // keeps the union set
+    isl_schedule *one = isl_schedule_from_domain(isl_union_set_from_set(own.copy()));
+    if (n == 0) return one;
+    isl_map *identity = isl_map_identity(isl_space_map_from_set(isl_set_get_space(own.get())));
+    identity = isl_map_intersect_domain(identity, own.copy());
+    isl_multi_union_pw_aff *id = isl_multi_union_pw_aff_from_union_map(isl_union_map_from_map(identity));
+    // The identity map's range has no tuple name; schedule spaces must be unnamed.
+    id = isl_multi_union_pw_aff_reset_tuple_id(id, isl_dim_out);
+    isl_schedule_node *node = isl_schedule_get_root(one);
+    isl_schedule_free(one);
+    node = isl_schedule_node_child(node, 0);
+    node = isl_schedule_node_insert_partial_schedule(node, id);
+    for (int d = 0; d < n; ++d) node = isl_schedule_node_band_member_set_coincident(node, d, d < st.out_dims);
+    one = isl_schedule_node_get_schedule(node);
+    isl_schedule_node_free(node);
+    return one;
+}
+
+// The unfused schedule (the ablation): program order, one loop nest per statement.
+void sequence_schedule(PolyModel &m) {
+    isl_schedule *seq = nullptr;
+    for (const auto &st : m.statements) {
+        isl_schedule *one = statement_nest(m, st);
+        seq = seq ? isl_schedule_sequence(seq, one) : one;
     }
+    m.schedule = isl::manage(seq ? seq : isl_schedule_from_domain(m.domain.copy()));
+}
+
+// Consumers this many times larger than a statement read each of its elements that many times.
+constexpr int64_t kBroadcastReuse = 64;
+
+// Whether `reader`'s reads of `buffer` vary along its innermost dimension (a bias read by
+// column, not a per-row value): composing the reads with "same iterations but the last" must
+// give no element the reads did not already give.
+bool read_along_innermost(const PolyModel &m, const PolyStatement &reader, const BufferInfo &buffer) {
+    int n = reader.out_dims + reader.reduce_dims;
+    if (n == 0) return false;
+    isl_ctx *ctx = m.ctx.get();
+    isl_space *space = isl_space_set_tuple_name(isl_space_set_alloc(ctx, 0, n), isl_dim_set, reader.name.c_str());
+    isl_space *element = isl_space_set_tuple_name(isl_space_set_alloc(ctx, 0, buffer.shape.size()), isl_dim_set, buffer.name.c_str());
+    isl_set *domain = isl_union_set_extract_set(m.domain.get(), isl_space_copy(space));
+    isl_map *reads = isl_union_map_extract_map(m.reads.get(), isl_space_map_from_domain_and_range(space, element));
+    isl_map *same_but_last = isl_map_universe(isl_space_map_from_set(isl_set_get_space(domain)));
+    for (int d = 0; d + 1 < n; ++d) same_but_last = isl_map_equate(same_but_last, isl_dim_in, d, isl_dim_out, d);
+    same_but_last = isl_map_intersect_range(isl_map_intersect_domain(same_but_last, isl_set_copy(domain)), domain);
+    isl_map *varied = isl_map_apply_range(same_but_last, isl_map_copy(reads));
+    bool along = isl_map_is_subset(varied, reads) != isl_bool_true;
+    isl_map_free(varied);
+    isl_map_free(reads);
+    return along;
+}
+
+// Broadcast operands computed from kernel inputs alone: statements that read only kernel inputs
+// and whose every reader has at least kBroadcastReuse times their iterations and reads them
+// along its innermost dimension (a float32 bias rounded to float16 once, see materialize.h).
+// They run first, each in a nest of its own: fused with their readers, isl makes their
+// dimension (the bias's column) the outer loop of the whole kernel and walks the large tensors
+// down their columns (bias + GeLU in float16: 25x slower), and fusing them buys nothing, as
+// they read no intermediate value. A per-row value (LayerNorm's rsqrt of an input variance)
+// stays fused: it is computed inside the row loop that uses it.
+std::vector<const PolyStatement *> broadcast_operands(const PolyModel &m) {
+    auto iterations = [](const PolyStatement &st) {
+        return element_count(st.stage->shape) * (st.reduce_dims ? element_count(st.stage->reduce_extents) : 1);
+    };
+    std::vector<const PolyStatement *> found;
+    for (const auto &st : m.statements) {
+        const BufferInfo &written = m.buffer(st.stage->buffer);
+        if (st.role != StatementRole::Assign || written.kind != BufferKind::Scratch) continue;
+        isl_union_set *own = isl_union_set_from_set(isl_union_set_extract_set(
+            m.domain.get(), isl_space_set_tuple_name(isl_space_set_alloc(m.ctx.get(), 0, st.out_dims + st.reduce_dims), isl_dim_set,
+                                                     st.name.c_str())));
+        isl_union_map *reads = isl_union_map_intersect_domain(m.reads.copy(), own);
+        bool inputs_only = true;
+        for (const auto &b : m.buffers) {
+            if (b.kind == BufferKind::KernelInput) continue;
+            isl_union_map *to_b = accesses_to_buffer(reads, b);
+            inputs_only &= isl_union_map_is_empty(to_b) == isl_bool_true;
+            isl_union_map_free(to_b);
+        }
+        isl_union_map_free(reads);
+        if (!inputs_only) continue;
+        isl_union_map *readers = accesses_to_buffer(m.reads.get(), written);
+        isl_union_set *reader_domain = isl_union_map_domain(readers);
+        bool broadcast = isl_union_set_is_empty(reader_domain) != isl_bool_true;
+        for (const auto &reader : m.statements) {
+            isl_space *space = isl_space_set_tuple_name(isl_space_set_alloc(m.ctx.get(), 0, reader.out_dims + reader.reduce_dims),
+                                                        isl_dim_set, reader.name.c_str());
+            isl_set *part = isl_union_set_extract_set(reader_domain, space);
+            if (isl_set_is_empty(part) != isl_bool_true &&
+                (iterations(reader) < kBroadcastReuse * iterations(st) || !read_along_innermost(m, reader, written)))
+                broadcast = false;
+            isl_set_free(part);
+        }
+        isl_union_set_free(reader_domain);
+        if (broadcast) found.push_back(&st);
+    }
+    return found;
 }
 
 // The cost model's traffic term: the bytes of every buffer each top-level loop nest accesses,
@@ -132,15 +204,27 @@ void compute_schedule(PolyModel &m, const ScheduleOptions &options) {
     // scheduler's ILPs small (unbounded, a reshape between [233008,1] and [8,29126] kept it busy
     // for minutes with coefficients in the tens of thousands).
     isl_options_set_schedule_max_coefficient(ctx, 1);
+    // Broadcast operands first, each in its own nest; isl schedules the rest.
+    std::vector<const PolyStatement *> first = broadcast_operands(m);
+    isl::union_set rest = m.domain;
+    isl_schedule *preamble = nullptr;
+    for (const PolyStatement *st : first) {
+        isl_schedule *one = statement_nest(m, *st);
+        rest = rest.subtract(isl::manage(isl_schedule_get_domain(one)));
+        preamble = preamble ? isl_schedule_sequence(preamble, one) : one;
+    }
+    deps = deps.intersect_domain(rest).intersect_range(rest);
     // Proximity adds the fusion hints (dep_input) to the dependences.
-    isl::union_map proximity = deps.unite(m.dep_input);
-    isl_schedule_constraints *sc = isl_schedule_constraints_on_domain(m.domain.copy());
+    isl::union_map proximity = deps.unite(m.dep_input.intersect_domain(rest).intersect_range(rest));
+    isl_schedule_constraints *sc = isl_schedule_constraints_on_domain(rest.copy());
     sc = isl_schedule_constraints_set_validity(sc, deps.copy());
     sc = isl_schedule_constraints_set_coincidence(sc, deps.copy());
     sc = isl_schedule_constraints_set_proximity(sc, proximity.copy());
     isl_ctx_reset_operations(ctx);
     isl_ctx_set_max_operations(ctx, max_schedule_operations());
     isl_schedule *fused = isl_schedule_constraints_compute_schedule(sc);
+    if (fused && preamble) fused = isl_schedule_sequence(preamble, fused);
+    else isl_schedule_free(preamble);
     bool over_quota = !fused && isl_ctx_last_error(ctx) == isl_error_quota;
     isl_ctx_set_max_operations(ctx, 0);
     isl_ctx_reset_operations(ctx);
