@@ -4,12 +4,13 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_bias_gelu_grad_f16_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, float *__restrict in2, float *__restrict t0, uint16_t *__restrict out0) {
+static void akg_bias_gelu_grad_f16_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, float *__restrict in2, uint16_t *__restrict out0) {
+    float t0[64];
     double t1[64];
     #pragma omp simd
-    for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+    for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
         {
-            [[maybe_unused]] const int64_t i0 = (c0 + c2);
+            [[maybe_unused]] const int64_t i0 = (c0 + c3);
             t1[(i0 - (c0))] = 0.0f;
         }
     }
@@ -20,21 +21,31 @@ static void akg_bias_gelu_grad_f16_parallel_body_0(int64_t c0, const uint16_t *_
                 [[maybe_unused]] const int64_t i0 = c1;
                 [[maybe_unused]] const int64_t i1 = (c0 + c3);
                 const float v_cse0 = akg_f16_to_f32(in1[c1 * 3072 + (c0 + c3)]);
-                t0[i0 * 3072 + i1] = (float)(akg_tanh((((((v_cse0 * v_cse0) * v_cse0) * 0.044708252f) + v_cse0) * 0.797851562f)));
+                t0[(i1 - (c0))] = (float)(akg_tanh((((((v_cse0 * v_cse0) * v_cse0) * 0.044708252f) + v_cse0) * 0.797851562f)));
             }
         }
-    }
-    for (int64_t c1 = 0; (c1 <= 2047); c1 += 1) {
         #pragma omp simd
         for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = (c0 + c3);
                 [[maybe_unused]] const int64_t r0 = c1;
-                const float v_cse0 = ((float)t0[c1 * 3072 + (c0 + c3)]);
+                const float v_cse0 = ((float)t0[((c0 + c3) - (c0))]);
                 const float v_cse1 = akg_f16_to_f32(in1[c1 * 3072 + (c0 + c3)]);
                 t1[(i0 - (c0))] = (double)(t1[(i0 - (c0))] + (((((((1.0f - (v_cse0 * v_cse0)) * v_cse1) * (((v_cse1 * v_cse1) * 0.107035995f) + 0.797851562f)) + v_cse0) * 0.5f) + 0.5f) * akg_f16_to_f32(in0[c1 * 3072 + (c0 + c3)])));
             }
         }
+        alignas(64) float blk_out0[64];
+        #pragma omp simd
+        for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = c1;
+                [[maybe_unused]] const int64_t i1 = (c0 + c3);
+                const float v_cse0 = ((float)t0[((c0 + c3) - (c0))]);
+                const float v_cse1 = akg_f16_to_f32(in1[c1 * 3072 + (c0 + c3)]);
+                blk_out0[c3] = (((((((1.0f - (v_cse0 * v_cse0)) * v_cse1) * (((v_cse1 * v_cse1) * 0.107035995f) + 0.797851562f)) + v_cse0) * 0.5f) + 0.5f) * akg_f16_to_f32(in0[c1 * 3072 + (c0 + c3)]));
+            }
+        }
+        akg_stream_f32_to_f16_n(blk_out0, out0 + (((c1 * INT64_C(3072)) + c0)), 64);
     }
     #pragma omp simd
     for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
@@ -43,20 +54,6 @@ static void akg_bias_gelu_grad_f16_parallel_body_0(int64_t c0, const uint16_t *_
             in2[i0] = (float)(((float)t1[((c0 + c2) - (c0))]));
         }
     }
-    for (int64_t c1 = 0; (c1 <= 2047); c1 += 1) {
-        alignas(64) float blk_out0[64];
-        #pragma omp simd
-        for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = c1;
-                [[maybe_unused]] const int64_t i1 = (c0 + c3);
-                const float v_cse0 = ((float)t0[c1 * 3072 + (c0 + c3)]);
-                const float v_cse1 = akg_f16_to_f32(in1[c1 * 3072 + (c0 + c3)]);
-                blk_out0[c3] = (((((((1.0f - (v_cse0 * v_cse0)) * v_cse1) * (((v_cse1 * v_cse1) * 0.107035995f) + 0.797851562f)) + v_cse0) * 0.5f) + 0.5f) * akg_f16_to_f32(in0[c1 * 3072 + (c0 + c3)]));
-            }
-        }
-        akg_stream_f32_to_f16_n(blk_out0, out0 + (((c1 * INT64_C(3072)) + c0)), 64);
-    }
 }
 
 extern "C" int akg_kernel_fn_bias_gelu_grad_f16(void *const *buffers) {
@@ -64,19 +61,15 @@ extern "C" int akg_kernel_fn_bias_gelu_grad_f16(void *const *buffers) {
     const uint16_t *__restrict in1 = (const uint16_t *)buffers[1];
     float *__restrict in2 = (float *)buffers[2];
     uint16_t *__restrict out0 = (uint16_t *)buffers[3];
-    float *t0 = (float *)malloc(sizeof(float) * 6291456);
-    if (!t0) {
-        return AKG_STATUS_OUT_OF_MEMORY;
-    }
+    float t0[64];
     double t1[64];
     #pragma omp parallel
     {
         #pragma omp for schedule(static) nowait
         for (int64_t c0 = 0; (c0 <= 3071); c0 += 64)
-            akg_bias_gelu_grad_f16_parallel_body_0(c0, in0, in1, in2, t0, out0);
+            akg_bias_gelu_grad_f16_parallel_body_0(c0, in0, in1, in2, out0);
         akg_stream_fence();
     }
-    free(t0);
     return AKG_STATUS_OK;
 }
 

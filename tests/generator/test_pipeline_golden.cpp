@@ -170,6 +170,22 @@ TEST(PipelineGolden, BroadcastBiasIsRoundedOnceInANestOfItsOwn) {
     EXPECT_EQ(count(code, "#pragma omp parallel"), 1u) << code;
 }
 
+TEST(PipelineGolden, GeluBackwardWalksTheRowsOnce) {
+    // GeLU's backward pass with its bias gradient (a column sum): below the parallel loop over
+    // blocks of columns, one loop over the rows computes tanh, adds to the column sums and
+    // writes the gradient; the tanh values live in a block-sized local array, not in a
+    // [2048, 3072] scratch tensor.
+    std::string code = dump_after("bias_gelu_grad_f16.json", "emit");
+    EXPECT_EQ(count(code, "for (int64_t c1 = 0; (c1 <= 2047); c1 += 1)"), 1u) << code;
+    EXPECT_EQ(count(code, "malloc("), 0u) << code;
+    EXPECT_EQ(count(code, "    float t0[64];"), 2u) << code; // the parallel body's (and the kernel function's, unused)
+    // Softmax keeps its exponentials out of the loop of their sum, whose loop is the
+    // contiguous one: fused, it would run scalar.
+    code = dump_after("attention_softmax_dropout_f32.json", "emit");
+    EXPECT_EQ(count(code, "akg_exp("), 1u) << code;
+    EXPECT_GE(count(code, "akg_end_of_lane_block();"), 2u) << code; // the max and the sum are lane reductions
+}
+
 TEST(PipelineGolden, GeluComputesOnePlusTanhWithoutCancellation) {
     // 0.5 * x * (1 + tanh(z)): the sum becomes akg_tanh_plus_one(z) = 2 / (1 + e^-2z).
     std::string graph = dump_after("bias_gelu_f32.json", "math-identities");

@@ -171,17 +171,66 @@ int64_t memory_traffic(const PolyModel &m) {
     return bytes;
 }
 
+// The loops of a schedule (band nodes), and whether every outermost band's first member is
+// parallel (coincident).
+void count_loops(const PolyModel &m, int64_t &loops, bool &outer_parallel) {
+    struct Count {
+        int64_t loops = 0;
+        bool outer_parallel = true;
+    } count;
+    isl_schedule_node *root = isl_schedule_get_root(m.schedule.get());
+    isl_schedule_node_foreach_descendant_top_down(
+        root,
+        [](isl_schedule_node *node, void *user) -> isl_bool {
+            auto &c = *static_cast<Count *>(user);
+            if (isl_schedule_node_get_type(node) != isl_schedule_node_band) return isl_bool_true;
+            ++c.loops;
+            if (is_outermost_band(node) && isl_schedule_node_band_member_get_coincident(node, 0) != isl_bool_true) c.outer_parallel = false;
+            return isl_bool_true;
+        },
+        &count);
+    isl_schedule_node_free(root);
+    loops = count.loops;
+    outer_parallel = count.outer_parallel;
+}
+
 // Orders candidate schedules: fewer loop-order inversions first (walking memory in order
-// matters most), then less memory traffic.
+// matters most), then less memory traffic. `loops` and `outer_parallel` decide between the
+// two fused candidates only (see compute_schedule).
 struct ScheduleCost {
-    int64_t inversions, traffic;
+    int64_t inversions, traffic, loops, scalar_loops;
+    bool outer_parallel;
     bool operator<(const ScheduleCost &o) const { return inversions != o.inversions ? inversions < o.inversions : traffic < o.traffic; }
 };
 
 ScheduleCost schedule_cost(PolyModel &m) {
     fuse_sibling_reductions(m); // as the pipeline will, so that both candidates are compared as run
     order_band_members(m);
-    return {loop_order_inversions(m), memory_traffic(m)};
+    ScheduleCost cost{loop_order_inversions(m), memory_traffic(m), 0, sequential_contiguous_loops(m), true};
+    count_loops(m, cost.loops, cost.outer_parallel);
+    return cost;
+}
+
+// isl's schedule of `rest` after the preamble (a copy is used), or null beyond the operation
+// quota. `fuse_inner_loops`: the second candidate, see compute_schedule.
+isl_schedule *fused_candidate(PolyModel &m, const isl::union_set &rest, const isl::union_map &deps, const isl::union_map &proximity,
+                              isl_schedule *preamble, bool fuse_inner_loops, bool &over_quota) {
+    isl_ctx *ctx = m.ctx.get();
+    isl_options_set_schedule_whole_component(ctx, fuse_inner_loops ? 0 : 1);
+    isl_options_set_schedule_outer_coincidence(ctx, fuse_inner_loops ? 0 : 1);
+    isl_schedule_constraints *sc = isl_schedule_constraints_on_domain(rest.copy());
+    sc = isl_schedule_constraints_set_validity(sc, deps.copy());
+    sc = isl_schedule_constraints_set_coincidence(sc, deps.copy());
+    sc = isl_schedule_constraints_set_proximity(sc, proximity.copy());
+    isl_ctx_reset_operations(ctx);
+    isl_ctx_set_max_operations(ctx, max_schedule_operations());
+    isl_schedule *fused = isl_schedule_constraints_compute_schedule(sc);
+    over_quota = !fused && isl_ctx_last_error(ctx) == isl_error_quota;
+    isl_ctx_set_max_operations(ctx, 0);
+    isl_ctx_reset_operations(ctx);
+    if (over_quota) isl_ctx_reset_error(ctx);
+    if (fused && preamble) fused = isl_schedule_sequence(isl_schedule_copy(preamble), fused);
+    return fused;
 }
 
 } // namespace
@@ -193,10 +242,8 @@ void compute_schedule(PolyModel &m, const ScheduleOptions &options) {
         sequence_schedule(m);
         return;
     }
-    isl_options_set_schedule_whole_component(ctx, 1);
     isl_options_set_schedule_maximize_band_depth(ctx, 0);
     isl_options_set_schedule_serialize_sccs(ctx, 0);
-    isl_options_set_schedule_outer_coincidence(ctx, 1);
     // No constant shifts: they would merge the column loops of different statements into
     // one loop with guards (767 + r0, 1534 + i1) instead of a sequence of clean loops.
     isl_options_set_schedule_max_constant_term(ctx, 0);
@@ -216,25 +263,40 @@ void compute_schedule(PolyModel &m, const ScheduleOptions &options) {
     deps = deps.intersect_domain(rest).intersect_range(rest);
     // Proximity adds the fusion hints (dep_input) to the dependences.
     isl::union_map proximity = deps.unite(m.dep_input.intersect_domain(rest).intersect_range(rest));
-    isl_schedule_constraints *sc = isl_schedule_constraints_on_domain(rest.copy());
-    sc = isl_schedule_constraints_set_validity(sc, deps.copy());
-    sc = isl_schedule_constraints_set_coincidence(sc, deps.copy());
-    sc = isl_schedule_constraints_set_proximity(sc, proximity.copy());
-    isl_ctx_reset_operations(ctx);
-    isl_ctx_set_max_operations(ctx, max_schedule_operations());
-    isl_schedule *fused = isl_schedule_constraints_compute_schedule(sc);
-    if (fused && preamble) fused = isl_schedule_sequence(preamble, fused);
-    else isl_schedule_free(preamble);
-    bool over_quota = !fused && isl_ctx_last_error(ctx) == isl_error_quota;
-    isl_ctx_set_max_operations(ctx, 0);
-    isl_ctx_reset_operations(ctx);
+    // The first candidate schedules each component as a whole and prefers outer coincidence.
+    bool over_quota = false;
+    isl_schedule *fused = fused_candidate(m, rest, deps, proximity, preamble, false, over_quota);
     if (over_quota) {
-        isl_ctx_reset_error(ctx);
+        isl_schedule_free(preamble);
         sequence_schedule(m);
         return;
     }
     m.schedule = isl::manage(fused);
     if (m.schedule.is_null()) throw InternalError("isl's scheduler failed");
+    ScheduleCost fused_cost = schedule_cost(m);
+    isl::schedule kept = m.schedule;
+    // The second one schedules each strongly connected component on its own and does not
+    // insist on coincident outer members: below a parallel column loop it can then fuse the
+    // row loops of an elementwise producer, a column reduction and an elementwise consumer,
+    // whose reduction is not coincident (GeLU's backward pass with its bias gradient: one
+    // pass over the rows instead of three, and no tanh scratch tensor). It is kept when it
+    // has fewer loops and is no worse otherwise, including parallelism and vectorization
+    // (sequential_contiguous_loops: fusing softmax's exponentials into the loop of their sum
+    // has fewer loops too, but runs that loop scalar, 8x slower).
+    isl_schedule *fewer_loops = fused_candidate(m, rest, deps, proximity, preamble, true, over_quota);
+    isl_options_set_schedule_whole_component(ctx, 1);
+    isl_options_set_schedule_outer_coincidence(ctx, 1);
+    isl_schedule_free(preamble);
+    if (fewer_loops) {
+        m.schedule = isl::manage(fewer_loops);
+        ScheduleCost cost = schedule_cost(m);
+        bool better = cost.loops < fused_cost.loops && !(fused_cost < cost) && (cost.outer_parallel || !fused_cost.outer_parallel) &&
+                      cost.scalar_loops <= fused_cost.scalar_loops;
+        if (better) {
+            kept = m.schedule;
+            fused_cost = cost;
+        }
+    }
     // Cost model: fusion must not cost locality. Fusing per-channel statistics into an NCHW
     // BatchNorm apply makes the channel the outer loop and walks the batch inside it, a stride
     // of a whole image per step; the unfused schedule streams. And isl's fusion can split
@@ -242,11 +304,9 @@ void compute_schedule(PolyModel &m, const ScheduleOptions &options) {
     // gradient where the unfused schedule, once fuse-reductions merges them, makes one. Keep
     // whichever schedule walks the largest statement's memory in order with fewer inversions,
     // then with less traffic (fused on a tie).
-    ScheduleCost fused_cost = schedule_cost(m);
-    isl::schedule kept = m.schedule;
     sequence_schedule(m);
     ScheduleCost unfused_cost = schedule_cost(m);
-    if (!(unfused_cost < fused_cost)) m.schedule = kept;
+    m.schedule = unfused_cost < fused_cost ? m.schedule : kept;
 }
 
 } // namespace akg

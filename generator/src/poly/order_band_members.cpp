@@ -163,6 +163,49 @@ void order_band_members(PolyModel &m) {
     isl_schedule_node_free(root);
 }
 
+int64_t sequential_contiguous_loops(const PolyModel &m) {
+    struct Ctx {
+        const PolyModel *m;
+        int64_t count = 0;
+    } ctx{&m};
+    isl_schedule_node *root = isl_schedule_get_root(m.schedule.get());
+    isl_schedule_node_foreach_descendant_top_down(
+        root,
+        [](isl_schedule_node *node, void *user) -> isl_bool {
+            auto &c = *static_cast<Ctx *>(user);
+            if (isl_schedule_node_get_type(node) != isl_schedule_node_band) return isl_bool_true;
+            int n = isl_schedule_node_band_n_member(node);
+            isl_union_set *domain = isl_schedule_node_get_domain(node);
+            isl_multi_union_pw_aff *partial = isl_schedule_node_band_get_partial_schedule(node);
+            for (const auto &st : c.m->statements) {
+                if (st.role != StatementRole::Assign) continue;
+                isl_space *space = isl_space_set_tuple_name(isl_space_set_alloc(c.m->ctx.get(), 0, st.out_dims + st.reduce_dims),
+                                                            isl_dim_set, st.name.c_str());
+                isl_set *own = isl_union_set_extract_set(domain, space);
+                bool present = isl_set_is_empty(own) != isl_bool_true;
+                if (!present) {
+                    isl_set_free(own);
+                    continue;
+                }
+                isl_space *statement = nullptr;
+                isl_aff *addr = largest_access_address(*c.m, isl_union_set_from_set(own), &statement);
+                for (int j = 0; addr && j < n; ++j) {
+                    if (isl_schedule_node_band_member_get_coincident(node, j) == isl_bool_true) continue;
+                    int var = followed_variable(isl_multi_union_pw_aff_get_at(partial, j), statement);
+                    if (var >= 0 && std::abs(coefficient(addr, var)) == 1) ++c.count;
+                }
+                isl_aff_free(addr);
+                isl_space_free(statement);
+            }
+            isl_multi_union_pw_aff_free(partial);
+            isl_union_set_free(domain);
+            return isl_bool_true;
+        },
+        &ctx);
+    isl_schedule_node_free(root);
+    return ctx.count;
+}
+
 int64_t loop_order_inversions(const PolyModel &m) {
     // The statement with the most iterations.
     const PolyStatement *main = nullptr;

@@ -17,6 +17,12 @@ void order_band_members(PolyModel &model);
 // order); an outer loop of stride 1 does not count (sink-columns makes it the inner one). compute_schedule uses it to choose between the fused and the unfused schedule.
 int64_t loop_order_inversions(const PolyModel &model);
 
+// The number of (elementwise statement, sequential loop) pairs where the loop walks the
+// statement's largest tensor contiguously (stride 1). Such a loop cannot be a vector loop: an
+// elementwise producer fused into the loop of a row reduction (softmax's exponentials into
+// their sum) then runs scalar. Reduction updates in such loops are fine (lane reductions).
+int64_t sequential_contiguous_loops(const PolyModel &model);
+
 // Per member of `band` (kept), the distance in elements between the addresses of the largest
 // buffer the band's statements access at consecutive values of that member (0 where unknown);
 // `among`: only these accesses (the writes, say) instead of all.

@@ -346,9 +346,78 @@ void vectorize_inner_loops(PolyModel &m, const ScheduleOptions &options) {
     });
 }
 
+namespace {
+
+// Promotes scratch buffer `b` to a local array owned by one iteration of `band` when all its
+// users lie below `band` and the footprint of one iteration is a small fixed box. Below the
+// parallel band (`inner`), an iteration must also be the only one to touch each element it
+// touches: the array is then reused by the next iteration without carrying values across.
+bool promote_in_band(PolyModel &m, BufferInfo &b, isl_schedule_node *band, const ScheduleOptions &options, bool inner) {
+    isl_schedule_node *inside = isl_schedule_node_child(isl_schedule_node_copy(band), 0);
+    int depth = isl_schedule_node_get_schedule_depth(inside);
+    isl_union_set *subtree = isl_schedule_node_get_domain(band);
+    isl_union_map *prefix = isl_schedule_node_get_prefix_schedule_relation(inside);
+    isl_schedule_node_free(inside);
+    isl::union_map acc = m.reads.unite(m.writes);
+    isl_union_map *mine = accesses_to_buffer(acc.get(), b);
+    isl_union_set *users = isl_union_map_domain(isl_union_map_copy(mine));
+    bool inside_only = isl_union_set_is_subset(users, subtree) == isl_bool_true;
+    isl_union_set_free(users);
+    isl_union_set_free(subtree);
+    if (!inside_only) {
+        isl_union_map_free(mine);
+        isl_union_map_free(prefix);
+        return false;
+    }
+    isl_union_map *footprint = isl_union_map_apply_range(isl_union_map_reverse(prefix), mine);
+    bool promoted = false;
+    if (inner) {
+        // { iteration -> iteration' : both touch an element } must be the identity.
+        isl_union_map *shared = isl_union_map_apply_range(isl_union_map_copy(footprint), isl_union_map_reverse(isl_union_map_copy(footprint)));
+        isl_union_set *iterations = isl_union_map_domain(isl_union_map_copy(footprint));
+        isl_union_map *same = isl_union_set_identity(iterations);
+        bool private_elements = isl_union_map_is_subset(shared, same) == isl_bool_true;
+        isl_union_map_free(shared);
+        isl_union_map_free(same);
+        if (!private_elements) {
+            isl_union_map_free(footprint);
+            return false;
+        }
+    }
+    isl_map *fp = isl_map_from_union_map(footprint);
+    isl_fixed_box *box = isl_map_get_range_simple_fixed_box_hull(fp);
+    if (isl_fixed_box_is_valid(box) == isl_bool_true) {
+        isl_multi_val *size = isl_fixed_box_get_size(box);
+        isl_multi_aff *offset = isl_fixed_box_get_offset(box);
+        int64_t elements = 1;
+        Shape local;
+        for (size_t d = 0; d < b.shape.size(); ++d) {
+            isl_val *v = isl_multi_val_get_at(size, d);
+            local.push_back(isl_val_get_num_si(v));
+            elements *= local.back();
+            isl_val_free(v);
+        }
+        if (elements <= options.promotion_limit && elements < element_count(b.shape)) {
+            b.promoted = promoted = true;
+            b.local_shape = local;
+            b.local_offset_c = offset_to_c(offset, depth);
+        }
+        isl_multi_val_free(size);
+        isl_multi_aff_free(offset);
+    }
+    isl_fixed_box_free(box);
+    isl_map_free(fp);
+    return promoted;
+}
+
+} // namespace
+
 void promote_to_local_buffers(PolyModel &m, const ScheduleOptions &options) {
     // Visit the parallel marks; the band below each is the loop whose iterations own the
-    // promoted buffers.
+    // promoted buffers. A buffer whose footprint in one parallel iteration is too large is
+    // tried at the loops inside it, outermost first: fused into one loop over the rows,
+    // GeLU's backward pass writes and reads its tanh values in the same row iteration, which
+    // then needs a block of them, not the 2048 rows of the parallel iteration's columns.
     struct Ctx {
         PolyModel *m;
         const ScheduleOptions *options;
@@ -364,49 +433,27 @@ void promote_to_local_buffers(PolyModel &m, const ScheduleOptions &options) {
             isl_id_free(id);
             if (!parallel) return isl_bool_true;
             isl_schedule_node *band = isl_schedule_node_child(isl_schedule_node_copy(node), 0);
-            isl_schedule_node *inside = isl_schedule_node_child(isl_schedule_node_copy(band), 0);
-            int depth = isl_schedule_node_get_schedule_depth(inside);
-            isl_union_set *subtree = isl_schedule_node_get_domain(band);
-            isl_union_map *prefix = isl_schedule_node_get_prefix_schedule_relation(inside);
             for (auto &b : c.m->buffers) {
-                if (b.kind != BufferKind::Scratch || b.promoted) continue;
-                isl::union_map acc = c.m->reads.unite(c.m->writes);
-                isl_union_map *mine = accesses_to_buffer(acc.get(), b);
-                isl_union_set *users = isl_union_map_domain(isl_union_map_copy(mine));
-                bool inside_only = isl_union_set_is_subset(users, subtree) == isl_bool_true;
-                isl_union_set_free(users);
-                if (!inside_only || b.shape.empty()) {
-                    isl_union_map_free(mine);
-                    continue;
-                }
-                isl_union_map *footprint = isl_union_map_apply_range(isl_union_map_reverse(isl_union_map_copy(prefix)), mine);
-                isl_map *fp = isl_map_from_union_map(footprint);
-                isl_fixed_box *box = isl_map_get_range_simple_fixed_box_hull(fp);
-                if (isl_fixed_box_is_valid(box) == isl_bool_true) {
-                    isl_multi_val *size = isl_fixed_box_get_size(box);
-                    isl_multi_aff *offset = isl_fixed_box_get_offset(box);
-                    int64_t elements = 1;
-                    Shape local;
-                    for (size_t d = 0; d < b.shape.size(); ++d) {
-                        isl_val *v = isl_multi_val_get_at(size, d);
-                        local.push_back(isl_val_get_num_si(v));
-                        elements *= local.back();
-                        isl_val_free(v);
-                    }
-                    if (elements <= c.options->promotion_limit && elements < element_count(b.shape)) {
-                        b.promoted = true;
-                        b.local_shape = local;
-                        b.local_offset_c = offset_to_c(offset, depth);
-                    }
-                    isl_multi_val_free(size);
-                    isl_multi_aff_free(offset);
-                }
-                isl_fixed_box_free(box);
-                isl_map_free(fp);
+                if (b.kind != BufferKind::Scratch || b.promoted || b.shape.empty()) continue;
+                if (promote_in_band(*c.m, b, band, *c.options, false)) continue;
+                struct Inner {
+                    Ctx *c;
+                    BufferInfo *b;
+                    bool done = false;
+                } inner{&c, &b};
+                isl_schedule_node *below = isl_schedule_node_child(isl_schedule_node_copy(band), 0);
+                isl_schedule_node_foreach_descendant_top_down(
+                    below,
+                    [](isl_schedule_node *n, void *user) -> isl_bool {
+                        auto &in = *static_cast<Inner *>(user);
+                        if (in.done) return isl_bool_false;
+                        if (isl_schedule_node_get_type(n) != isl_schedule_node_band) return isl_bool_true;
+                        in.done = promote_in_band(*in.c->m, *in.b, n, *in.c->options, true);
+                        return in.done ? isl_bool_false : isl_bool_true;
+                    },
+                    &inner);
+                isl_schedule_node_free(below);
             }
-            isl_union_map_free(prefix);
-            isl_union_set_free(subtree);
-            isl_schedule_node_free(inside);
             isl_schedule_node_free(band);
             return isl_bool_true;
         },
