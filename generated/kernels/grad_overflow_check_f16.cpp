@@ -41,7 +41,7 @@ extern "C" int akg_kernel_fn_grad_overflow_check_f16(void *const *buffers) {
                             {
                                 [[maybe_unused]] const int64_t r0 = c0;
                                 const float v_cse0 = block_c0_0[c0_lane];
-                                lanes_c0[c0_lane] = akg_fmax(lanes_c0[c0_lane], akg_fmax(akg_select<float>(akg_fgt(akg_abs(v_cse0), 3.40282347e+38f), 1.0f, 0.0f), akg_select<float>(akg_fne(v_cse0, v_cse0), 1.0f, 0.0f)));
+                                lanes_c0[c0_lane] = akg_max_ordered(lanes_c0[c0_lane], akg_select<float>((akg_fgt(akg_abs(v_cse0), 3.40282347e+38f) || akg_fne(v_cse0, v_cse0)), 1.0f, 0.0f));
                             }
                         }
                         akg_end_of_lane_block();
@@ -56,7 +56,7 @@ extern "C" int akg_kernel_fn_grad_overflow_check_f16(void *const *buffers) {
                             {
                                 [[maybe_unused]] const int64_t r0 = c0;
                                 const float v_cse0 = block_c0_0[c0_lane];
-                                lanes_c0[c0_lane] = akg_fmax(lanes_c0[c0_lane], akg_select(c0 >= c0_full, float(akg_fmax(akg_select<float>(akg_fgt(akg_abs(v_cse0), 3.40282347e+38f), 1.0f, 0.0f), akg_select<float>(akg_fne(v_cse0, v_cse0), 1.0f, 0.0f))), float(-__builtin_inff())));
+                                lanes_c0[c0_lane] = akg_max_ordered(lanes_c0[c0_lane], akg_select(c0 >= c0_full, float(akg_select<float>((akg_fgt(akg_abs(v_cse0), 3.40282347e+38f) || akg_fne(v_cse0, v_cse0)), 1.0f, 0.0f)), float(-__builtin_inff())));
                             }
                         }
                     }
@@ -65,15 +65,15 @@ extern "C" int akg_kernel_fn_grad_overflow_check_f16(void *const *buffers) {
                         {
                             [[maybe_unused]] const int64_t r0 = c0;
                             const float v_cse0 = akg_f16_to_f32(in0[c0]);
-                            lanes_c0[0] = akg_fmax(lanes_c0[0], akg_fmax(akg_select<float>(akg_fgt(akg_abs(v_cse0), 3.40282347e+38f), 1.0f, 0.0f), akg_select<float>(akg_fne(v_cse0, v_cse0), 1.0f, 0.0f)));
+                            lanes_c0[0] = akg_max_ordered(lanes_c0[0], akg_select<float>((akg_fgt(akg_abs(v_cse0), 3.40282347e+38f) || akg_fne(v_cse0, v_cse0)), 1.0f, 0.0f));
                         }
                     }
                 }
-                partials_acc1[c0_chunk] = akg_combine_lanes<64>(lanes_c0, [](float a, float b) { return akg_fmax(a, b); });
+                partials_acc1[c0_chunk] = akg_combine_lanes<64>(lanes_c0, [](float a, float b) { return akg_max_ordered(a, b); });
             }
-            acc1 = akg_combine_lanes<16>(partials_acc1, [](float a, float b) { return akg_fmax(a, b); });
+            acc1 = akg_combine_lanes<16>(partials_acc1, [](float a, float b) { return akg_max_ordered(a, b); });
         }
-        acc = akg_fmax(acc, acc1);
+        acc = akg_max_ordered(acc, acc1);
         t0[0] = (double)(acc);
     }
     {

@@ -102,6 +102,11 @@ template <int L, typename T, typename Combine> static inline T akg_combine_lanes
 // that gain from jamming.
 static inline void akg_end_of_lane_block() { __asm__ volatile(""); }
 
+// Max and min of values that are never NaN (flags: the generator's is_nan_free_flag): one
+// vmaxps / vminps.
+template <typename A, typename B> static inline auto akg_max_ordered(A a, B b) -> decltype(a + b) { return a > b ? a : b; }
+template <typename A, typename B> static inline auto akg_min_ordered(A a, B b) -> decltype(a + b) { return a < b ? a : b; }
+
 static inline double akg_fmax(double a, double b) { return akg_blend((a > b) | (a != a), a, b); }
 static inline double akg_fmin(double a, double b) { return akg_blend((a < b) | (a != a), a, b); }
 // A double accumulator combined with a float value (float reductions accumulate in double):

@@ -179,11 +179,25 @@ TEST(PipelineGolden, GeluBackwardWalksTheRowsOnce) {
     EXPECT_EQ(count(code, "for (int64_t c1 = 0; (c1 <= 2047); c1 += 1)"), 1u) << code;
     EXPECT_EQ(count(code, "malloc("), 0u) << code;
     EXPECT_EQ(count(code, "    float t0[64];"), 2u) << code; // the parallel body's (and the kernel function's, unused)
+    // Its float16 rows are converted per vector loop (a block of 64 columns of one row), not
+    // element by element with the integer code.
+    EXPECT_EQ(count(code, "akg_f16_to_f32_n(in1 + (((c1 * INT64_C(3072)) + (c0 + c3_first))), block_c3_0, 64);"), 3u) << code;
+    EXPECT_EQ(count(code, "akg_f16_to_f32(in"), 0u) << code;
     // Softmax keeps its exponentials out of the loop of their sum, whose loop is the
     // contiguous one: fused, it would run scalar.
     code = dump_after("attention_softmax_dropout_f32.json", "emit");
     EXPECT_EQ(count(code, "akg_exp("), 1u) << code;
     EXPECT_GE(count(code, "akg_end_of_lane_block();"), 2u) << code; // the max and the sum are lane reductions
+}
+
+TEST(PipelineGolden, OverflowFlagsTakeOneSelectAndAnOrderedMax) {
+    // max(isinf(x) ? 1 : 0, isnan(x) ? 1 : 0), reduced by max over the gradient: one select of
+    // the two conditions, and a max without NaN handling (a flag is never NaN).
+    std::string code = dump_after("grad_overflow_check_f16.json", "emit");
+    EXPECT_EQ(count(code, "akg_fmax("), 0u) << code;
+    EXPECT_GE(count(code, "akg_max_ordered("), 3u) << code;
+    EXPECT_NE(code.find("akg_select<float>((akg_fgt(akg_abs("), std::string::npos) << code;
+    EXPECT_NE(code.find(" || akg_fne("), std::string::npos) << code;
 }
 
 TEST(PipelineGolden, GeluComputesOnePlusTanhWithoutCancellation) {

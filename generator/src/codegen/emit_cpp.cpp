@@ -2,6 +2,7 @@
 #include "codegen/emit_cpp.h"
 
 #include "codegen/loop_invariants.h"
+#include "passes/math_identities.h"
 #include "poly/stream_outputs.h"
 
 #include <functional>
@@ -153,8 +154,11 @@ public:
     // loop (akg_f16_to_f32_n: vcvtph2ps) and read back from a float array, instead of converting
     // each element with akg_f16_to_f32's integer code inside the loop.
     // `iterator` is the loop iterator, `first` the C name of its value in lane 0.
-    void begin_block_staging(const std::string &iterator, const std::string &first, const std::string &lane, int lanes) {
-        block_ = BlockStaging{iterator, first, lane, lanes, {}, {}};
+    // `written`: buffers the loop writes, whose reads are left alone (the block would be
+    // converted before the writes).
+    void begin_block_staging(const std::string &iterator, const std::string &first, const std::string &lane, int lanes,
+                             std::set<std::string> written = {}) {
+        block_ = BlockStaging{iterator, first, lane, lanes, std::move(written), {}, {}};
         block_active_ = true;
     }
     // The conversions the block needs, to be emitted before its lane loop.
@@ -204,6 +208,7 @@ private:
     struct BlockStaging {
         std::string iterator, first, lane;
         int lanes = 0;
+        std::set<std::string> written;
         std::map<std::string, std::string> arrays_by_address; // "in0 + (base)" -> array name
         std::vector<std::string> arrays;                     // declarations and conversions
     };
@@ -216,7 +221,7 @@ private:
     // address does not advance by exactly one element per iteration of the block's loop.
     std::string block_staged_read(const std::string &buffer, const std::vector<Halide::Expr> &args) {
         const BufferInfo &b = model_->buffer(buffer);
-        if (b.promoted || b.dtype != DType::Float16 || args.size() != b.shape.size()) return "";
+        if (b.promoted || b.dtype != DType::Float16 || args.size() != b.shape.size() || block_.written.count(buffer)) return "";
         std::vector<Halide::Expr> idx = index_exprs(args);
         if (idx.empty()) return "";
         Halide::Expr flat = Halide::Internal::make_zero(Halide::Int(64));
@@ -225,6 +230,18 @@ private:
             flat = flat + Halide::cast(Halide::Int(64), idx[d]) * Halide::Internal::make_const(Halide::Int(64), stride);
             stride *= b.shape[d];
         }
+        // The address is printed before the loop, outside the statement: only loop iterators
+        // (not the statement's CSE names) may appear in it.
+        class OnlyIterators : public IRVisitor {
+        public:
+            const Scope<Interval> *loops = nullptr;
+            bool ok = true;
+            using IRVisitor::visit;
+            void visit(const Variable *op) override { ok &= loops && loops->contains(op->name); }
+        } only;
+        only.loops = bounds_;
+        flat.accept(&only);
+        if (!only.ok) return "";
         Halide::Expr it = Variable::make(Halide::Int(64), block_.iterator);
         Halide::Expr step = simplify(substitute(block_.iterator, it + 1, flat) - flat);
         const int64_t *one = Halide::Internal::as_const_int(step);
@@ -734,8 +751,10 @@ private:
         switch (s.reduce_kind) {
         case ReduceKind::Sum: return wrap ? "akg_wrap_add(" + acc + ", " + v + ")" : acc + " + " + v;
         case ReduceKind::Prod: return wrap ? "akg_wrap_mul(" + acc + ", " + v + ")" : acc + " * " + v;
-        case ReduceKind::Max: return "akg_fmax(" + acc + ", " + v + ")";
-        case ReduceKind::Min: return "akg_fmin(" + acc + ", " + v + ")";
+        // Flags (is_nan_free_flag) hold no NaN: the ordered max/min is one instruction where the
+        // NaN-propagating one takes four.
+        case ReduceKind::Max: return (is_nan_free_flag(s.value) ? "akg_max_ordered(" : "akg_fmax(") + acc + ", " + v + ")";
+        case ReduceKind::Min: return (is_nan_free_flag(s.value) ? "akg_min_ordered(" : "akg_fmin(") + acc + ", " + v + ")";
         }
         return v;
     }
@@ -1006,17 +1025,18 @@ private:
             std::string bits = hoist_invariant(Halide::Internal::Cast::make(Halide::Float(16), stored_value(s)));
             if (!bits.empty()) return out + in + out_access(st) + " = " + bits + ";\n" + pad(depth) + "}\n";
         }
+        if (const Call *source = m_.float16_copy_source(s); st.role != StatementRole::ReduceUpdate && source &&
+                                                             !printer_.is_staged(s.buffer) && !printer_.is_staged(source->name.substr(4))) {
+            // A float16 copy (transpose, reshape): the bits, with no conversion either way
+            // (which would also quiet a signalling NaN).
+            return out + in + out_access(st) + " = " + printer_.print(Halide::Expr(source)) + ";\n" + pad(depth) + "}\n";
+        }
         std::string lets, v = value_with_lets(s, in, lets);
         out += lets;
         if (st.role == StatementRole::ReduceUpdate) {
             // In memory, in the accumulator's own precision.
             std::string target = out_access(st);
             out += in + target + " = " + store_cast(b, combine(s, target, v)) + ";\n";
-        } else if (const Call *source = m_.float16_copy_source(s); source && !printer_.is_staged(s.buffer) &&
-                                                                        !printer_.is_staged(source->name.substr(4))) {
-            // A float16 copy (transpose, reshape): the bits, with no conversion either way
-            // (which would also quiet a signalling NaN).
-            out += in + out_access(st) + " = " + printer_.print(Halide::Expr(source)) + ";\n";
         } else if (std::string block = streamed_block_access(st); !block.empty()) {
             out += in + block + " = " + (b.dtype == DType::Float16 ? v : "(float)(" + v + ")") + ";\n";
         } else {
@@ -1114,16 +1134,34 @@ private:
         ~ConditionalScope() { --depth; }
     };
 
-    bool body_has_loop(isl_ast_node *node) {
-        bool found = false;
+    // `code` one level deeper.
+    static std::string indented(const std::string &code) {
+        std::string out;
+        size_t start = 0;
+        while (start < code.size()) {
+            size_t end = code.find('\n', start);
+            if (end == std::string::npos) end = code.size() - 1;
+            out += (code[start] == '\n' ? "" : "    ") + code.substr(start, end - start + 1);
+            start = end + 1;
+        }
+        return out;
+    }
+
+    // Whether a node of `type` lies at or below `node`.
+    static bool contains(isl_ast_node *node, isl_ast_node_type type) {
+        struct Find {
+            isl_ast_node_type type;
+            bool found = false;
+        } find{type};
         isl_ast_node_foreach_descendant_top_down(
             node,
             [](isl_ast_node *n, void *user) -> isl_bool {
-                if (isl_ast_node_get_type(n) == isl_ast_node_for) *static_cast<bool *>(user) = true;
+                auto &f = *static_cast<Find *>(user);
+                f.found |= isl_ast_node_get_type(n) == f.type;
                 return isl_bool_true;
             },
-            &found);
-        return found;
+            &find);
+        return find.found;
     }
 
     // One reduction of a reduction nest: its update statement, its accumulator type, and the
@@ -1548,7 +1586,7 @@ private:
                 iterators_.pop_back();
                 s += pad(depth) + "}\n";
             } else {
-                bool vector_loop = in_simd_ && !body_has_loop(body);
+                bool vector_loop = in_simd_ && !contains(body, isl_ast_node_for);
                 if (vector_loop) s += pad(depth) + "#pragma omp simd\n";
                 s += pad(depth) + header + " {\n";
                 iterators_.push_back(it);
@@ -1556,14 +1594,27 @@ private:
                 ++loop_depth_;
                 StreamedLoop streamed;
                 StreamedLoop *outer_streamed = streamed_loop_;
-                streamed_loop_ = vector_loop && kernel_streams() && constant_unit_loop(node, it, streamed) ? &streamed : nullptr;
+                bool constant = vector_loop && constant_unit_loop(node, it, streamed);
+                streamed_loop_ = constant && kernel_streams() ? &streamed : nullptr;
+                // Float16 reads that advance by one element per iteration are converted for the
+                // whole loop before it (akg_f16_to_f32_n: vcvtph2ps), as in the blocks of lane
+                // reductions, where stage-float16 did not stage them (a parallel iteration's box
+                // too large: GeLU's backward pass reads 2048 rows of its block of columns).
+                // Not below a condition, whose statements may not read every iteration's element.
+                bool block_staging = constant && !contains(body, isl_ast_node_if);
+                if (block_staging) printer_.begin_block_staging(it, it + "_first", "(" + it + " - " + it + "_first)", static_cast<int>(streamed.trip),
+                                                                written_buffers(body));
                 s += emit_node(body, depth + 1);
+                std::string block_arrays = block_staging ? printer_.end_block_staging(pad(depth + 1)) : "";
                 streamed_loop_ = outer_streamed;
                 --loop_depth_;
                 leave_loop(it);
                 iterators_.pop_back();
                 s += pad(depth) + "}\n";
                 s = with_streamed_blocks(streamed, depth, s);
+                if (!block_arrays.empty()) // a scope of their own, one level deeper
+                    s = pad(depth) + "{\n" + pad(depth + 1) + "const int64_t " + it + "_first = " + std::to_string(streamed.lo) + ";\n" +
+                        block_arrays + indented(s) + pad(depth) + "}\n";
             }
             s = leave_hoist_frame(depth, s);
             isl_ast_node_free(body);

@@ -1,5 +1,7 @@
 #include "passes/math_identities.h"
 
+#include <cmath>
+
 namespace akg {
 
 using namespace Halide::Internal;
@@ -35,12 +37,53 @@ class TanhPlusOne : public IRMutator {
     }
 };
 
+// The true and false values of a select between two float constants, or false.
+bool constant_select(const Halide::Expr &e, const Select *&sel, double &t, double &f) {
+    sel = e.as<Select>();
+    if (!sel) return false;
+    const FloatImm *a = sel->true_value.as<FloatImm>(), *b = sel->false_value.as<FloatImm>();
+    if (!a || !b || std::isnan(a->value) || std::isnan(b->value)) return false;
+    t = a->value, f = b->value;
+    return true;
+}
+
+// max(c1 ? t : f, c2 ? t : f) = (c1 || c2) ? t : f when t > f (and min when t < f): flags
+// combined with max (an overflow check: isinf(x) or isnan(x)) take one select, not two and a
+// NaN-propagating max.
+class MaxOfFlags : public IRMutator {
+    using IRMutator::visit;
+    Halide::Expr flags(const Halide::Expr &a, const Halide::Expr &b, bool is_max) {
+        const Select *x = nullptr, *y = nullptr;
+        double tx = 0, fx = 0, ty = 0, fy = 0;
+        if (!constant_select(a, x, tx, fx) || !constant_select(b, y, ty, fy) || tx != ty || fx != fy || tx == fx) return Halide::Expr();
+        bool either = (tx > fx) == is_max;
+        return Select::make(either ? Or::make(x->condition, y->condition) : And::make(x->condition, y->condition), x->true_value,
+                            x->false_value);
+    }
+    Halide::Expr visit(const Max *op) override {
+        Halide::Expr a = mutate(op->a), b = mutate(op->b);
+        if (Halide::Expr e = flags(a, b, true); e.defined()) return e;
+        return a.same_as(op->a) && b.same_as(op->b) ? Halide::Expr(op) : Max::make(a, b);
+    }
+    Halide::Expr visit(const Min *op) override {
+        Halide::Expr a = mutate(op->a), b = mutate(op->b);
+        if (Halide::Expr e = flags(a, b, false); e.defined()) return e;
+        return a.same_as(op->a) && b.same_as(op->b) ? Halide::Expr(op) : Min::make(a, b);
+    }
+};
+
 } // namespace
+
+bool is_nan_free_flag(const Halide::Expr &e) {
+    const Select *sel = nullptr;
+    double t = 0, f = 0;
+    return constant_select(e, sel, t, f);
+}
 
 void rewrite_math_identities(TensorGraph &graph) {
     for (auto &s : graph.stages) {
         if (!s.materialized || s.kind == StageKind::Input) continue;
-        s.value = TanhPlusOne().mutate(s.value);
+        s.value = MaxOfFlags().mutate(TanhPlusOne().mutate(s.value));
     }
 }
 

@@ -11,6 +11,13 @@ namespace akg {
 // 2 / (1 + e^-2z) is within 2.5 ulp everywhere (akg_vmath.h). It is also one exponential and a
 // division instead of tanh's exponential, division and polynomial: bias_gelu_f32 runs 1.3x
 // faster. Float32 only (float16 stages compute in float32 too).
+// And flags combined by max or min into one select:
+//   max(c1 ? t : f, c2 ? t : f)  ->  (c1 || c2) ? t : f     (t > f constants; && for min)
+// A gradient overflow check (isinf(x) or isnan(x) as 1.0 or 0.0) then costs one select.
 void rewrite_math_identities(TensorGraph &graph);
+
+// Whether `e` is a select between two constants, neither NaN: a max/min reduction of such
+// values holds no NaN, and the emitter combines it with an ordered max/min.
+bool is_nan_free_flag(const Halide::Expr &e);
 
 } // namespace akg
