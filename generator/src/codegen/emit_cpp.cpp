@@ -1602,8 +1602,9 @@ private:
                 // too large: GeLU's backward pass reads 2048 rows of its block of columns).
                 // Not below a condition, whose statements may not read every iteration's element.
                 bool block_staging = constant && !contains(body, isl_ast_node_if);
-                if (block_staging) printer_.begin_block_staging(it, it + "_first", "(" + it + " - " + it + "_first)", static_cast<int>(streamed.trip),
-                                                                written_buffers(body));
+                if (block_staging) // the loop's hoist frame (entered above) knows what it writes
+                    printer_.begin_block_staging(it, it + "_first", "(" + it + " - " + it + "_first)", static_cast<int>(streamed.trip),
+                                                 hoist_frames_.back().written);
                 s += emit_node(body, depth + 1);
                 std::string block_arrays = block_staging ? printer_.end_block_staging(pad(depth + 1)) : "";
                 streamed_loop_ = outer_streamed;

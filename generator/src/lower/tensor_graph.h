@@ -61,6 +61,11 @@ Halide::Type compute_type(DType t);
 // Storage type of a scratch buffer holding a value of the given compute type.
 DType scratch_dtype(Halide::Type t);
 
+// A consumer with this many times the elements of a stage reads each element this many times
+// on average: a broadcast worth computing once (materialize, and the schedule's broadcast
+// operands).
+constexpr int64_t kBroadcastReuse = 64;
+
 // The dtype of the buffer a reduction accumulates into: float64 for float data, else the
 // compute type's scratch dtype.
 DType reduce_accumulator_dtype(const Stage &s);

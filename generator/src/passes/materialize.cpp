@@ -96,9 +96,6 @@ void reindex(TensorGraph &graph) {
 
 } // namespace
 
-// Consumers this many times larger than a stage read each of its elements that many times.
-constexpr int64_t kBroadcastReuse = 64;
-
 void materialize_and_inline(TensorGraph &graph) {
     const CompositeKernel &kernel = *graph.kernel;
     // 1. Bind outputs. A stage that is output once writes the output buffer directly; inputs

@@ -38,8 +38,7 @@ unsigned long max_schedule_operations() {
 isl_schedule *statement_nest(const PolyModel &m, const PolyStatement &st) {
     isl_ctx *ctx = m.ctx.get();
     int n = st.out_dims + st.reduce_dims;
-    isl_space *space = isl_space_set_tuple_name(isl_space_set_alloc(ctx, 0, n), isl_dim_set, st.name.c_str());
-    isl::set own = isl::manage(isl_union_set_extract_set(m.domain.get(), space)); // keeps the union set
+    isl::set own = isl::manage(isl_union_set_extract_set(m.domain.get(), st.space(ctx))); // keeps the union set
     isl_schedule *one = isl_schedule_from_domain(isl_union_set_from_set(own.copy()));
     if (n == 0) return one;
     isl_map *identity = isl_map_identity(isl_space_map_from_set(isl_set_get_space(own.get())));
@@ -67,9 +66,6 @@ void sequence_schedule(PolyModel &m) {
     m.schedule = isl::manage(seq ? seq : isl_schedule_from_domain(m.domain.copy()));
 }
 
-// Consumers this many times larger than a statement read each of its elements that many times.
-constexpr int64_t kBroadcastReuse = 64;
-
 // Whether `reader`'s reads of `buffer` vary along its innermost dimension (a bias read by
 // column, not a per-row value): composing the reads with "same iterations but the last" must
 // give no element the reads did not already give.
@@ -77,7 +73,7 @@ bool read_along_innermost(const PolyModel &m, const PolyStatement &reader, const
     int n = reader.out_dims + reader.reduce_dims;
     if (n == 0) return false;
     isl_ctx *ctx = m.ctx.get();
-    isl_space *space = isl_space_set_tuple_name(isl_space_set_alloc(ctx, 0, n), isl_dim_set, reader.name.c_str());
+    isl_space *space = reader.space(ctx);
     isl_space *element = isl_space_set_tuple_name(isl_space_set_alloc(ctx, 0, buffer.shape.size()), isl_dim_set, buffer.name.c_str());
     isl_set *domain = isl_union_set_extract_set(m.domain.get(), isl_space_copy(space));
     isl_map *reads = isl_union_map_extract_map(m.reads.get(), isl_space_map_from_domain_and_range(space, element));
@@ -100,16 +96,11 @@ bool read_along_innermost(const PolyModel &m, const PolyStatement &reader, const
 // they read no intermediate value. A per-row value (LayerNorm's rsqrt of an input variance)
 // stays fused: it is computed inside the row loop that uses it.
 std::vector<const PolyStatement *> broadcast_operands(const PolyModel &m) {
-    auto iterations = [](const PolyStatement &st) {
-        return element_count(st.stage->shape) * (st.reduce_dims ? element_count(st.stage->reduce_extents) : 1);
-    };
     std::vector<const PolyStatement *> found;
     for (const auto &st : m.statements) {
         const BufferInfo &written = m.buffer(st.stage->buffer);
         if (st.role != StatementRole::Assign || written.kind != BufferKind::Scratch) continue;
-        isl_union_set *own = isl_union_set_from_set(isl_union_set_extract_set(
-            m.domain.get(), isl_space_set_tuple_name(isl_space_set_alloc(m.ctx.get(), 0, st.out_dims + st.reduce_dims), isl_dim_set,
-                                                     st.name.c_str())));
+        isl_union_set *own = isl_union_set_from_set(isl_union_set_extract_set(m.domain.get(), st.space(m.ctx.get())));
         isl_union_map *reads = isl_union_map_intersect_domain(m.reads.copy(), own);
         bool inputs_only = true;
         for (const auto &b : m.buffers) {
@@ -124,11 +115,9 @@ std::vector<const PolyStatement *> broadcast_operands(const PolyModel &m) {
         isl_union_set *reader_domain = isl_union_map_domain(readers);
         bool broadcast = isl_union_set_is_empty(reader_domain) != isl_bool_true;
         for (const auto &reader : m.statements) {
-            isl_space *space = isl_space_set_tuple_name(isl_space_set_alloc(m.ctx.get(), 0, reader.out_dims + reader.reduce_dims),
-                                                        isl_dim_set, reader.name.c_str());
-            isl_set *part = isl_union_set_extract_set(reader_domain, space);
+            isl_set *part = isl_union_set_extract_set(reader_domain, reader.space(m.ctx.get()));
             if (isl_set_is_empty(part) != isl_bool_true &&
-                (iterations(reader) < kBroadcastReuse * iterations(st) || !read_along_innermost(m, reader, written)))
+                (reader.iterations() < kBroadcastReuse * st.iterations() || !read_along_innermost(m, reader, written)))
                 broadcast = false;
             isl_set_free(part);
         }

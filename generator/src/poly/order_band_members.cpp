@@ -179,9 +179,7 @@ int64_t sequential_contiguous_loops(const PolyModel &m) {
             isl_multi_union_pw_aff *partial = isl_schedule_node_band_get_partial_schedule(node);
             for (const auto &st : c.m->statements) {
                 if (st.role != StatementRole::Assign) continue;
-                isl_space *space = isl_space_set_tuple_name(isl_space_set_alloc(c.m->ctx.get(), 0, st.out_dims + st.reduce_dims),
-                                                            isl_dim_set, st.name.c_str());
-                isl_set *own = isl_union_set_extract_set(domain, space);
+                isl_set *own = isl_union_set_extract_set(domain, st.space(c.m->ctx.get()));
                 bool present = isl_set_is_empty(own) != isl_bool_true;
                 if (!present) {
                     isl_set_free(own);
@@ -211,14 +209,11 @@ int64_t loop_order_inversions(const PolyModel &m) {
     const PolyStatement *main = nullptr;
     int64_t most = -1;
     for (const auto &st : m.statements) {
-        int64_t n = element_count(st.stage->shape) * (st.reduce_dims ? element_count(st.stage->reduce_extents) : 1);
+        int64_t n = st.iterations();
         if (n > most) most = n, main = &st;
     }
     if (!main) return 0;
-    isl_ctx *ctx = m.ctx.get();
-    isl_space *space = isl_space_set_tuple_name(isl_space_set_alloc(ctx, 0, main->out_dims + main->reduce_dims), isl_dim_set,
-                                                main->name.c_str());
-    isl_union_set *domain = isl_union_set_from_set(isl_union_set_extract_set(m.domain.get(), space));
+    isl_union_set *domain = isl_union_set_from_set(isl_union_set_extract_set(m.domain.get(), main->space(m.ctx.get())));
     isl_space *statement = nullptr;
     isl_aff *addr = largest_access_address(m, isl_union_set_copy(domain), &statement);
     if (!addr) {

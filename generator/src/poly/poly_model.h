@@ -19,6 +19,13 @@ struct PolyStatement {
     StatementRole role = StatementRole::Assign;
     int out_dims = 0;    // i0..: the stage's output dimensions
     int reduce_dims = 0; // r0..: ReduceUpdate only
+
+    // The space of its instances, S<k>[i0.., r0..].
+    isl_space *space(isl_ctx *ctx) const {
+        return isl_space_set_tuple_name(isl_space_set_alloc(ctx, 0, out_dims + reduce_dims), isl_dim_set, name.c_str());
+    }
+    // How many instances it has.
+    int64_t iterations() const { return element_count(stage->shape) * (reduce_dims ? element_count(stage->reduce_extents) : 1); }
 };
 
 struct BufferInfo {
