@@ -50,22 +50,30 @@ private:
     }
 };
 
-// Rewrites reads of the folded buffers and renumbers the index variables above d.
+// Rewrites reads of the folded buffers and renumbers the index variables above d. A read at
+// (i_d, i_{d+1}) becomes a read at the folded i_d; any other read of a folded buffer (one that
+// uses neither variable, FoldCheck makes sure: a broadcast at (x / 9, x % 9)) reads the folded
+// dimension at its row-major position x_k * extent + x_{k+1}.
 class Fold : public IRMutator {
 public:
-    Fold(int d, const std::map<std::string, int> &position) : d(d), position(position) {}
+    Fold(int d, int64_t inner_extent, const std::map<std::string, int> &position) : d(d), inner_extent(inner_extent), position(position) {}
     int d;
+    int64_t inner_extent; // of dimension d + 1
     const std::map<std::string, int> &position;
 
 private:
     using IRMutator::visit;
     Expr visit(const Call *op) override {
         if (op->name.rfind("buf$", 0) != 0) return IRMutator::visit(op);
-        std::vector<Expr> args;
         auto it = position.find(op->name.substr(4));
-        for (size_t k = 0; k < op->args.size(); ++k) {
-            if (it != position.end() && static_cast<int>(k) == it->second + 1) continue; // merged into k
-            args.push_back(mutate(op->args[k]));
+        if (it == position.end()) return IRMutator::visit(op);
+        int k = it->second;
+        bool pair = is_var(op->args[k], index_var(d)) && is_var(op->args[k + 1], index_var(d + 1));
+        std::vector<Expr> args;
+        for (int j = 0; j < static_cast<int>(op->args.size()); ++j) {
+            if (j == k + 1) continue; // merged into k
+            if (j == k && !pair) args.push_back(mutate(op->args[k]) * Expr(inner_extent) + mutate(op->args[k + 1]));
+            else args.push_back(mutate(op->args[j]));
         }
         return Call::make(op->type, op->name, args, op->call_type);
     }
@@ -130,7 +138,7 @@ void fold_dimensions(TensorGraph &graph) {
                 if (used.names.count(buffer) || o->buffer == buffer) check.ok = false;
         }
         if (!check.ok) continue;
-        Fold fold(d, check.position);
+        Fold fold(d, shape[d + 1], check.position);
         for (Stage *s : stages) s->value = fold.mutate(s->value);
         for (auto &s : graph.stages)
             if (s.materialized && check.position.count(s.buffer)) s.shape = merge_dimensions(s.shape, check.position.at(s.buffer));
