@@ -52,7 +52,7 @@
  *   akg_exp           0.17    30                  expf  1.41
  *   akg_log           0.24    44                  logf  1.88
  *   akg_tanh          0.21    40 (1 div)          tanhf 8.25
- *   akg_tanh_plus_one 0.155   (1 div)             (1 + akg_tanh: 0.21)
+ *   akg_tanh_plus_one 0.142   (1 div)             (1 + akg_tanh: 0.21)
  *   akg_erf           0.31    46                  erff  6.98
  *   akg_sigmoid       0.23    35 (1 div)
  *   akg_sqrt          0.07     5
@@ -270,14 +270,16 @@ AKG_VM_INLINE float akg_tanh(float x) {
  * plus a division. Results below 2^-126 (x < -44.15) are flushed to +0. */
 AKG_VM_INLINE float akg_tanh_plus_one(float x) {
     using namespace akg_vm_detail;
-    float y = -2.0f * x;                         /* exact */
-    float yc = sel(y < -87.0f, -87.0f, y);       /* 1 + e^y rounds to 1 below; NaN passes */
-    yc = sel(yc > 88.3f, 88.3f, yc);             /* keeps 2^k finite (k <= 127) */
+    float y = -2.0f * x; /* exact */
+    /* Outside [-87, 88.3] the exponent field 2^k below is garbage; the two selects at the end
+     * replace those results, which is two vector operations cheaper than clamping y first
+     * (8% of this function). NaN passes: the comparisons are false and r is NaN. */
     int32_t k;
-    float p = exp_reduce(yc, k);
+    float p = exp_reduce(y, k);
     float e = p * u2f((uint32_t)(k + 127) << 23);
     float r = 2.0f / (1.0f + e);
-    return sel(y > 88.3f, 0.0f, r);              /* the result is below 2^-126 there */
+    r = sel(y < -87.0f, 2.0f, r);  /* 1 + e^y rounds to 1 */
+    return sel(y > 88.3f, 0.0f, r); /* the result is below 2^-126 */
 }
 
 /* ---- erf ------------------------------------------------------------------------------ */
