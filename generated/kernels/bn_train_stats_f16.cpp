@@ -5,24 +5,24 @@
 #include "akg_kernel_support.h"
 
 static void akg_bn_train_stats_f16_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, float *__restrict out0, float *__restrict out1) {
-    double t0[16];
-    double t1[16];
+    double t0[64];
+    double t1[64];
     #pragma omp simd
-    for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+    for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
         {
             [[maybe_unused]] const int64_t i0 = (c0 + c2);
             t0[(i0 - (c0))] = 0.0f;
         }
     }
     #pragma omp simd
-    for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+    for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
         {
             [[maybe_unused]] const int64_t i0 = (c0 + c2);
             t1[(i0 - (c0))] = 0.0f;
         }
     }
     for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
-        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = (c0 + c2);
                 double acc = t1[(i0 - (c0))];
@@ -105,14 +105,14 @@ static void akg_bn_train_stats_f16_parallel_body_0(int64_t c0, const uint16_t *_
         }
     }
     #pragma omp simd
-    for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+    for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
         {
             [[maybe_unused]] const int64_t i0 = (c0 + c2);
             out0[i0] = (float)(((float)t0[((c0 + c2) - (c0))]));
         }
     }
     #pragma omp simd
-    for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+    for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
         {
             [[maybe_unused]] const int64_t i0 = (c0 + c2);
             out1[i0] = (float)(((float)t1[((c0 + c2) - (c0))]));
@@ -124,10 +124,10 @@ extern "C" int akg_kernel_fn_bn_train_stats_f16(void *const *buffers) {
     const uint16_t *__restrict in0 = (const uint16_t *)buffers[0];
     float *__restrict out0 = (float *)buffers[1];
     float *__restrict out1 = (float *)buffers[2];
-    double t0[16];
-    double t1[16];
+    double t0[64];
+    double t1[64];
     #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 255); c0 += 16)
+    for (int64_t c0 = 0; (c0 <= 255); c0 += 64)
         akg_bn_train_stats_f16_parallel_body_0(c0, in0, out0, out1);
     return AKG_STATUS_OK;
 }

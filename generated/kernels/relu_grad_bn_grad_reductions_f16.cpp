@@ -5,18 +5,18 @@
 #include "akg_kernel_support.h"
 
 static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const uint16_t *__restrict in2, const float *__restrict in3, const float *__restrict in4, uint16_t *__restrict out0, float *__restrict out1, float *__restrict out2) {
-    double t1[16];
-    float t0[16];
-    double t2[16];
+    double t1[64];
+    float t0[64];
+    double t2[64];
     #pragma omp simd
-    for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+    for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
         {
             [[maybe_unused]] const int64_t i0 = (c0 + c2);
             t1[(i0 - (c0))] = 0.0f;
         }
     }
     #pragma omp simd
-    for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+    for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
         {
             [[maybe_unused]] const int64_t i0 = (c0 + c2);
             [[maybe_unused]] const int64_t i1 = 0;
@@ -25,14 +25,14 @@ static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_0(int64_t c0, con
         }
     }
     #pragma omp simd
-    for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+    for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
         {
             [[maybe_unused]] const int64_t i0 = (c0 + c2);
             t2[(i0 - (c0))] = 0.0f;
         }
     }
     for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
-        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = (c0 + c2);
                 double acc = t2[(i0 - (c0))];
@@ -120,14 +120,14 @@ static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_0(int64_t c0, con
         }
     }
     #pragma omp simd
-    for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+    for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
         {
             [[maybe_unused]] const int64_t i0 = (c0 + c2);
             out2[i0] = (float)(((float)t1[((c0 + c2) - (c0))]));
         }
     }
     #pragma omp simd
-    for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+    for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
         {
             [[maybe_unused]] const int64_t i0 = (c0 + c2);
             out1[i0] = (float)(((float)t2[((c0 + c2) - (c0))]));
@@ -136,9 +136,9 @@ static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_0(int64_t c0, con
 }
 
 static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_1(int64_t c0, int64_t c1, int64_t c2, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const uint16_t *__restrict in2, const float *__restrict in3, const float *__restrict in4, uint16_t *__restrict out0, float *__restrict out1, float *__restrict out2) {
-    double t1[16];
-    float t0[16];
-    double t2[16];
+    double t1[64];
+    float t0[64];
+    double t2[64];
     float s_in0[512];
     static const int64_t in0_shape[] = {32, 256, 3136}, in0_box[] = {1, 1, 512};
     const int64_t in0_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(c2)};
@@ -171,11 +171,11 @@ extern "C" int akg_kernel_fn_relu_grad_bn_grad_reductions_f16(void *const *buffe
     uint16_t *__restrict out0 = (uint16_t *)buffers[5];
     float *__restrict out1 = (float *)buffers[6];
     float *__restrict out2 = (float *)buffers[7];
-    double t1[16];
-    float t0[16];
-    double t2[16];
+    double t1[64];
+    float t0[64];
+    double t2[64];
     #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 255); c0 += 16)
+    for (int64_t c0 = 0; (c0 <= 255); c0 += 64)
         akg_relu_grad_bn_grad_reductions_f16_parallel_body_0(c0, in0, in1, in2, in3, in4, out0, out1, out2);
     #pragma omp parallel
     {

@@ -16,10 +16,13 @@ namespace akg {
 
 namespace {
 
-// A block of channels covers about this many bytes per image (a few prefetch streams' worth).
-constexpr int64_t kBlockBytes = 64 * 1024;
-// Blocks are kept small enough that every thread gets several.
-constexpr int64_t kMinBlocksPerThread = 4;
+// A block of channels covers up to this many bytes per image. Longer contiguous runs keep the
+// prefetchers going: summing [32, 256, 56, 56] float16 NCHW, 1 thread, ran at 32 GB/s with
+// 16-channel blocks (98 KB per image), 43 GB/s with 32, 44 GB/s with 64, and 48 GB/s reading
+// the whole tensor in order; BatchNorm statistics took 1.50, 1.40 and 1.27 ms.
+constexpr int64_t kBlockBytes = 512 * 1024;
+// Blocks are kept small enough that every thread gets two (balanced for 1, 2 and 4 threads).
+constexpr int64_t kMinBlocksPerThread = 2;
 constexpr int64_t kAssumedThreads = 2;
 
 struct Ctx {
