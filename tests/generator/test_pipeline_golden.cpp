@@ -348,4 +348,13 @@ TEST(PipelineGolden, NarrowTransposedOutputsStoreWholeGroups) {
     std::string ast = dump_after("input_cast_nchw_to_nhwc.json", "ast");
     std::regex grouped(R"(// simd\n\s*for \(int c2 = 0; c2 <= 63; c2 \+= 1\) \{\n\s*S0\(c0, c1 \+ c2, 0\);\n\s*S0\(c0, c1 \+ c2, 1\);\n\s*S0\(c0, c1 \+ c2, 2\);)");
     EXPECT_TRUE(std::regex_search(ast, grouped)) << ast;
+    // Together the 3 statements write one run of 3 * 64 halves per vector loop: they store to a
+    // float block that is converted at once (vcvtps2ph) instead of one integer-coded conversion
+    // per element.
+    std::string code = dump_after("input_cast_nchw_to_nhwc.json", "emit");
+    EXPECT_EQ(count(code, "alignas(64) float grp_out0[192];"), 1u) << code;
+    for (int channel = 0; channel < 3; ++channel)
+        EXPECT_EQ(count(code, "grp_out0[(c2) * 3 + " + std::to_string(channel) + "] = in0["), 1u) << code;
+    EXPECT_EQ(count(code, "akg_f32_to_f16_n(grp_out0, out0 + ("), 1u) << code;
+    EXPECT_EQ(count(code, "akg_f32_to_f16("), 0u) << code;
 }

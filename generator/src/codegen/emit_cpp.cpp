@@ -848,17 +848,7 @@ private:
         StreamedLoop *loop = streamed_loop_;
         if (!b.streamed || !loop || !statement_index_ || loop->conditional_depth != conditional_depth_ || loop->blocks.count(b.name))
             return "";
-        Halide::Expr linear;
-        int64_t stride = 1;
-        for (int d = static_cast<int>(b.shape.size()) - 1; d >= 0; --d) {
-            if (b.shape[d] != 1) {
-                auto index = statement_index_->find(index_var(d));
-                if (index == statement_index_->end()) return "";
-                Halide::Expr term = index->second * Halide::Internal::make_const(Halide::Int(64), stride);
-                linear = linear.defined() ? linear + term : term;
-            }
-            stride *= b.shape[d];
-        }
+        Halide::Expr linear = store_offset(b, *statement_index_);
         if (!linear.defined()) return "";
         Halide::Expr it = Variable::make(Halide::Int(64), loop->iterator);
         Halide::Expr step = simplify(substitute(loop->iterator, it + 1, linear) - linear);
@@ -874,6 +864,144 @@ private:
         std::string array = "blk_" + b.name;
         loop->blocks[b.name] = StreamedBlock{array, printer_.print(base)};
         return array + "[" + loop->iterator + (loop->lo ? " - " + std::to_string(loop->lo) : "") + "]";
+    }
+
+    // The element offset a statement with index `index` (i0.. -> expression) stores to in `b`;
+    // undefined when an index is unknown.
+    static Halide::Expr store_offset(const BufferInfo &b, const std::map<std::string, Halide::Expr> &index) {
+        Halide::Expr linear;
+        int64_t stride = 1;
+        for (int d = static_cast<int>(b.shape.size()) - 1; d >= 0; --d) {
+            if (b.shape[d] != 1) {
+                auto found = index.find(index_var(d));
+                if (found == index.end()) return Halide::Expr();
+                Halide::Expr term = found->second * Halide::Internal::make_const(Halide::Int(64), stride);
+                linear = linear.defined() ? linear + term : term;
+            }
+            stride *= b.shape[d];
+        }
+        return linear;
+    }
+    static std::map<std::string, Halide::Expr> index_map(const UserCall &c) {
+        std::map<std::string, Halide::Expr> vars;
+        for (size_t k = 0; k < c.index.size(); ++k) {
+            int out_dims = c.statement->out_dims;
+            std::string name = static_cast<int>(k) < out_dims ? index_var(static_cast<int>(k)) : reduce_var(static_cast<int>(k) - out_dims);
+            if (c.index[k].defined()) vars[name] = c.index[k];
+        }
+        return vars;
+    }
+
+    // Interleaved float16 stores (NCHW float32 -> NHWC float16 with 3 channels: the vector loop
+    // runs over pixels and its G statements each store every G-th element). One statement alone
+    // could not use the hardware conversion (vcvtps2ph), which needs adjacent elements; together
+    // they write one contiguous run of trip * G elements per loop. They store to a float block
+    // array instead, converted at once after the loop (akg_f32_to_f16_n).
+    struct GroupedBlock {
+        std::string array;
+        Halide::Expr base; // the element offset of the run's first element
+        int64_t group = 0; // G
+    };
+    struct GroupedLoop {
+        std::string iterator;
+        int64_t lo = 0, trip = 0;
+        std::map<std::string, GroupedBlock> blocks; // by buffer
+    };
+    GroupedLoop *grouped_loop_ = nullptr;
+    static constexpr int64_t kMaxGroup = 8;
+
+    // The statements directly in `body` (a statement or a block of them), or nothing when there
+    // is anything else (a condition, a loop).
+    std::vector<UserCall> body_statements(isl_ast_node *body) {
+        std::vector<UserCall> calls;
+        if (isl_ast_node_get_type(body) == isl_ast_node_user) {
+            calls.push_back(user_call(body));
+            return calls;
+        }
+        if (isl_ast_node_get_type(body) != isl_ast_node_block) return calls;
+        isl_ast_node_list *list = isl_ast_node_block_get_children(body);
+        bool only_statements = true;
+        for (isl_size i = 0, n = isl_ast_node_list_n_ast_node(list); i < n; ++i) {
+            isl_ast_node *child = isl_ast_node_list_get_at(list, i);
+            if (isl_ast_node_get_type(child) == isl_ast_node_user) calls.push_back(user_call(child));
+            else only_statements = false;
+            isl_ast_node_free(child);
+        }
+        isl_ast_node_list_free(list);
+        if (!only_statements) calls.clear();
+        return calls;
+    }
+
+    // Finds the float16 outputs that the statements of a constant vector loop write as one
+    // interleaved run: G statements (2 <= G <= kMaxGroup) that each advance by G elements per
+    // iteration and start at the G offsets base, base + 1, ..., base + G - 1.
+    void find_grouped_blocks(isl_ast_node *body, GroupedLoop &loop) {
+        std::map<std::string, std::vector<Halide::Expr>> starts; // by buffer
+        std::map<std::string, int64_t> steps;
+        std::set<std::string> rejected;
+        Halide::Expr it = Variable::make(Halide::Int(64), loop.iterator);
+        Halide::Expr lo = Halide::Internal::make_const(Halide::Int(64), loop.lo);
+        for (const UserCall &c : body_statements(body)) {
+            const PolyStatement &st = *c.statement;
+            const BufferInfo &b = m_.buffer(st.stage->buffer);
+            if (b.dtype != DType::Float16 || b.streamed || printer_.is_staged(b.name)) continue;
+            Halide::Expr linear = store_offset(b, index_map(c));
+            const int64_t *step = nullptr;
+            Halide::Expr advance;
+            if (linear.defined()) {
+                advance = simplify(substitute(loop.iterator, it + 1, linear) - linear);
+                step = Halide::Internal::as_const_int(advance);
+            }
+            if (st.role != StatementRole::Assign || m_.float16_copy_source(*st.stage) || !step || *step < 2 || *step > kMaxGroup ||
+                (steps.count(b.name) && steps[b.name] != *step)) {
+                rejected.insert(b.name);
+                continue;
+            }
+            steps[b.name] = *step;
+            starts[b.name].push_back(simplify(substitute(loop.iterator, lo, linear)));
+        }
+        for (const auto &[buffer, first] : starts) {
+            int64_t group = steps[buffer];
+            if (rejected.count(buffer) || static_cast<int64_t>(first.size()) != group || loop.trip * group > kMaxStreamedBlock * kMaxGroup) continue;
+            // The smallest start is the base; the others must be base + 1 .. base + G - 1, once each.
+            std::set<int64_t> offsets;
+            for (const Halide::Expr &candidate : first) {
+                offsets.clear();
+                for (const Halide::Expr &other : first) {
+                    const int64_t *r = Halide::Internal::as_const_int(simplify(other - candidate));
+                    if (r && *r >= 0 && *r < group) offsets.insert(*r);
+                }
+                if (static_cast<int64_t>(offsets.size()) == group) {
+                    loop.blocks[buffer] = GroupedBlock{"grp_" + buffer, candidate, group};
+                    break;
+                }
+            }
+        }
+    }
+
+    // The block array element the statement stores to, or "" when it is not in a group.
+    std::string grouped_block_access(const PolyStatement &st) {
+        const BufferInfo &b = m_.buffer(st.stage->buffer);
+        if (!grouped_loop_ || !statement_index_ || st.role != StatementRole::Assign) return "";
+        auto found = grouped_loop_->blocks.find(b.name);
+        if (found == grouped_loop_->blocks.end()) return "";
+        const GroupedBlock &block = found->second;
+        Halide::Expr linear = store_offset(b, *statement_index_);
+        Halide::Expr lo = Halide::Internal::make_const(Halide::Int(64), grouped_loop_->lo);
+        const int64_t *r = Halide::Internal::as_const_int(simplify(substitute(grouped_loop_->iterator, lo, linear) - block.base));
+        if (!r || *r < 0 || *r >= block.group) throw InternalError("a grouped float16 store outside its run");
+        std::string from_lo = grouped_loop_->iterator + (grouped_loop_->lo ? " - " + std::to_string(grouped_loop_->lo) : "");
+        return block.array + "[(" + from_lo + ") * " + std::to_string(block.group) + " + " + std::to_string(*r) + "]";
+    }
+
+    std::string with_grouped_blocks(const GroupedLoop &loop, int depth, const std::string &loop_code) {
+        std::string before, after;
+        for (const auto &[buffer, block] : loop.blocks) {
+            std::string n = std::to_string(loop.trip * block.group);
+            before += pad(depth) + "alignas(64) float " + block.array + "[" + n + "];\n";
+            after += pad(depth) + "akg_f32_to_f16_n(" + block.array + ", " + buffer + " + (" + printer_.print(block.base) + "), " + n + ");\n";
+        }
+        return before + loop_code + after;
     }
 
     // Around a vector loop: the block arrays before it, the streaming stores after it.
@@ -1019,6 +1147,10 @@ private:
         }
         out += bind_vars(c, in, true, true);
         if (st.role == StatementRole::ReduceInit) return out + in + out_access(st) + " = " + init_value(s) + ";\n" + pad(depth) + "}\n";
+        if (std::string grouped = grouped_block_access(st); !grouped.empty()) {
+            std::string lets, v = value_with_lets(s, in, lets);
+            return out + lets + in + grouped + " = " + v + ";\n" + pad(depth) + "}\n";
+        }
         if (st.role == StatementRole::Assign && b.dtype == DType::Float16 && !b.streamed && !printer_.is_staged(b.name) &&
             !m_.float16_copy_source(s)) {
             // A float16 value invariant in the loop: hoisted with its conversion to float16.
@@ -1596,6 +1728,10 @@ private:
                 StreamedLoop *outer_streamed = streamed_loop_;
                 bool constant = vector_loop && constant_unit_loop(node, it, streamed);
                 streamed_loop_ = constant && kernel_streams() ? &streamed : nullptr;
+                GroupedLoop grouped{streamed.iterator, streamed.lo, streamed.trip, {}};
+                GroupedLoop *outer_grouped = grouped_loop_;
+                if (constant) find_grouped_blocks(body, grouped);
+                grouped_loop_ = grouped.blocks.empty() ? nullptr : &grouped;
                 // Float16 reads that advance by one element per iteration are converted for the
                 // whole loop before it (akg_f16_to_f32_n: vcvtph2ps), as in the blocks of lane
                 // reductions, where stage-float16 did not stage them (a parallel iteration's box
@@ -1608,11 +1744,13 @@ private:
                 s += emit_node(body, depth + 1);
                 std::string block_arrays = block_staging ? printer_.end_block_staging(pad(depth + 1)) : "";
                 streamed_loop_ = outer_streamed;
+                grouped_loop_ = outer_grouped;
                 --loop_depth_;
                 leave_loop(it);
                 iterators_.pop_back();
                 s += pad(depth) + "}\n";
                 s = with_streamed_blocks(streamed, depth, s);
+                s = with_grouped_blocks(grouped, depth, s);
                 if (!block_arrays.empty()) // a scope of their own, one level deeper
                     s = pad(depth) + "{\n" + pad(depth + 1) + "const int64_t " + it + "_first = " + std::to_string(streamed.lo) + ";\n" +
                         block_arrays + indented(s) + pad(depth) + "}\n";
