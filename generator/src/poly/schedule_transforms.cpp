@@ -232,7 +232,17 @@ void mark_parallel_loops(PolyModel &m, const ScheduleOptions &options) {
         // channels of an NHWC output) is unrolled inside the vector loop of the member above
         // it (vectorize_inner_loops): both stay out of the parallel loops.
         if (leaf && n > 2 && k >= n - 1 && member_extent(node, n - 1) < vector_width && member_extent(node, n - 2) >= vector_width) k = n - 2;
-        if (k == 0) return node;
+        // A member with one value over the band's domain (the missing dimension of a statement
+        // in a fused band: a whole reduction's i0 = 0) produces no loop in isl's AST, and the
+        // emitter makes the first N loops below a "parallel_N" mark parallel. Counting such a
+        // member would make the next loop parallel, a reduction's loop among them (a race on
+        // its accumulator). The mark counts the members that produce loops.
+        auto loops_among = [&node](int members) {
+            int loops = 0;
+            for (int j = 0; j < members; ++j) loops += member_extent(node, j) > 1;
+            return loops;
+        };
+        if (k == 0 || loops_among(k) == 0) return node;
         if (leaf && n == 1) {
             // One long loop: parallel over chunks, vectorized within each. stage-float16 gives
             // each chunk a float copy of every float16 tensor it touches; those copies must
@@ -263,11 +273,12 @@ void mark_parallel_loops(PolyModel &m, const ScheduleOptions &options) {
                 for (int j = 0; j < n; ++j) sizes = isl_val_list_add(sizes, isl_val_int_from_si(ctx, j == n - 1 ? tile : 1));
                 node = isl_schedule_node_band_tile(node, isl_multi_val_from_val_list(isl_schedule_node_band_get_space(node), sizes));
                 for (int j = 0; j < n; ++j) node = isl_schedule_node_band_member_set_coincident(node, j, 1);
-                return insert_mark(node, ("parallel_" + std::to_string(n)).c_str());
+                return insert_mark(node, ("parallel_" + std::to_string(loops_among(n))).c_str());
             }
         }
+        int loops = loops_among(k);
         if (n > k) node = isl_schedule_node_band_split(node, k);
-        return insert_mark(node, ("parallel_" + std::to_string(k)).c_str());
+        return insert_mark(node, ("parallel_" + std::to_string(loops)).c_str());
     });
 }
 
