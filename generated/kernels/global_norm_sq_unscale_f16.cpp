@@ -4,20 +4,6 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_global_norm_sq_unscale_f16_parallel_body_0(int64_t c0, const float *__restrict in0, const uint16_t *__restrict in1, float *__restrict in2, double *__restrict t0, float *__restrict out0) {
-    float s_in1[2048];
-    akg_f16_to_f32_n(in1 + ((int64_t)(c0)), s_in1, 2048);
-    for (int64_t c1 = 0; (c1 <= 2047); c1 += 64) {
-        #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
-                out0[i0] = (float)((in0[0] * ((float)s_in1[(((c0 + c1) + c2) - (c0))])));
-            }
-        }
-    }
-}
-
 extern "C" int akg_kernel_fn_global_norm_sq_unscale_f16(void *const *buffers) {
     const float *__restrict in0 = (const float *)buffers[0];
     const uint16_t *__restrict in1 = (const uint16_t *)buffers[1];
@@ -27,9 +13,6 @@ extern "C" int akg_kernel_fn_global_norm_sq_unscale_f16(void *const *buffers) {
     if (!t0) {
         return AKG_STATUS_OUT_OF_MEMORY;
     }
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 2359295); c0 += 2048)
-        akg_global_norm_sq_unscale_f16_parallel_body_0(c0, in0, in1, in2, t0, out0);
     {
         [[maybe_unused]] const int64_t i0 = 0;
         [[maybe_unused]] const int64_t i1 = 0;
@@ -62,6 +45,10 @@ extern "C" int akg_kernel_fn_global_norm_sq_unscale_f16(void *const *buffers) {
                                 const float v_cse0 = (in0[0] * block_c0_0[c0_lane]);
                                 lanes_c0[c0_lane] = lanes_c0[c0_lane] + (v_cse0 * v_cse0);
                             }
+                            {
+                                [[maybe_unused]] const int64_t i0 = c0;
+                                out0[i0] = (float)((in0[0] * block_c0_0[c0_lane]));
+                            }
                         }
                         akg_end_of_lane_block();
                     }
@@ -77,6 +64,10 @@ extern "C" int akg_kernel_fn_global_norm_sq_unscale_f16(void *const *buffers) {
                                 const float v_cse0 = (in0[0] * block_c0_0[c0_lane]);
                                 lanes_c0[c0_lane] = lanes_c0[c0_lane] + akg_select(c0 >= c0_full, float((v_cse0 * v_cse0)), float(0.0f));
                             }
+                            {
+                                [[maybe_unused]] const int64_t i0 = c0;
+                                out0[i0] = (float)((in0[0] * block_c0_0[c0_lane]));
+                            }
                         }
                     }
                 } else {
@@ -85,6 +76,10 @@ extern "C" int akg_kernel_fn_global_norm_sq_unscale_f16(void *const *buffers) {
                             [[maybe_unused]] const int64_t r0 = c0;
                             const float v_cse0 = (in0[0] * akg_f16_to_f32(in1[c0]));
                             lanes_c0[0] = lanes_c0[0] + (v_cse0 * v_cse0);
+                        }
+                        {
+                            [[maybe_unused]] const int64_t i0 = c0;
+                            out0[i0] = (float)((in0[0] * akg_f16_to_f32(in1[c0])));
                         }
                     }
                 }

@@ -50,6 +50,7 @@ static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_0(int64_t c0, con
                     if (c3_end - c3_begin >= 64) {
                         const int64_t c3_full = c3_begin + (c3_end - c3_begin) / 64 * 64;
                         for (int64_t c3_block = c3_begin; c3_block < c3_full; c3_block += 64) {
+                            alignas(64) float side_out0[64];
                             float block_c3_0[64];
                             akg_f16_to_f32_n(in1 + (((c1 * INT64_C(802816)) + (((c0 + c2) * INT64_C(3136)) + c3_block))), block_c3_0, 64);
                             float block_c3_1[64];
@@ -69,11 +70,19 @@ static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_0(int64_t c0, con
                                     [[maybe_unused]] const int64_t r1 = c3;
                                     lanes_c3_1[c3_lane] = lanes_c3_1[c3_lane] + akg_select<float>(akg_fgt(block_c3_0[c3_lane], 0.0f), block_c3_1[c3_lane], 0.0f);
                                 }
+                                {
+                                    [[maybe_unused]] const int64_t i0 = c1;
+                                    [[maybe_unused]] const int64_t i1 = (c0 + c2);
+                                    [[maybe_unused]] const int64_t i2 = c3;
+                                    side_out0[c3_lane] = akg_select<float>(akg_fgt(block_c3_0[c3_lane], 0.0f), block_c3_1[c3_lane], 0.0f);
+                                }
                             }
+                            akg_stream_f32_to_f16_n(side_out0, out0 + (((c1 * INT64_C(802816)) + (((c0 + c2) * INT64_C(3136)) + c3_block))), 64);
                             akg_end_of_lane_block();
                         }
                         if (c3_full < c3_end) {
                             const int64_t c3_last = c3_end - 64;
+                            alignas(64) float side_out0[64];
                             float block_c3_0[64];
                             akg_f16_to_f32_n(in1 + (((c1 * INT64_C(802816)) + (((c0 + c2) * INT64_C(3136)) + c3_last))), block_c3_0, 64);
                             float block_c3_1[64];
@@ -93,7 +102,14 @@ static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_0(int64_t c0, con
                                     [[maybe_unused]] const int64_t r1 = c3;
                                     lanes_c3_1[c3_lane] = lanes_c3_1[c3_lane] + akg_select(c3 >= c3_full, float(akg_select<float>(akg_fgt(block_c3_0[c3_lane], 0.0f), block_c3_1[c3_lane], 0.0f)), float(0.0f));
                                 }
+                                {
+                                    [[maybe_unused]] const int64_t i0 = c1;
+                                    [[maybe_unused]] const int64_t i1 = (c0 + c2);
+                                    [[maybe_unused]] const int64_t i2 = c3;
+                                    side_out0[c3_lane] = akg_select<float>(akg_fgt(block_c3_0[c3_lane], 0.0f), block_c3_1[c3_lane], 0.0f);
+                                }
                             }
+                            akg_stream_f32_to_f16_n(side_out0, out0 + (((c1 * INT64_C(802816)) + (((c0 + c2) * INT64_C(3136)) + c3_last))), 64);
                         }
                     } else {
                         for (int64_t c3 = c3_begin; c3 < c3_end; ++c3) {
@@ -106,6 +122,12 @@ static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_0(int64_t c0, con
                                 [[maybe_unused]] const int64_t r0 = c1;
                                 [[maybe_unused]] const int64_t r1 = c3;
                                 lanes_c3_1[0] = lanes_c3_1[0] + akg_select<float>(akg_fgt(akg_f16_to_f32(in1[c1 * 802816 + (c0 + c2) * 3136 + c3]), 0.0f), akg_f16_to_f32(in0[c1 * 802816 + (c0 + c2) * 3136 + c3]), 0.0f);
+                            }
+                            {
+                                [[maybe_unused]] const int64_t i0 = c1;
+                                [[maybe_unused]] const int64_t i1 = (c0 + c2);
+                                [[maybe_unused]] const int64_t i2 = c3;
+                                out0[i0 * 802816 + i1 * 3136 + i2] = akg_f32_to_f16(akg_select<float>(akg_fgt(akg_f16_to_f32(in1[c1 * 802816 + (c0 + c2) * 3136 + c3]), 0.0f), akg_f16_to_f32(in0[c1 * 802816 + (c0 + c2) * 3136 + c3]), 0.0f));
                             }
                         }
                     }
@@ -135,33 +157,6 @@ static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_0(int64_t c0, con
     }
 }
 
-static void akg_relu_grad_bn_grad_reductions_f16_parallel_body_1(int64_t c0, int64_t c1, int64_t c2, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const uint16_t *__restrict in2, const float *__restrict in3, const float *__restrict in4, uint16_t *__restrict out0, float *__restrict out1, float *__restrict out2) {
-    double t1[64];
-    float t0[64];
-    double t2[64];
-    float s_in0[512];
-    static const int64_t in0_shape[] = {32, 256, 3136}, in0_box[] = {1, 1, 512};
-    const int64_t in0_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(c2)};
-    akg_stage_f16_in(in0, 3, in0_shape, in0_offset, in0_box, s_in0);
-    float s_in1[512];
-    static const int64_t in1_shape[] = {32, 256, 3136}, in1_box[] = {1, 1, 512};
-    const int64_t in1_offset[] = {(int64_t)(c0), (int64_t)(c1), (int64_t)(c2)};
-    akg_stage_f16_in(in1, 3, in1_shape, in1_offset, in1_box, s_in1);
-    for (int64_t c5 = 0; (c5 <= akg_imin(511, ((-c2) + 3135))); c5 += 64) {
-        alignas(64) float blk_out0[64];
-        #pragma omp simd
-        for (int64_t c6 = 0; (c6 <= 63); c6 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = c1;
-                [[maybe_unused]] const int64_t i2 = ((c2 + c5) + c6);
-                blk_out0[c6] = akg_select<float>(akg_fgt(((float)s_in1[(((c2 + c5) + c6) - (c2))]), 0.0f), ((float)s_in0[(((c2 + c5) + c6) - (c2))]), 0.0f);
-            }
-        }
-        akg_stream_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(802816)) + ((c1 * INT64_C(3136)) + (c2 + c5)))), 64);
-    }
-}
-
 extern "C" int akg_kernel_fn_relu_grad_bn_grad_reductions_f16(void *const *buffers) {
     const uint16_t *__restrict in0 = (const uint16_t *)buffers[0];
     const uint16_t *__restrict in1 = (const uint16_t *)buffers[1];
@@ -174,16 +169,11 @@ extern "C" int akg_kernel_fn_relu_grad_bn_grad_reductions_f16(void *const *buffe
     double t1[64];
     float t0[64];
     double t2[64];
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 255); c0 += 64)
-        akg_relu_grad_bn_grad_reductions_f16_parallel_body_0(c0, in0, in1, in2, in3, in4, out0, out1, out2);
     #pragma omp parallel
     {
-        #pragma omp for collapse(3) schedule(static) nowait
-        for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
-            for (int64_t c1 = 0; (c1 <= 255); c1 += 1)
-                for (int64_t c2 = 0; (c2 <= 3135); c2 += 512)
-                    akg_relu_grad_bn_grad_reductions_f16_parallel_body_1(c0, c1, c2, in0, in1, in2, in3, in4, out0, out1, out2);
+        #pragma omp for schedule(static) nowait
+        for (int64_t c0 = 0; (c0 <= 255); c0 += 64)
+            akg_relu_grad_bn_grad_reductions_f16_parallel_body_0(c0, in0, in1, in2, in3, in4, out0, out1, out2);
         akg_stream_fence();
     }
     return AKG_STATUS_OK;

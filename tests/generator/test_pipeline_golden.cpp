@@ -110,11 +110,12 @@ TEST(PipelineGolden, Float16RowsAreStagedOncePerParallelIteration) {
     EXPECT_EQ(count(code, "akg_f16_to_f32("), 0u) << code;
     // The stored value is not rounded to float16 before its conversion to float16.
     EXPECT_EQ(count(code, "akg_round_f16("), 0u) << code;
-    // Blocks of 512 of rows of 3136: the last block of a row is clamped to the tensor.
-    staging = dump_after("relu_grad_bn_grad_reductions_f16.json", "stage-float16");
-    EXPECT_NE(staging.find("in0 copied in to float [1,1,512] at offset (c0, c1, c2), clamped to the tensor"), std::string::npos) << staging;
-    code = dump_after("relu_grad_bn_grad_reductions_f16.json", "emit");
-    EXPECT_EQ(count(code, "akg_stage_f16_in("), 2u) << code;
+    // Per-channel boxes over [3, 5, 7 * 19]: not one run of the tensor, so clamped to it.
+    const std::string small = std::string(AKG_SOURCE_ROOT) + "/tests/patterns_small/relu_grad_bn_grad_reductions_f16.json";
+    staging = dump_after_file(small, "relu_grad_bn_grad_reductions_f16.json", "stage-float16");
+    EXPECT_NE(staging.find("in0 copied in to float [3,1,133] at offset (0, c0, 0), clamped to the tensor"), std::string::npos) << staging;
+    code = dump_after_file(small, "relu_grad_bn_grad_reductions_f16.json", "emit");
+    EXPECT_EQ(count(code, "akg_stage_f16_in("), 3u) << code;
 }
 
 TEST(PipelineGolden, Float16TransposesCopyBits) {
@@ -374,4 +375,28 @@ TEST(PipelineGolden, ParallelMarksCountOnlyMembersWithLoops) {
     EXPECT_TRUE(std::regex_search(ast, column_sum)) << ast;
     std::regex whole_sum(R"(// simd\n\s*S6\(0\);\n\s*for \(int c1 = 0; c1 <= 2; c1 \+= 1\)\n\s*for \(int c2 = 0; c2 <= 31; c2 \+= 1\) \{\n\s*// reduction\n\s*for \(int c3 = 0; c3 <= 4; c3 \+= 1\)\n\s*S7\(0, c1, c2, c3\);)");
     EXPECT_TRUE(std::regex_search(ast, whole_sum)) << ast;
+}
+
+TEST(PipelineGolden, ElementwiseOutputsJoinTheReductionOverTheirInput) {
+    // BatchNorm backward: ReLU's gradient is written out and summed (twice) per channel. The
+    // elementwise statement S5[n, c, hw] joins the sums' loops (join-reductions), so the two
+    // float16 inputs are read once; it stores from the lane loop through a float block,
+    // streamed out per block, and the parallel body fences its streaming stores.
+    std::string ast = dump_after("relu_grad_bn_grad_reductions_f16.json", "ast");
+    std::regex joined(R"(// reduction\n\s*for \(int c3 = 0; c3 <= 3135; c3 \+= 1\) \{\n\s*S\d\(c0 \+ c2, c1, c3\);\n\s*S\d\(c0 \+ c2, c1, c3\);\n\s*S5\(c1, c0 \+ c2, c3\);)");
+    EXPECT_TRUE(std::regex_search(ast, joined)) << ast;
+    EXPECT_EQ(count(ast, "// parallel"), 1u) << ast;
+    std::string code = dump_after("relu_grad_bn_grad_reductions_f16.json", "emit");
+    EXPECT_EQ(count(code, "alignas(64) float side_out0[64];"), 2u) << code; // whole blocks, the last block
+    EXPECT_EQ(count(code, "akg_stream_f32_to_f16_n(side_out0, out0 + ("), 2u) << code;
+    EXPECT_EQ(count(code, "akg_stream_fence();"), 1u) << code;
+    // A gradient unscaled and the sum of its squares: one pass over the float16 gradient.
+    ast = dump_after("global_norm_sq_unscale_f16.json", "ast");
+    std::regex one_pass(R"(// reduction\n\s*for \(int c0 = 0; c0 <= 2359295; c0 \+= 1\) \{\n\s*S1\(0, 0, c0\);\n\s*S2\(c0\);)");
+    EXPECT_TRUE(std::regex_search(ast, one_pass)) << ast;
+    // Rows of 768 stay apart: re-reading a row from the L1 cache is cheaper than side stores
+    // in the lane loop.
+    std::string after = dump_after("bias_dropout_residual_layernorm_f16.json", "join-reductions");
+    std::string before = dump_after("bias_dropout_residual_layernorm_f16.json", "fuse-reductions");
+    EXPECT_EQ(after.substr(after.find('\n')), before.substr(before.find('\n'))) << after;
 }

@@ -18,6 +18,7 @@
 #include "passes/simplify_stages.h"
 #include "poly/schedule_transforms.h"
 #include "poly/fuse_sibling_reductions.h"
+#include "poly/join_reduction_inputs.h"
 #include "poly/interleave_channel_blocks.h"
 #include "poly/order_band_members.h"
 #include "poly/sink_column_loops.h"
@@ -30,7 +31,7 @@ const char *const kGeneratorVersion = "0.1.0";
 
 const std::vector<std::string> &pipeline_pass_names() {
     static const std::vector<std::string> names = {"validate", "lower", "materialize", "simplify", "math-identities", "compare-float16", "fold-dimensions", "fold-reductions", "poly-model",
-                                                   "dependences", "schedule", "fuse-reductions", "order-loops", "parallelize", "split-bands", "sink-columns", "interleave-channels", "vectorize",
+                                                   "dependences", "schedule", "fuse-reductions", "join-reductions", "order-loops", "parallelize", "split-bands", "sink-columns", "interleave-channels", "vectorize",
                                                    "promote", "stream-outputs", "stage-float16", "ast", "emit"};
     return names;
 }
@@ -173,6 +174,8 @@ std::string run_pipeline(const CompositeKernel &kernel, const PipelineOptions &o
         dump("schedule", [&] { return dump_schedule(model); });
         fuse_sibling_reductions(model);
         dump("fuse-reductions", [&] { return dump_schedule(model); });
+        join_reduction_inputs(model);
+        dump("join-reductions", [&] { return dump_schedule(model); });
         order_band_members(model);
         dump("order-loops", [&] { return dump_schedule(model); });
         // Parallel marks first: vectorization must not split the outer band that is run in parallel.

@@ -6,6 +6,7 @@
 // outer coincidence gives one parallel row loop that contains the reductions and the
 // elementwise tail in sequence.
 #include "poly/fuse_sibling_reductions.h"
+#include "poly/join_reduction_inputs.h"
 #include "poly/order_band_members.h"
 #include "poly/poly_model.h"
 #include "poly/schedule_transforms.h"
@@ -194,6 +195,7 @@ struct ScheduleCost {
 
 ScheduleCost schedule_cost(PolyModel &m) {
     fuse_sibling_reductions(m); // as the pipeline will, so that both candidates are compared as run
+    join_reduction_inputs(m);
     order_band_members(m);
     ScheduleCost cost{loop_order_inversions(m), memory_traffic(m), 0, sequential_contiguous_loops(m), true};
     count_loops(m, cost.loops, cost.outer_parallel);

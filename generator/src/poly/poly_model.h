@@ -2,6 +2,7 @@
 // domains, access relations, dependences and the schedule tree, all as isl objects.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,9 @@ struct PolyModel {
     isl::union_map dep_flow;  // read after write
     isl::union_map dep_false; // write after read, write after write
     isl::union_map dep_input; // same iteration of equal domains: proximity only (fusion)
+    // Set by join-reductions: elementwise statements that it moved into a reduction's loops. No
+    // dependence touches them, so the emitter may store them from the reduction's lane loops.
+    std::set<std::string> side_statements;
     isl::schedule schedule;   // the schedule tree, transformed by the passes
     // Indexed by K of a parallel mark named "parallel_N@K" (see stage_float16.h).
     std::vector<std::vector<Float16Staging>> float16_stagings;

@@ -1,0 +1,24 @@
+#pragma once
+#include "poly/poly_model.h"
+
+namespace akg {
+
+// An elementwise output and a reduction that read the same input tensor element for element
+// (ReLU's gradient, written out, and the BatchNorm gradient sums over the same expression; a
+// gradient unscaled and the sum of its squares) share no dependence, so isl's scheduler gives
+// each its own loop nest and the input is read twice. This pass moves such an elementwise
+// statement into the reduction's loops: its instance E[i] joins the leaf of the update U[phi(i)]
+// that reads the same input element, and every band above that leaf schedules E[i] where it
+// schedules U[phi(i)]. The emitter then stores the elementwise result from the reduction's
+// innermost loop (emit_lane_reduction's side statements), and the input is read once.
+//
+// The statement moves when
+//  - its child of a sequence or set is a filter on all of its instances, and it is an Assign,
+//  - no dependence leads to or from any of its instances (it reads kernel inputs only and
+//    nobody reads what it writes), so any place in the schedule is legal,
+//  - a kernel input read by both gives a bijection phi from its instances onto all instances
+//    of one reduction update in a sibling subtree, reached from that child through bands,
+//    filters, sequences and sets only.
+void join_reduction_inputs(PolyModel &model);
+
+} // namespace akg
