@@ -968,7 +968,8 @@ private:
             for (const Halide::Expr &candidate : first) {
                 offsets.clear();
                 for (const Halide::Expr &other : first) {
-                    const int64_t *r = Halide::Internal::as_const_int(simplify(other - candidate));
+                    Halide::Expr difference = simplify(other - candidate); // as_const_int points into it
+                    const int64_t *r = Halide::Internal::as_const_int(difference);
                     if (r && *r >= 0 && *r < group) offsets.insert(*r);
                 }
                 if (static_cast<int64_t>(offsets.size()) == group) {
@@ -988,7 +989,8 @@ private:
         const GroupedBlock &block = found->second;
         Halide::Expr linear = store_offset(b, *statement_index_);
         Halide::Expr lo = Halide::Internal::make_const(Halide::Int(64), grouped_loop_->lo);
-        const int64_t *r = Halide::Internal::as_const_int(simplify(substitute(grouped_loop_->iterator, lo, linear) - block.base));
+        Halide::Expr offset = simplify(substitute(grouped_loop_->iterator, lo, linear) - block.base); // as_const_int points into it
+        const int64_t *r = Halide::Internal::as_const_int(offset);
         if (!r || *r < 0 || *r >= block.group) throw InternalError("a grouped float16 store outside its run");
         std::string from_lo = grouped_loop_->iterator + (grouped_loop_->lo ? " - " + std::to_string(grouped_loop_->lo) : "");
         return block.array + "[(" + from_lo + ") * " + std::to_string(block.group) + " + " + std::to_string(*r) + "]";
