@@ -276,7 +276,9 @@ AKG_VM_INLINE float akg_tanh_plus_one(float x) {
      * (8% of this function). NaN passes: the comparisons are false and r is NaN. */
     int32_t k;
     float p = exp_reduce(y, k);
-    float e = p * u2f((uint32_t)(k + 127) << 23);
+    /* Unsigned: for |y| beyond the range k + 127 may exceed INT32_MAX (a garbage value, selected
+     * away below, but signed overflow would be undefined). */
+    float e = p * u2f(((uint32_t)k + 127u) << 23);
     float r = 2.0f / (1.0f + e);
     r = sel(y < -87.0f, 2.0f, r);  /* 1 + e^y rounds to 1 */
     return sel(y > 88.3f, 0.0f, r); /* the result is below 2^-126 */
