@@ -1028,16 +1028,9 @@ private:
 
     std::string emit_user(isl_ast_node *node, int depth, const std::string *accumulator, bool hoist = true) {
         UserCall c = user_call(node);
-        std::map<std::string, Halide::Expr> vars, vars_strided;
-        bool known = true;
-        for (size_t k = 0; k < c.index.size(); ++k) {
-            int out_dims = c.statement->out_dims;
-            std::string name = static_cast<int>(k) < out_dims ? index_var(static_cast<int>(k)) : reduce_var(static_cast<int>(k) - out_dims);
-            known = known && c.index[k].defined();
-            if (!c.index[k].defined()) continue;
-            vars[name] = c.index[k];
-            vars_strided[name] = substitute(strided_, c.index[k]);
-        }
+        std::map<std::string, Halide::Expr> vars = index_map(c), vars_strided;
+        bool known = vars.size() == c.index.size();
+        for (const auto &[name, index] : vars) vars_strided[name] = substitute(strided_, index);
         printer_.set_index_context(known ? &vars : nullptr, &vars_strided, &loop_bounds_, &loop_alignment_, &strided_back_);
         printer_.set_scalar_context(loop_depth_ == 0);
         statement_index_ = known ? &vars : nullptr;

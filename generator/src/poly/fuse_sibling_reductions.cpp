@@ -1,5 +1,7 @@
 #include "poly/fuse_sibling_reductions.h"
 
+#include "poly/schedule_transforms.h"
+
 #include <isl/aff.h>
 #include <isl/map.h>
 #include <isl/schedule_node.h>
@@ -38,12 +40,8 @@ Child describe(const PolyModel &m, isl_schedule_node *filter) {
     }
     c.chain = isl_schedule_node_get_type(node) == isl_schedule_node_leaf;
     isl_schedule_node_free(node);
-    if (isl_union_set_n_set(c.instances.get()) != 1) return c;
-    isl::set only = c.instances.as_set();
-    std::string name = isl_set_get_tuple_name(only.get());
-    for (const auto &st : m.statements)
-        if (st.name == name && st.role == StatementRole::ReduceUpdate && only.is_equal(m.domain.extract_set(only.get_space())))
-            c.update = &st;
+    const PolyStatement *whole = whole_statement(m, c.instances);
+    if (whole && whole->role == StatementRole::ReduceUpdate) c.update = whole;
     return c;
 }
 

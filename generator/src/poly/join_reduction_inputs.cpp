@@ -108,16 +108,6 @@ bool join_path(Tree &t, const isl::union_set &moved, const isl::union_map &onto,
     }
 }
 
-// The statement whose whole domain `filter` is, or nullptr.
-const PolyStatement *whole_statement(const PolyModel &m, const isl::union_set &filter) {
-    if (isl_union_set_n_set(filter.get()) != 1) return nullptr;
-    isl::set only = filter.as_set();
-    std::string name = isl_set_get_tuple_name(only.get());
-    for (const auto &st : m.statements)
-        if (st.name == name && only.is_equal(m.domain.extract_set(only.get_space()))) return &st;
-    return nullptr;
-}
-
 // A bijection from `e`'s instances onto all of `u`'s that read the same element of a kernel
 // input; empty when there is none.
 isl::union_map same_input_elements(const PolyModel &m, const isl::union_set &e, const isl::union_set &u) {

@@ -157,6 +157,15 @@ bool computed_and_never_read(const PolyModel &m, const BufferInfo &b) {
     return unread;
 }
 
+const PolyStatement *whole_statement(const PolyModel &m, const isl::union_set &instances) {
+    if (isl_union_set_n_set(instances.get()) != 1) return nullptr;
+    isl::set only = instances.as_set();
+    std::string name = isl_set_get_tuple_name(only.get());
+    for (const auto &st : m.statements)
+        if (st.name == name && only.is_equal(m.domain.extract_set(only.get_space()))) return &st;
+    return nullptr;
+}
+
 std::vector<std::string> offset_to_c(isl_multi_aff *offset, int depth) {
     isl_multi_aff *named = isl_multi_aff_copy(offset);
     for (int d = 0; d < depth; ++d) named = isl_multi_aff_set_dim_name(named, isl_dim_in, d, ("c" + std::to_string(d)).c_str());

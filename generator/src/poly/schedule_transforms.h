@@ -29,6 +29,10 @@ isl_union_map *accesses_to_buffer(isl_union_map *accesses, const BufferInfo &b);
 // Whether the kernel only computes buffer `b` elementwise (no reduction accumulates in it) and
 // never reads it back.
 bool computed_and_never_read(const PolyModel &m, const BufferInfo &b);
+
+// The statement whose instances `instances` are, all of them (one statement's whole domain),
+// or nullptr.
+const PolyStatement *whole_statement(const PolyModel &m, const isl::union_set &instances);
 // A fixed box's offset (kept) as one C expression per buffer dimension, in the loop iterators
 // c0..c{depth-1}.
 std::vector<std::string> offset_to_c(isl_multi_aff *offset, int depth);
