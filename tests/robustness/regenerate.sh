@@ -71,7 +71,10 @@ for delay in 0.05 0.3 0.8 1.5; do
   for sig in INT TERM; do
     d="$work/interrupted_$i"; i=$((i + 1))
     cp -r "$work/single" "$d"; stale "$d"
-    gen "${patterns[@]}" -o "$d" 2>/dev/null & p=$!
+    # akg-gen itself in the background, not the gen function: $! of a function is a subshell,
+    # and killing that left akg-gen running (and renaming its temporary files) while the
+    # checks below looked at the folder.
+    "$akg_gen" generate "${patterns[@]}" --source-root "$src" -q -o "$d" 2>/dev/null & p=$!
     sleep "$delay"; kill -s "$sig" $p 2>/dev/null; wait $p
     good=1
     while read -r f; do
