@@ -35,7 +35,7 @@ static void akg_attention_softmax_dropout_f32_parallel_body_0(int64_t c0, int64_
                         const int64_t c3 = c3_block + c3_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c3;
-                            lanes_c3[c3_lane] = akg_fmax(lanes_c3[c3_lane], (in1[c0 * 128 + c3] + (in0[c0 * 196608 + c1 * 16384 + c2 * 128 + c3] * 0.125f)));
+                            lanes_c3[c3_lane] = akg_max_ordered(lanes_c3[c3_lane], (in1[c0 * 128 + c3] + (in0[c0 * 196608 + c1 * 16384 + c2 * 128 + c3] * 0.125f)));
                         }
                     }
                     akg_end_of_lane_block();
@@ -47,7 +47,7 @@ static void akg_attention_softmax_dropout_f32_parallel_body_0(int64_t c0, int64_
                         const int64_t c3 = c3_last + c3_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c3;
-                            lanes_c3[c3_lane] = akg_fmax(lanes_c3[c3_lane], akg_select(c3 >= c3_full, float((in1[c0 * 128 + c3] + (in0[c0 * 196608 + c1 * 16384 + c2 * 128 + c3] * 0.125f))), float(-__builtin_inff())));
+                            lanes_c3[c3_lane] = akg_max_ordered(lanes_c3[c3_lane], akg_select(c3 >= c3_full, float((in1[c0 * 128 + c3] + (in0[c0 * 196608 + c1 * 16384 + c2 * 128 + c3] * 0.125f))), float(-__builtin_inff())));
                         }
                     }
                 }
@@ -55,13 +55,13 @@ static void akg_attention_softmax_dropout_f32_parallel_body_0(int64_t c0, int64_
                 for (int64_t c3 = c3_begin; c3 < c3_end; ++c3) {
                     {
                         [[maybe_unused]] const int64_t r0 = c3;
-                        lanes_c3[0] = akg_fmax(lanes_c3[0], (in1[c0 * 128 + c3] + (in0[c0 * 196608 + c1 * 16384 + c2 * 128 + c3] * 0.125f)));
+                        lanes_c3[0] = akg_max_ordered(lanes_c3[0], (in1[c0 * 128 + c3] + (in0[c0 * 196608 + c1 * 16384 + c2 * 128 + c3] * 0.125f)));
                     }
                 }
             }
-            acc1 = akg_combine_lanes<32>(lanes_c3, [](float a, float b) { return akg_fmax(a, b); });
+            acc1 = akg_combine_lanes<32>(lanes_c3, [](float a, float b) { return akg_max_ordered(a, b); });
         }
-        acc = akg_fmax(acc, acc1);
+        acc = akg_max_ordered(acc, acc1);
         t1[0] = (double)(acc);
     }
     for (int64_t c3 = 0; (c3 <= 127); c3 += 64) {

@@ -32,7 +32,7 @@ static void akg_softmax_cross_entropy_f32_parallel_body_0(int64_t c0, const floa
                         const int64_t c1 = c1_block + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
-                            lanes_c1[c1_lane] = akg_fmax(lanes_c1[c1_lane], (in0[c0 * 1001 + c1] + in1[c1]));
+                            lanes_c1[c1_lane] = akg_max_ordered(lanes_c1[c1_lane], (in0[c0 * 1001 + c1] + in1[c1]));
                         }
                     }
                     akg_end_of_lane_block();
@@ -44,7 +44,7 @@ static void akg_softmax_cross_entropy_f32_parallel_body_0(int64_t c0, const floa
                         const int64_t c1 = c1_last + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
-                            lanes_c1[c1_lane] = akg_fmax(lanes_c1[c1_lane], akg_select(c1 >= c1_full, float((in0[c0 * 1001 + c1] + in1[c1])), float(-__builtin_inff())));
+                            lanes_c1[c1_lane] = akg_max_ordered(lanes_c1[c1_lane], akg_select(c1 >= c1_full, float((in0[c0 * 1001 + c1] + in1[c1])), float(-__builtin_inff())));
                         }
                     }
                 }
@@ -52,13 +52,13 @@ static void akg_softmax_cross_entropy_f32_parallel_body_0(int64_t c0, const floa
                 for (int64_t c1 = c1_begin; c1 < c1_end; ++c1) {
                     {
                         [[maybe_unused]] const int64_t r0 = c1;
-                        lanes_c1[0] = akg_fmax(lanes_c1[0], (in0[c0 * 1001 + c1] + in1[c1]));
+                        lanes_c1[0] = akg_max_ordered(lanes_c1[0], (in0[c0 * 1001 + c1] + in1[c1]));
                     }
                 }
             }
-            acc1 = akg_combine_lanes<64>(lanes_c1, [](float a, float b) { return akg_fmax(a, b); });
+            acc1 = akg_combine_lanes<64>(lanes_c1, [](float a, float b) { return akg_max_ordered(a, b); });
         }
-        acc = akg_fmax(acc, acc1);
+        acc = akg_max_ordered(acc, acc1);
         t1[0] = (double)(acc);
     }
     for (int64_t c1 = 0; (c1 <= 1000); c1 += 64) {

@@ -400,3 +400,23 @@ TEST(PipelineGolden, ElementwiseOutputsJoinTheReductionOverTheirInput) {
     std::string before = dump_after("bias_dropout_residual_layernorm_f16.json", "fuse-reductions");
     EXPECT_EQ(after.substr(after.find('\n')), before.substr(before.find('\n'))) << after;
 }
+
+// A softmax's row maximum is combined with the ordered max: a NaN in the row reaches every
+// result through the sum of exponentials anyway. Near misses keep the NaN-propagating max
+// (tests/robustness/nan_dominated_max_f32.json; the numerics test runs it on NaN rows).
+TEST(PipelineGolden, SoftmaxMaximaMayDropANan) {
+    for (const char *pattern : {"mlm_bias_log_softmax_f32.json", "attention_softmax_dropout_f16.json", "softmax_cross_entropy_f32.json"}) {
+        std::string graph = dump_after(pattern, "nan-dominated-extrema");
+        EXPECT_EQ(count(graph, "max (ignoring NaN) over"), 1u) << pattern << "\n" << graph;
+    }
+    std::string code = dump_after("mlm_bias_log_softmax_f32.json", "emit");
+    EXPECT_NE(code.find("lanes_c1[c1_lane] = akg_max_ordered(lanes_c1[c1_lane], "), std::string::npos) << code;
+    EXPECT_EQ(code.find("akg_fmax("), std::string::npos) << code;
+
+    std::string near_misses = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/robustness/nan_dominated_max_f32.json",
+                                              "nan_dominated_max_f32.json", "nan-dominated-extrema");
+    EXPECT_EQ(count(near_misses, "max (ignoring NaN) over"), 1u) << near_misses;
+    EXPECT_NE(near_misses.find("max_x[5,1] = max (ignoring NaN) over"), std::string::npos) << near_misses;
+    for (const char *kept : {"max_y[5,1] = max over", "max_z[5,1] = max over", "max_u[5,1] = max over"})
+        EXPECT_NE(near_misses.find(kept), std::string::npos) << kept << "\n" << near_misses;
+}

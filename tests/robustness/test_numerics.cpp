@@ -291,6 +291,28 @@ TEST_P(SmallKernel, BitwiseReproducibleRunToRun) {
 INSTANTIATE_TEST_SUITE_P(All, SmallKernel, ::testing::ValuesIn(small_names()),
                          [](const auto &info) { return info.param; });
 
+// A kernel compiled by `akg-gen compile` into a shared object (tests/robustness/meson.build),
+// with its own C ABI entry point.
+struct SharedKernel {
+    void *handle = nullptr;
+    const akg_kernel *kernel = nullptr;
+    ref::RunFn run = nullptr;
+    nlohmann::json json;
+};
+
+void open_shared_kernel(const char *so, const std::string &name, SharedKernel &out) {
+    out.handle = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(out.handle, nullptr) << dlerror();
+    auto at = reinterpret_cast<const akg_kernel *(*)(size_t)>(dlsym(out.handle, "akg_kernel_at"));
+    out.run = reinterpret_cast<ref::RunFn>(dlsym(out.handle, "akg_run"));
+    ASSERT_TRUE(at && out.run);
+    out.kernel = at(0);
+    ASSERT_NE(out.kernel, nullptr);
+    ASSERT_EQ(out.kernel->name, name);
+    std::ifstream in(source_path("tests/robustness/" + name + ".json"));
+    out.json = nlohmann::json::parse(in);
+}
+
 // ---- comparisons, Maximum/Minimum, ReduceMax/Min/Sum on NaN and ±Inf ---------------------
 // tests/robustness/nan_semantics_f32.json (Greater, GreaterEqual, Less, LessEqual against a
 // tensor and a constant, NotEqual(x, x), Select on LessEqual, Maximum, Minimum, ReduceMin over
@@ -299,16 +321,11 @@ INSTANTIATE_TEST_SUITE_P(All, SmallKernel, ::testing::ValuesIn(small_names()),
 // comparisons: NaN compares false (NotEqual true), as in the reference (a regression test for
 // a <= b emitted as !(b < a)).
 TEST(NanSemantics, ComparisonsMinMaxReductionsMatchTheReference) {
-    void *h = dlopen(AKG_NAN_SEMANTICS_SO, RTLD_NOW | RTLD_LOCAL);
-    ASSERT_NE(h, nullptr) << dlerror();
-    auto at = reinterpret_cast<const akg_kernel *(*)(size_t)>(dlsym(h, "akg_kernel_at"));
-    auto run = reinterpret_cast<ref::RunFn>(dlsym(h, "akg_run"));
-    ASSERT_TRUE(at && run);
-    const akg_kernel *k = at(0);
-    ASSERT_NE(k, nullptr);
-    ASSERT_STREQ(k->name, "nan_semantics_f32");
-    std::ifstream in(source_path("tests/robustness/nan_semantics_f32.json"));
-    nlohmann::json j = nlohmann::json::parse(in);
+    SharedKernel sk;
+    ASSERT_NO_FATAL_FAILURE(open_shared_kernel(AKG_NAN_SEMANTICS_SO, "nan_semantics_f32", sk));
+    const akg_kernel *k = sk.kernel;
+    const nlohmann::json &j = sk.json;
+    auto run = sk.run;
     // x: rows of specials and ordinary values; y: every value of the cycle against each.
     const double cycle[] = {kNaN, kInf, -kInf, 0.25, -0.0, 0.0, 0.5, 1.0, -1.0, 1e30, -1e-40};
     const size_t nc = sizeof(cycle) / sizeof(cycle[0]);
@@ -323,6 +340,38 @@ TEST(NanSemantics, ComparisonsMinMaxReductionsMatchTheReference) {
     }
     for (Special s : {Special::NaN, Special::PosInf, Special::NegInf, Special::Mixed, Special::Sprinkled}) {
         Outcome o = run_and_compare(k, j, with_specials(ref::random_inputs(j, 9), s, 9), true, run);
+        EXPECT_TRUE(o.mismatches.empty()) << special_name(s) << ":\n" << o.mismatches;
+    }
+}
+
+// ---- maxima that may drop a NaN (the nan-dominated-extrema pass) ----------------------
+// tests/robustness/nan_dominated_max_f32.json: a softmax, whose row maximum the generator
+// combines with the ordered max (a NaN in the row reaches every result through the sum of
+// exponentials), beside three near misses that must keep the NaN-propagating max: y - max(y),
+// exp(z - max(z)) times the sum of another tensor, and a log-softmax whose maximum is an
+// output. NaN, ±Inf and ordinary values in every row, in several positions.
+TEST(NanSemantics, MaximaThatMayDropANanMatchTheReference) {
+    SharedKernel sk;
+    ASSERT_NO_FATAL_FAILURE(open_shared_kernel(AKG_NAN_DOMINATED_SO, "nan_dominated_max_f32", sk));
+    for (uint64_t seed : {1u, 2u, 3u}) {
+        std::vector<Tensor> inputs = ref::random_inputs(sk.json, seed);
+        for (auto &t : inputs) {
+            const size_t columns = 37, rows = t.data.size() / columns;
+            // Row r: a NaN at column (7r + seed) mod 37 in rows 0 and 2, +Inf in row 1, NaN and
+            // -Inf in row 3, nothing in row 4.
+            for (size_t r = 0; r < rows; ++r) {
+                size_t c = (7 * r + seed) % columns;
+                if (r == 0 || r == 2) t.data[r * columns + c] = kNaN;
+                if (r == 1) t.data[r * columns + c] = kInf;
+                if (r == 3) t.data[r * columns + c] = kNaN, t.data[r * columns + (c + 11) % columns] = -kInf;
+            }
+        }
+        Outcome o = run_and_compare(sk.kernel, sk.json, inputs, true, sk.run);
+        EXPECT_TRUE(o.mismatches.empty()) << "seed " << seed << ":\n" << o.mismatches;
+        EXPECT_GT(o.special_outputs, 0u);
+    }
+    for (Special s : {Special::NaN, Special::Mixed, Special::Sprinkled}) {
+        Outcome o = run_and_compare(sk.kernel, sk.json, with_specials(ref::random_inputs(sk.json, 9), s, 9), true, sk.run);
         EXPECT_TRUE(o.mismatches.empty()) << special_name(s) << ":\n" << o.mismatches;
     }
 }

@@ -746,15 +746,18 @@ private:
         return "0";
     }
 
+    static bool ordered_extremum(const Stage &s) { return s.ignores_nan || is_nan_free_flag(s.value); }
+
     static std::string combine(const Stage &s, const std::string &acc, const std::string &v) {
         bool wrap = s.value.type() == Halide::Int(32); // see ExprPrinter::wrapping
         switch (s.reduce_kind) {
         case ReduceKind::Sum: return wrap ? "akg_wrap_add(" + acc + ", " + v + ")" : acc + " + " + v;
         case ReduceKind::Prod: return wrap ? "akg_wrap_mul(" + acc + ", " + v + ")" : acc + " * " + v;
-        // Flags (is_nan_free_flag) hold no NaN: the ordered max/min is one instruction where the
-        // NaN-propagating one takes four.
-        case ReduceKind::Max: return (is_nan_free_flag(s.value) ? "akg_max_ordered(" : "akg_fmax(") + acc + ", " + v + ")";
-        case ReduceKind::Min: return (is_nan_free_flag(s.value) ? "akg_min_ordered(" : "akg_fmin(") + acc + ", " + v + ")";
+        // Flags (is_nan_free_flag) hold no NaN, and a NaN-dominated extremum (Stage::ignores_nan)
+        // may drop one: the ordered max/min is one instruction where the NaN-propagating one
+        // takes four.
+        case ReduceKind::Max: return (ordered_extremum(s) ? "akg_max_ordered(" : "akg_fmax(") + acc + ", " + v + ")";
+        case ReduceKind::Min: return (ordered_extremum(s) ? "akg_min_ordered(" : "akg_fmin(") + acc + ", " + v + ")";
         }
         return v;
     }

@@ -15,6 +15,7 @@
 #include "passes/materialize.h"
 #include "passes/fold_reduction_dimensions.h"
 #include "passes/math_identities.h"
+#include "passes/nan_dominated_extrema.h"
 #include "passes/simplify_stages.h"
 #include "poly/schedule_transforms.h"
 #include "poly/fuse_sibling_reductions.h"
@@ -30,7 +31,7 @@ namespace akg {
 const char *const kGeneratorVersion = "0.1.0";
 
 const std::vector<std::string> &pipeline_pass_names() {
-    static const std::vector<std::string> names = {"validate", "lower", "materialize", "simplify", "math-identities", "compare-float16", "fold-dimensions", "fold-reductions", "poly-model",
+    static const std::vector<std::string> names = {"validate", "lower", "materialize", "simplify", "math-identities", "compare-float16", "fold-dimensions", "fold-reductions", "nan-dominated-extrema", "poly-model",
                                                    "dependences", "schedule", "fuse-reductions", "join-reductions", "order-loops", "parallelize", "split-bands", "sink-columns", "interleave-channels", "vectorize",
                                                    "promote", "stream-outputs", "stage-float16", "ast", "emit"};
     return names;
@@ -48,7 +49,7 @@ std::string dump_graph(const TensorGraph &g) {
         os << (s.materialized ? "[" + s.buffer + "] " : "(inline) ") << s.tensor << shape_string(s.shape);
         if (s.kind == StageKind::Reduce) {
             const char *k[] = {"sum", "max", "min", "prod"};
-            os << " = " << k[static_cast<int>(s.reduce_kind)] << " over r" << shape_string(s.reduce_extents) << " of ";
+            os << " = " << k[static_cast<int>(s.reduce_kind)] << (s.ignores_nan ? " (ignoring NaN)" : "") << " over r" << shape_string(s.reduce_extents) << " of ";
         } else os << " = ";
         os << s.value << "\n";
     }
@@ -162,6 +163,8 @@ std::string run_pipeline(const CompositeKernel &kernel, const PipelineOptions &o
     dump("fold-dimensions", [&] { return dump_graph(graph); });
     fold_reduction_dimensions(graph);
     dump("fold-reductions", [&] { return dump_graph(graph); });
+    mark_nan_dominated_extrema(graph);
+    dump("nan-dominated-extrema", [&] { return dump_graph(graph); });
 
     ContextGuard ctx;
     std::string source;

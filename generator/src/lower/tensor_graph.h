@@ -33,6 +33,9 @@ struct Stage {
     Halide::Expr value; // Compute: the value; Reduce: the body
     ReduceKind reduce_kind = ReduceKind::Sum;
     Shape reduce_extents; // Reduce: extents of r0..
+    // Max/Min reductions: a NaN operand cannot change any result, so the ordered max/min may
+    // drop it (set by mark_nan_dominated_extrema).
+    bool ignores_nan = false;
 
     // Set by the materialization pass.
     bool materialized = false;
