@@ -78,6 +78,7 @@ static void akg_mlm_bias_log_softmax_f32_parallel_body_0(int64_t c0, const float
             for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) lanes_c1[c1_lane] = 0.0f;
             if (c1_end - c1_begin >= 64) {
                 const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 64 * 64;
+                const int64_t c1_next_in0 = ((int64_t)(1 + c0) * 21128) * 4, c1_share_in0 = akg_prefetch_share(84512, (c1_full - c1_begin) / 64);
                 for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 64) {
                     #pragma omp simd
                     for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
@@ -87,6 +88,7 @@ static void akg_mlm_bias_log_softmax_f32_parallel_body_0(int64_t c0, const float
                             lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_exp(((in0[c0 * 21128 + c1] + in1[c1]) - ((float)t1[0])));
                         }
                     }
+                    akg_prefetch_l2(in0, c1_next_in0 + (c1_block - c1_begin) / 64 * c1_share_in0, c1_share_in0, 27043840);
                     akg_end_of_lane_block();
                 }
                 if (c1_full < c1_end) {

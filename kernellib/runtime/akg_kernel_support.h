@@ -102,6 +102,17 @@ template <int L, typename T, typename Combine> static inline T akg_combine_lanes
 // that gain from jamming.
 static inline void akg_end_of_lane_block() { __asm__ volatile(""); }
 
+// Software prefetch of the next parallel iteration's run of an input (the generator's
+// prefetch-rows pass), spread over the block loop of a later pass over the current run:
+// akg_prefetch_share is the bytes each of `blocks` blocks prefetches (whole cache lines), and
+// akg_prefetch_l2 prefetches bytes [from, from + n) of a buffer of `size` bytes into L2, the
+// part within the buffer only (the last iteration has no next run).
+static inline int64_t akg_prefetch_share(int64_t bytes, int64_t blocks) { return blocks > 0 ? ((bytes + blocks - 1) / blocks + 63) / 64 * 64 : 0; }
+static inline void akg_prefetch_l2(const void *buffer, int64_t from, int64_t n, int64_t size) {
+    const int64_t to = from + n < size ? from + n : size;
+    for (int64_t o = from; o < to; o += 64) __builtin_prefetch(static_cast<const char *>(buffer) + o, 0, 2);
+}
+
 // Max and min of values that are never NaN (flags: the generator's is_nan_free_flag): one
 // vmaxps / vminps.
 template <typename A, typename B> static inline auto akg_max_ordered(A a, B b) -> decltype(a + b) { return a > b ? a : b; }

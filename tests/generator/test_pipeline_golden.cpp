@@ -420,3 +420,20 @@ TEST(PipelineGolden, SoftmaxMaximaMayDropANan) {
     for (const char *kept : {"max_y[5,1] = max over", "max_z[5,1] = max over", "max_u[5,1] = max over"})
         EXPECT_NE(near_misses.find(kept), std::string::npos) << kept << "\n" << near_misses;
 }
+
+// A log-softmax row of 21128 floats is read by three passes: the second (the sum of
+// exponentials) prefetches the next row, a share per block, so that the first pass over it
+// finds it in L2. The bias row, the same for every row, is not prefetched; nor are rows of 768
+// (LayerNorm), which stay in L1 between the passes.
+TEST(PipelineGolden, SecondPassOverALongRowPrefetchesTheNextRow) {
+    std::string prefetches = dump_after("mlm_bias_log_softmax_f32.json", "prefetch-rows");
+    EXPECT_NE(prefetches.find("@0: in0 [1,21128] of the next iteration, at (1 + c0, 0)"), std::string::npos) << prefetches;
+    EXPECT_EQ(prefetches.find(": in1 "), std::string::npos) << prefetches;
+    std::string code = dump_after("mlm_bias_log_softmax_f32.json", "emit");
+    EXPECT_EQ(count(code, "akg_prefetch_l2(in0, "), 1u) << code;
+    size_t max_pass = code.find("akg_max_ordered(lanes_c1"), sum_pass = code.find("akg_exp(((in0["), prefetch = code.find("akg_prefetch_l2(");
+    ASSERT_NE(sum_pass, std::string::npos) << code;
+    EXPECT_LT(max_pass, sum_pass);
+    EXPECT_GT(prefetch, sum_pass) << "the sum pass prefetches, not the max pass that reads the row from memory";
+    EXPECT_EQ(dump_after("layernorm_fwd_f32.json", "emit").find("akg_prefetch"), std::string::npos);
+}

@@ -564,6 +564,45 @@ Halide::Expr ast_to_halide(isl_ast_expr *e) {
     return r;
 }
 
+// The statements under an AST node, in the order they run (the order of the code).
+std::vector<const PolyStatement *> statements_in_order(const PolyModel &m, isl_ast_node *node) {
+    struct Walk {
+        const PolyModel *m;
+        std::vector<const PolyStatement *> order;
+    } walk{&m, {}};
+    isl_ast_node_foreach_descendant_top_down(
+        node,
+        [](isl_ast_node *n, void *user) -> isl_bool {
+            if (isl_ast_node_get_type(n) != isl_ast_node_user) return isl_bool_true;
+            auto *w = static_cast<Walk *>(user);
+            isl_ast_expr *e = isl_ast_node_user_get_expr(n);
+            isl_ast_expr *fn = isl_ast_expr_op_get_arg(e, 0);
+            isl_id *id = isl_ast_expr_get_id(fn);
+            w->order.push_back(&w->m->statement(isl_id_get_name(id)));
+            isl_id_free(id);
+            isl_ast_expr_free(fn);
+            isl_ast_expr_free(e);
+            return isl_bool_true;
+        },
+        &walk);
+    return walk.order;
+}
+
+// The buffers a stage's value reads.
+std::set<std::string> buffers_read(const Stage &s) {
+    class Reads : public Halide::Internal::IRVisitor {
+    public:
+        std::set<std::string> names;
+        using IRVisitor::visit;
+        void visit(const Halide::Internal::Call *op) override {
+            if (op->name.rfind("buf$", 0) == 0) names.insert(op->name.substr(4));
+            IRVisitor::visit(op);
+        }
+    } reads;
+    s.value.accept(&reads);
+    return reads.names;
+}
+
 struct UserCall {
     const PolyStatement *statement = nullptr;
     std::vector<std::string> args;
@@ -1500,6 +1539,41 @@ private:
     static constexpr int kChunks = 16;
     static constexpr int64_t kSplitMinIterations = 1 << 16;
 
+    // A lane reduction that reads a run some earlier statement of the parallel body read (its
+    // second pass over the run) prefetches the next iteration's run, a share per block
+    // (prefetch_next_rows.h). Declares the shares before the block loop (into `out`) and
+    // returns the block loop's prefetch calls.
+    std::string next_row_prefetches(const std::vector<Accumulation> &accs, const std::string &it, const std::string &begin_v,
+                                    const std::string &full, const std::string &block, const std::string &L, const std::string &p1,
+                                    const std::string &p2, std::string &out) {
+        if (!in_parallel_body_ || !row_prefetches_) return "";
+        // The statements of the body that run before this reduction.
+        std::set<const PolyStatement *> updates;
+        for (const auto &a : accs) updates.insert(user_call(a.update).statement);
+        auto first = std::find_if(body_order_.begin(), body_order_.end(), [&](const PolyStatement *st) { return updates.count(st) > 0; });
+        std::string calls;
+        for (const auto &p : *row_prefetches_) {
+            if (prefetched_in_body_.count(p.buffer)) continue;
+            bool reads = false, read_before = false;
+            for (const auto &a : accs) reads |= buffers_read(*a.stage).count(p.buffer) > 0;
+            for (auto st = body_order_.begin(); st != first; ++st)
+                read_before |= (*st)->role != StatementRole::ReduceInit && buffers_read(*(*st)->stage).count(p.buffer) > 0; // an init reads nothing
+            if (!reads || !read_before) continue;
+            prefetched_in_body_.insert(p.buffer);
+            const BufferInfo &b = m_.buffer(p.buffer);
+            std::vector<std::string> terms(b.shape.size());
+            for (size_t d = 0; d < b.shape.size(); ++d)
+                if (p.box[d] != b.shape[d]) terms[d] = "(int64_t)(" + p.next_offset_c[d] + ")";
+            int64_t bytes = dtype_bytes(b.dtype);
+            std::string from = it + "_next_" + p.buffer, share = it + "_share_" + p.buffer;
+            out += p1 + "const int64_t " + from + " = (" + linear_index(terms, b.shape) + ") * " + std::to_string(bytes) + ", " + share +
+                   " = akg_prefetch_share(" + std::to_string(element_count(p.box) * bytes) + ", (" + full + " - " + begin_v + ") / " + L + ");\n";
+            calls += p2 + "akg_prefetch_l2(" + p.buffer + ", " + from + " + (" + block + " - " + begin_v + ") / " + L + " * " + share + ", " + share +
+                     ", " + std::to_string(element_count(b.shape) * bytes) + ");\n";
+        }
+        return calls;
+    }
+
     // The lane loops of emit_lane_reduction over [begin_v, end_v), combined into `results`.
     std::string lane_loops(const std::vector<Accumulation> &accs, const std::vector<isl_ast_node *> &sides, const std::vector<std::string> &lane_types,
                            int lanes_per_block, const std::string &it, const std::string &begin_v, const std::string &end_v,
@@ -1527,6 +1601,7 @@ private:
         out += p0 + "if (" + end_v + " - " + begin_v + " >= " + L + ") {\n";
         std::string full = it + "_full"; // the end of the whole blocks
         out += p1 + "const int64_t " + full + " = " + begin_v + " + (" + end_v + " - " + begin_v + ") / " + L + " * " + L + ";\n";
+        std::string prefetch = next_row_prefetches(accs, it, begin_v, full, block, L, p1, p2, out);
         out += p1 + "for (int64_t " + block + " = " + begin_v + "; " + block + " < " + full + "; " + block + " += " + L + ") {\n";
         printer_.begin_block_staging(it, block, lane, lanes_per_block);
         std::string side_after = begin_side_blocks(sides, it, block, lane, lanes_per_block, out, p2);
@@ -1537,7 +1612,7 @@ private:
         out += p2 + "for (int64_t " + lane + " = 0; " + lane + " < " + L + "; ++" + lane + ") {\n";
         out += pad(d + 3) + "const int64_t " + it + " = " + block + " + " + lane + ";\n";
         out += body;
-        out += p2 + "}\n" + side_after + p2 + "akg_end_of_lane_block();\n" + p1 + "}\n";
+        out += p2 + "}\n" + side_after + prefetch + p2 + "akg_end_of_lane_block();\n" + p1 + "}\n";
         out += p1 + "if (" + full + " < " + end_v + ") {\n";
         std::string last = it + "_last";
         out += p2 + "const int64_t " + last + " = " + end_v + " - " + L + ";\n";
@@ -1574,6 +1649,11 @@ private:
     // arrays into `out` and returns the conversions to emit after the lane loop.
     std::map<std::string, std::string> side_blocks_; // buffer -> its block array element
     bool in_parallel_body_ = false;
+    // The parallel body's row prefetches (prefetch_next_rows.h), its statements in execution
+    // order, and the buffers already prefetched.
+    const std::vector<RowPrefetch> *row_prefetches_ = nullptr;
+    std::vector<const PolyStatement *> body_order_;
+    std::set<std::string> prefetched_in_body_;
     std::string begin_side_blocks(const std::vector<isl_ast_node *> &sides, const std::string &it, const std::string &first,
                                   const std::string &lane, int lanes_per_block, std::string &out, const std::string &indent) {
         std::string after;
@@ -1614,7 +1694,8 @@ private:
     // The loops of a parallel band (up to `members` perfectly nested, non-degenerate loops)
     // run under one `omp parallel for collapse`; their body becomes a function of its own.
     // `stagings`: float16 tensors converted once per iteration (declared, copied in, out here).
-    std::string emit_parallel(isl_ast_node *for_node, int depth, int members, const std::vector<Float16Staging> *stagings) {
+    std::string emit_parallel(isl_ast_node *for_node, int depth, int members, const std::vector<Float16Staging> *stagings,
+                              const std::vector<RowPrefetch> *prefetches) {
         std::vector<isl_ast_node *> chain{isl_ast_node_copy(for_node)};
         while (static_cast<int>(chain.size()) < members) {
             isl_ast_node *body = isl_ast_node_for_get_body(chain.back());
@@ -1654,6 +1735,12 @@ private:
         // of the band are all here.
         if (stagings && static_cast<int>(chain.size()) != members) stagings = nullptr;
         printer_.set_staged(stagings);
+        const std::vector<RowPrefetch> *outer_prefetches = row_prefetches_;
+        std::vector<const PolyStatement *> outer_order = std::move(body_order_);
+        std::set<std::string> outer_prefetched = std::move(prefetched_in_body_);
+        row_prefetches_ = members == 1 && chain.size() == 1 ? prefetches : nullptr;
+        body_order_ = statements_in_order(m_, body);
+        prefetched_in_body_.clear();
         int outer_depth = loop_depth_;
         loop_depth_ = 0; // the body of one parallel iteration, a function of its own
         bool outer_streams = streams_in_function_, outer_reduces = lane_reductions_in_function_;
@@ -1663,6 +1750,9 @@ private:
         in_parallel_body_ = true;
         std::string body_code = leave_hoist_frame(1, emit_node(body, 1));
         in_parallel_body_ = outer_in_body;
+        row_prefetches_ = outer_prefetches;
+        body_order_ = std::move(outer_order);
+        prefetched_in_body_ = std::move(outer_prefetched);
         bool streams = streams_in_function_, reduces = lane_reductions_in_function_;
         streams_in_function_ = outer_streams;
         lane_reductions_in_function_ = outer_reduces;
@@ -1746,9 +1836,10 @@ private:
             std::string s;
             if (name.rfind("parallel_", 0) == 0 && isl_ast_node_get_type(child) == isl_ast_node_for &&
                 isl_ast_node_for_is_degenerate(child) != isl_bool_true) {
-                size_t at = name.find('@'); // "parallel_N@K": float16 stagings K
-                s = emit_parallel(child, depth, std::stoi(name.substr(9)),
-                                  at == std::string::npos ? nullptr : &m_.float16_stagings.at(std::stoul(name.substr(at + 1))));
+                size_t at = name.find('@'); // "parallel_N@K": float16 stagings and row prefetches K
+                size_t k = at == std::string::npos ? 0 : std::stoul(name.substr(at + 1));
+                s = emit_parallel(child, depth, std::stoi(name.substr(9)), at == std::string::npos ? nullptr : &m_.float16_stagings.at(k),
+                                  at == std::string::npos || k >= m_.row_prefetches.size() ? nullptr : &m_.row_prefetches[k]);
             } else {
                 bool saved = in_simd_;
                 in_simd_ = name == "simd";

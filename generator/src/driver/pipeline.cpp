@@ -22,6 +22,7 @@
 #include "poly/join_reduction_inputs.h"
 #include "poly/interleave_channel_blocks.h"
 #include "poly/order_band_members.h"
+#include "poly/prefetch_next_rows.h"
 #include "poly/sink_column_loops.h"
 #include "poly/stage_float16.h"
 #include "poly/stream_outputs.h"
@@ -33,7 +34,7 @@ const char *const kGeneratorVersion = "0.1.0";
 const std::vector<std::string> &pipeline_pass_names() {
     static const std::vector<std::string> names = {"validate", "lower", "materialize", "simplify", "math-identities", "compare-float16", "fold-dimensions", "fold-reductions", "nan-dominated-extrema", "poly-model",
                                                    "dependences", "schedule", "fuse-reductions", "join-reductions", "order-loops", "parallelize", "split-bands", "sink-columns", "interleave-channels", "vectorize",
-                                                   "promote", "stream-outputs", "stage-float16", "ast", "emit"};
+                                                   "promote", "stream-outputs", "stage-float16", "prefetch-rows", "ast", "emit"};
     return names;
 }
 
@@ -119,6 +120,17 @@ std::string dump_float16_stagings(const PolyModel &m) {
     return os.str();
 }
 
+std::string dump_row_prefetches(const PolyModel &m) {
+    std::ostringstream os;
+    for (size_t k = 0; k < m.row_prefetches.size(); ++k)
+        for (const auto &p : m.row_prefetches[k]) {
+            os << "@" << k << ": " << p.buffer << " " << shape_string(p.box) << " of the next iteration, at (";
+            for (size_t d = 0; d < p.next_offset_c.size(); ++d) os << (d ? ", " : "") << p.next_offset_c[d];
+            os << ")\n";
+        }
+    return os.str();
+}
+
 class ContextGuard {
 public:
     ContextGuard() : ctx_(isl_ctx_alloc()) {
@@ -198,6 +210,8 @@ std::string run_pipeline(const CompositeKernel &kernel, const PipelineOptions &o
         dump("stream-outputs", [&] { return dump_streamed_outputs(model); });
         stage_float16_buffers(model);
         dump("stage-float16", [&] { return dump_schedule(model) + dump_float16_stagings(model); });
+        prefetch_next_rows(model);
+        dump("prefetch-rows", [&] { return dump_schedule(model) + dump_row_prefetches(model); });
         isl_ast_node *ast = build_ast(model);
         dump("ast", [&] {
             isl_printer *p = isl_printer_to_str(model.ctx.get());

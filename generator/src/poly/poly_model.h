@@ -54,6 +54,17 @@ struct Float16Staging {
     bool contiguous = false;           // the box is one run of the tensor, always inside it
 };
 
+// Set by prefetch-rows: one iteration of a parallel loop reads a long run of a kernel input in
+// several passes (a log-softmax over a vocabulary row: max, sum of exponentials, output). The
+// first pass waits on memory; the later ones hit the cache, and during them the memory is idle
+// and the hardware prefetchers do not reach the next row. The second pass over the run
+// prefetches the next iteration's run into L2, spread over its block loop.
+struct RowPrefetch {
+    std::string buffer;                     // in0
+    Shape box;                              // the run, per dimension (one run of the tensor)
+    std::vector<std::string> next_offset_c; // per dimension, the next iteration's offset, in the loop iterators
+};
+
 struct PolyModel {
     mutable isl::ctx ctx{nullptr};
     std::vector<PolyStatement> statements;
@@ -71,6 +82,8 @@ struct PolyModel {
     isl::schedule schedule;   // the schedule tree, transformed by the passes
     // Indexed by K of a parallel mark named "parallel_N@K" (see stage_float16.h).
     std::vector<std::vector<Float16Staging>> float16_stagings;
+    // Indexed by the same K (prefetch-rows keeps both vectors the same length).
+    std::vector<std::vector<RowPrefetch>> row_prefetches;
 
     const PolyStatement &statement(const std::string &name) const;
     BufferInfo &buffer(const std::string &name);

@@ -166,6 +166,85 @@ const PolyStatement *whole_statement(const PolyModel &m, const isl::union_set &i
     return nullptr;
 }
 
+size_t body_plans_of_mark(PolyModel &m, isl_schedule_node *&node) {
+    isl_id *id = isl_schedule_node_mark_get_id(node);
+    std::string name = isl_id_get_name(id);
+    isl_id_free(id);
+    size_t at = name.find('@');
+    if (at != std::string::npos) return std::stoul(name.substr(at + 1));
+    size_t k = std::max(m.float16_stagings.size(), m.row_prefetches.size());
+    m.float16_stagings.resize(k + 1);
+    m.row_prefetches.resize(k + 1);
+    isl_ctx *ctx = isl_schedule_node_get_ctx(node);
+    node = isl_schedule_node_delete(node);
+    node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, (name + "@" + std::to_string(k)).c_str(), nullptr));
+    return k;
+}
+
+FootprintBox::~FootprintBox() {
+    isl_map_free(footprint);
+    isl_multi_aff_free(offset);
+}
+
+bool footprint_box(isl_union_map *footprint, const BufferInfo &b, FootprintBox &out) {
+    out.footprint = isl_map_from_union_map(footprint);
+    isl_fixed_box *box = isl_map_get_range_simple_fixed_box_hull(out.footprint);
+    bool valid = isl_fixed_box_is_valid(box) == isl_bool_true;
+    if (valid) {
+        isl_multi_val *size = isl_fixed_box_get_size(box);
+        out.offset = isl_fixed_box_get_offset(box);
+        for (size_t d = 0; d < b.shape.size(); ++d) {
+            isl_val *v = isl_multi_val_get_at(size, d);
+            out.extent.push_back(isl_val_get_num_si(v));
+            isl_val_free(v);
+        }
+        isl_multi_val_free(size);
+    }
+    isl_fixed_box_free(box);
+    return valid;
+}
+
+// { prefix -> b[x] : offset(prefix) <= x < offset(prefix) + size, 0 <= x < shape } (without
+// the last condition when !clamped)
+isl_map *clamped_box(isl_multi_aff *offset, const Shape &size, const BufferInfo &b, bool clamped) {
+    std::string lhs, rhs, cond;
+    for (size_t d = 0; d < size.size(); ++d) {
+        std::string y = "y" + std::to_string(d), x = "x" + std::to_string(d);
+        lhs += (d ? ", " : "") + y;
+        rhs += (d ? ", " : "") + x;
+        cond += std::string(d ? " and " : "") + y + " <= " + x + " < " + y + " + " + std::to_string(size[d]);
+        if (clamped) cond += " and 0 <= " + x + " < " + std::to_string(b.shape[d]);
+    }
+    std::string text = "{ " + b.name + "[" + lhs + "] -> " + b.name + "[" + rhs + "] : " + cond + " }";
+    isl_map *window = isl_map_read_from_str(isl_multi_aff_get_ctx(offset), text.c_str());
+    return isl_map_apply_range(isl_map_from_multi_aff(isl_multi_aff_copy(offset)), window);
+}
+
+// The box is one contiguous run of the tensor (ones, then one partial dimension, then whole
+// dimensions) and never leaves the tensor at any of the `iterations`: it is then copied with
+// one conversion call, without the per-dimension clamping of akg_stage_f16_in/out (which cost
+// more than the conversion itself for the 64-element rows of a head split).
+bool contiguous_within_tensor(isl_multi_aff *offset, const Shape &size, const BufferInfo &b, isl_set *iterations) {
+    size_t first = 0;
+    while (first < size.size() && size[first] == 1) ++first;
+    for (size_t d = first + 1; d < size.size(); ++d)
+        if (size[d] != b.shape[d]) {
+            isl_set_free(iterations);
+            return false;
+        }
+    std::string dims, cond;
+    for (size_t d = 0; d < b.shape.size(); ++d) {
+        dims += (d ? ", " : "") + std::string("x") + std::to_string(d);
+        cond += std::string(d ? " and " : "") + "0 <= x" + std::to_string(d) + " < " + std::to_string(b.shape[d]);
+    }
+    isl_set *tensor = isl_set_read_from_str(isl_multi_aff_get_ctx(offset), ("{ " + b.name + "[" + dims + "] : " + cond + " }").c_str());
+    isl_set *touched = isl_map_range(isl_map_intersect_domain(clamped_box(offset, size, b, false), iterations));
+    bool within = isl_set_is_subset(touched, tensor) == isl_bool_true;
+    isl_set_free(touched);
+    isl_set_free(tensor);
+    return within;
+}
+
 std::vector<std::string> offset_to_c(isl_multi_aff *offset, int depth) {
     isl_multi_aff *named = isl_multi_aff_copy(offset);
     for (int d = 0; d < depth; ++d) named = isl_multi_aff_set_dim_name(named, isl_dim_in, d, ("c" + std::to_string(d)).c_str());
@@ -404,29 +483,12 @@ bool promote_in_band(PolyModel &m, BufferInfo &b, isl_schedule_node *band, const
             return false;
         }
     }
-    isl_map *fp = isl_map_from_union_map(footprint);
-    isl_fixed_box *box = isl_map_get_range_simple_fixed_box_hull(fp);
-    if (isl_fixed_box_is_valid(box) == isl_bool_true) {
-        isl_multi_val *size = isl_fixed_box_get_size(box);
-        isl_multi_aff *offset = isl_fixed_box_get_offset(box);
-        int64_t elements = 1;
-        Shape local;
-        for (size_t d = 0; d < b.shape.size(); ++d) {
-            isl_val *v = isl_multi_val_get_at(size, d);
-            local.push_back(isl_val_get_num_si(v));
-            elements *= local.back();
-            isl_val_free(v);
-        }
-        if (elements <= options.promotion_limit && elements < element_count(b.shape)) {
-            b.promoted = promoted = true;
-            b.local_shape = local;
-            b.local_offset_c = offset_to_c(offset, depth);
-        }
-        isl_multi_val_free(size);
-        isl_multi_aff_free(offset);
+    FootprintBox box;
+    if (footprint_box(footprint, b, box) && element_count(box.extent) <= options.promotion_limit && element_count(box.extent) < element_count(b.shape)) {
+        b.promoted = promoted = true;
+        b.local_shape = box.extent;
+        b.local_offset_c = offset_to_c(box.offset, depth);
     }
-    isl_fixed_box_free(box);
-    isl_map_free(fp);
     return promoted;
 }
 

@@ -36,6 +36,32 @@ const PolyStatement *whole_statement(const PolyModel &m, const isl::union_set &i
 // A fixed box's offset (kept) as one C expression per buffer dimension, in the loop iterators
 // c0..c{depth-1}.
 std::vector<std::string> offset_to_c(isl_multi_aff *offset, int depth);
+// The index K of the per-iteration plans of the parallel mark `node` (model.float16_stagings
+// and model.row_prefetches, kept the same length): the mark is renamed "parallel_N@K", with a
+// new K, unless it already has one. `node` stays the (renamed) mark.
+size_t body_plans_of_mark(PolyModel &model, isl_schedule_node *&node);
+
+// isl's simple fixed box hull of the elements of buffer `b` that an iteration of a prefix
+// schedule touches: `footprint` is { prefix -> b[x] }, `offset` its box's offset (in the
+// prefix) and `extent` its size per dimension.
+struct FootprintBox {
+    isl_map *footprint = nullptr;
+    isl_multi_aff *offset = nullptr;
+    Shape extent;
+    FootprintBox() = default;
+    FootprintBox(const FootprintBox &) = delete;
+    FootprintBox &operator=(const FootprintBox &) = delete;
+    ~FootprintBox();
+};
+// The box of `footprint` (taken: { prefix -> b[x] }, b's elements only): false when isl finds
+// no fixed box.
+bool footprint_box(isl_union_map *footprint, const BufferInfo &b, FootprintBox &out);
+// { prefix -> b[x] : offset(prefix) <= x < offset(prefix) + size, 0 <= x < shape } (without
+// the last condition when !clamped). `offset` is kept.
+isl_map *clamped_box(isl_multi_aff *offset, const Shape &size, const BufferInfo &b, bool clamped = true);
+// Whether the box is one contiguous run of the tensor (ones, then one partial dimension, then
+// whole dimensions) that never leaves the tensor at any of the `iterations` (taken).
+bool contiguous_within_tensor(isl_multi_aff *offset, const Shape &size, const BufferInfo &b, isl_set *iterations);
 
 // In a leaf band that is not fully parallel, moves the statements whose schedule is constant
 // over the band (lower-dimensional ones) into a sequence before the others, and recomputes the

@@ -26,47 +26,6 @@ constexpr int64_t kMinInnerExtent = 16; // one AVX-512 vector of the innermost d
 constexpr int64_t kMaxStagedElements = 1 << 15;
 constexpr int64_t kMaxStagedElementsPerBody = 1 << 17;
 
-// { prefix -> b[x] : offset(prefix) <= x < offset(prefix) + size, 0 <= x < shape } (without
-// the last condition when !clamped)
-isl_map *clamped_box(isl_multi_aff *offset, const Shape &size, const BufferInfo &b, bool clamped = true) {
-    std::string lhs, rhs, cond;
-    for (size_t d = 0; d < size.size(); ++d) {
-        std::string y = "y" + std::to_string(d), x = "x" + std::to_string(d);
-        lhs += (d ? ", " : "") + y;
-        rhs += (d ? ", " : "") + x;
-        cond += std::string(d ? " and " : "") + y + " <= " + x + " < " + y + " + " + std::to_string(size[d]);
-        if (clamped) cond += " and 0 <= " + x + " < " + std::to_string(b.shape[d]);
-    }
-    std::string text = "{ " + b.name + "[" + lhs + "] -> " + b.name + "[" + rhs + "] : " + cond + " }";
-    isl_map *window = isl_map_read_from_str(isl_multi_aff_get_ctx(offset), text.c_str());
-    return isl_map_apply_range(isl_map_from_multi_aff(isl_multi_aff_copy(offset)), window);
-}
-
-// The box is one contiguous run of the tensor (ones, then one partial dimension, then whole
-// dimensions) and never leaves the tensor at any of the `iterations`: it is then copied with
-// one conversion call, without the per-dimension clamping of akg_stage_f16_in/out (which cost
-// more than the conversion itself for the 64-element rows of a head split).
-bool contiguous_within_tensor(isl_multi_aff *offset, const Shape &size, const BufferInfo &b, isl_set *iterations) {
-    size_t first = 0;
-    while (first < size.size() && size[first] == 1) ++first;
-    for (size_t d = first + 1; d < size.size(); ++d)
-        if (size[d] != b.shape[d]) {
-            isl_set_free(iterations);
-            return false;
-        }
-    std::string dims, cond;
-    for (size_t d = 0; d < b.shape.size(); ++d) {
-        dims += (d ? ", " : "") + std::string("x") + std::to_string(d);
-        cond += std::string(d ? " and " : "") + "0 <= x" + std::to_string(d) + " < " + std::to_string(b.shape[d]);
-    }
-    isl_set *tensor = isl_set_read_from_str(isl_multi_aff_get_ctx(offset), ("{ " + b.name + "[" + dims + "] : " + cond + " }").c_str());
-    isl_set *touched = isl_map_range(isl_map_intersect_domain(clamped_box(offset, size, b, false), iterations));
-    bool within = isl_set_is_subset(touched, tensor) == isl_bool_true;
-    isl_set_free(touched);
-    isl_set_free(tensor);
-    return within;
-}
-
 struct Ctx {
     PolyModel *m;
 };
@@ -99,39 +58,24 @@ bool plan_staging(PolyModel &m, const BufferInfo &b, isl_union_set *subtree, isl
         isl_union_map_free(mine);
         return false;
     }
-    isl_map *footprint = isl_map_from_union_map(isl_union_map_apply_range(isl_union_map_reverse(isl_union_map_copy(prefix)), mine));
-    isl_fixed_box *box = isl_map_get_range_simple_fixed_box_hull(footprint);
-    bool ok = isl_fixed_box_is_valid(box) == isl_bool_true;
-    if (ok) {
-        isl_multi_val *size = isl_fixed_box_get_size(box);
-        isl_multi_aff *offset = isl_fixed_box_get_offset(box);
-        Shape extent;
-        for (size_t d = 0; d < b.shape.size(); ++d) {
-            isl_val *v = isl_multi_val_get_at(size, d);
-            extent.push_back(isl_val_get_num_si(v));
-            isl_val_free(v);
-        }
-        int64_t elements = element_count(extent);
-        ok = elements >= kMinStagedElements && elements <= kMaxStagedElements && extent.back() >= kMinInnerExtent;
-        if (ok && output) {
-            // The copy-out writes the whole box (within the tensor): every element of it must be
-            // one the loop writes.
-            isl_map *covered = isl_map_intersect_domain(clamped_box(offset, extent, b), isl_map_domain(isl_map_copy(footprint)));
-            ok = isl_map_is_equal(covered, footprint) == isl_bool_true;
-            isl_map_free(covered);
-        }
-        if (ok) {
-            out.buffer = b.name;
-            out.output = output;
-            out.box = extent;
-            out.offset_c = offset_to_c(offset, depth);
-            out.contiguous = contiguous_within_tensor(offset, extent, b, isl_map_domain(isl_map_copy(footprint)));
-        }
-        isl_multi_val_free(size);
-        isl_multi_aff_free(offset);
+    FootprintBox box;
+    bool ok = footprint_box(isl_union_map_apply_range(isl_union_map_reverse(isl_union_map_copy(prefix)), mine), b, box);
+    int64_t elements = element_count(box.extent);
+    ok = ok && elements >= kMinStagedElements && elements <= kMaxStagedElements && box.extent.back() >= kMinInnerExtent;
+    if (ok && output) {
+        // The copy-out writes the whole box (within the tensor): every element of it must be
+        // one the loop writes.
+        isl_map *covered = isl_map_intersect_domain(clamped_box(box.offset, box.extent, b), isl_map_domain(isl_map_copy(box.footprint)));
+        ok = isl_map_is_equal(covered, box.footprint) == isl_bool_true;
+        isl_map_free(covered);
     }
-    isl_fixed_box_free(box);
-    isl_map_free(footprint);
+    if (ok) {
+        out.buffer = b.name;
+        out.output = output;
+        out.box = box.extent;
+        out.offset_c = offset_to_c(box.offset, depth);
+        out.contiguous = contiguous_within_tensor(box.offset, box.extent, b, isl_map_domain(isl_map_copy(box.footprint)));
+    }
     return ok;
 }
 
@@ -161,11 +105,8 @@ isl_schedule_node *stage_under_mark(isl_schedule_node *node, void *user) {
     isl_schedule_node_free(inside);
     isl_schedule_node_free(band);
     if (stagings.empty()) return node;
-    std::string renamed = name + "@" + std::to_string(m.float16_stagings.size());
-    m.float16_stagings.push_back(std::move(stagings));
-    isl_ctx *ctx = isl_schedule_node_get_ctx(node);
-    node = isl_schedule_node_delete(node);
-    return isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, renamed.c_str(), nullptr));
+    m.float16_stagings.at(body_plans_of_mark(m, node)) = std::move(stagings);
+    return node;
 }
 
 } // namespace

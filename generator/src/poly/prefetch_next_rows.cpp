@@ -1,0 +1,96 @@
+#include "poly/prefetch_next_rows.h"
+
+#include "poly/schedule_transforms.h"
+
+#include <isl/aff.h>
+#include <isl/id.h>
+#include <isl/map.h>
+#include <isl/schedule_node.h>
+#include <isl/set.h>
+#include <isl/space.h>
+#include <isl/union_map.h>
+#include <isl/union_set.h>
+#include <isl/val.h>
+
+namespace akg {
+
+namespace {
+
+// Below this a run stays in L1 between the passes, or the hardware prefetchers keep up with it.
+constexpr int64_t kMinPrefetchBytes = 64 * 1024;
+
+// The run of input `b` one iteration of the band reads, and its offset at the next iteration.
+bool plan_prefetch(PolyModel &m, const BufferInfo &b, isl_union_set *subtree, isl_union_map *prefix, int depth, RowPrefetch &out) {
+    if (b.kind != BufferKind::KernelInput || b.shape.empty()) return false;
+    isl_union_map *writes = accesses_to_buffer(m.writes.get(), b);
+    bool read_only = isl_union_map_is_empty(writes) == isl_bool_true;
+    isl_union_map_free(writes);
+    if (!read_only) return false;
+    isl_union_map *mine = isl_union_map_intersect_domain(accesses_to_buffer(m.reads.get(), b), isl_union_set_copy(subtree));
+    if (isl_union_map_is_empty(mine) == isl_bool_true) {
+        isl_union_map_free(mine);
+        return false;
+    }
+    FootprintBox box;
+    bool ok = footprint_box(isl_union_map_apply_range(isl_union_map_reverse(isl_union_map_copy(prefix)), mine), b, box) &&
+              element_count(box.extent) * dtype_bytes(b.dtype) >= kMinPrefetchBytes &&
+              contiguous_within_tensor(box.offset, box.extent, b, isl_map_domain(isl_map_copy(box.footprint)));
+    if (ok) {
+        // The iteration reads the whole run: nothing is prefetched that is not read.
+        isl_map *covered = isl_map_intersect_domain(clamped_box(box.offset, box.extent, b), isl_map_domain(isl_map_copy(box.footprint)));
+        ok = isl_map_is_equal(covered, box.footprint) == isl_bool_true;
+        isl_map_free(covered);
+    }
+    if (!ok) return false;
+    // The offset at the next iteration of the band's loop (the last prefix dimension).
+    isl_multi_aff *next_iteration = isl_multi_aff_identity(isl_space_map_from_set(isl_space_domain(isl_multi_aff_get_space(box.offset))));
+    isl_aff *last = isl_aff_add_constant_si(isl_multi_aff_get_at(next_iteration, depth - 1), 1);
+    next_iteration = isl_multi_aff_set_at(next_iteration, depth - 1, last);
+    isl_multi_aff *next = isl_multi_aff_pullback_multi_aff(isl_multi_aff_copy(box.offset), next_iteration);
+    // A run every iteration shares (a bias row) stays cached: nothing to prefetch.
+    ok = isl_multi_aff_plain_is_equal(next, box.offset) != isl_bool_true;
+    if (ok) {
+        out.buffer = b.name;
+        out.box = box.extent;
+        out.next_offset_c = offset_to_c(next, depth);
+    }
+    isl_multi_aff_free(next);
+    return ok;
+}
+
+isl_schedule_node *prefetch_under_mark(isl_schedule_node *node, void *user) {
+    PolyModel &m = *static_cast<PolyModel *>(user);
+    if (isl_schedule_node_get_type(node) != isl_schedule_node_mark) return node;
+    isl_id *id = isl_schedule_node_mark_get_id(node);
+    std::string name = isl_id_get_name(id);
+    isl_id_free(id);
+    if (name.rfind("parallel_1", 0) != 0 || (name.size() > 10 && name[10] != '@')) return node; // one loop in parallel
+    isl_schedule_node *band = isl_schedule_node_child(isl_schedule_node_copy(node), 0);
+    isl_schedule_node *inside = isl_schedule_node_child(isl_schedule_node_copy(band), 0);
+    int depth = isl_schedule_node_get_schedule_depth(inside);
+    isl_union_set *subtree = isl_schedule_node_get_domain(band);
+    isl_union_map *prefix = isl_schedule_node_get_prefix_schedule_relation(inside);
+    std::vector<RowPrefetch> prefetches;
+    for (const auto &b : m.buffers) {
+        RowPrefetch p;
+        if (isl_schedule_node_band_n_member(band) == 1 && plan_prefetch(m, b, subtree, prefix, depth, p)) prefetches.push_back(p);
+    }
+    isl_union_map_free(prefix);
+    isl_union_set_free(subtree);
+    isl_schedule_node_free(inside);
+    isl_schedule_node_free(band);
+    if (prefetches.empty()) return node;
+    m.row_prefetches.at(body_plans_of_mark(m, node)) = std::move(prefetches);
+    return node;
+}
+
+} // namespace
+
+void prefetch_next_rows(PolyModel &m) {
+    isl_schedule_node *root = isl_schedule_get_root(m.schedule.get());
+    root = isl_schedule_node_map_descendant_bottom_up(root, prefetch_under_mark, &m);
+    m.schedule = isl::manage(isl_schedule_node_get_schedule(root));
+    isl_schedule_node_free(root);
+}
+
+} // namespace akg
