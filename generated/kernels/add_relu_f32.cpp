@@ -11,7 +11,7 @@ static void akg_add_relu_f32_parallel_body_0(int64_t c0, const float *__restrict
         for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
-                blk_out0[c2] = (float)(akg_fmax((in0[((c0 + c1) + c2)] + in1[((c0 + c1) + c2)]), 0.0f));
+                blk_out0[c2] = (float)(akg_fmax_c((in0[((c0 + c1) + c2)] + in1[((c0 + c1) + c2)]), 0.0f));
             }
         }
         akg_stream_f32_n(blk_out0, out0 + ((c0 + c1)), 64);

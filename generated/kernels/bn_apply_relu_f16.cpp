@@ -48,7 +48,7 @@ static void akg_bn_apply_relu_f16_parallel_body_3(int64_t c0, int64_t c1, const 
                     [[maybe_unused]] const int64_t i1 = c1;
                     [[maybe_unused]] const int64_t i2 = (c2 + c3);
                     const float v_cse0 = t0[c1];
-                    s_out0[(i2 - (0))] = akg_fmax(((v_cse0 * ((float)s_in0[((c2 + c3) - (0))])) + (in4[c1] - ((v_cse0 * in1[c1]) * 3.98596931e-05f))), 0.0f);
+                    s_out0[(i2 - (0))] = akg_fmax_c(((v_cse0 * ((float)s_in0[((c2 + c3) - (0))])) + (in4[c1] - ((v_cse0 * in1[c1]) * 3.98596931e-05f))), 0.0f);
                 }
             }
         } else {
@@ -59,7 +59,7 @@ static void akg_bn_apply_relu_f16_parallel_body_3(int64_t c0, int64_t c1, const 
                     [[maybe_unused]] const int64_t i1 = c1;
                     [[maybe_unused]] const int64_t i2 = (c3 + 768);
                     const float v_cse0 = t0[c1];
-                    s_out0[(i2 - (0))] = akg_fmax(((v_cse0 * ((float)s_in0[((c3 + INT64_C(768)) - (0))])) + (in4[c1] - ((v_cse0 * in1[c1]) * 3.98596931e-05f))), 0.0f);
+                    s_out0[(i2 - (0))] = akg_fmax_c(((v_cse0 * ((float)s_in0[((c3 + INT64_C(768)) - (0))])) + (in4[c1] - ((v_cse0 * in1[c1]) * 3.98596931e-05f))), 0.0f);
                 }
             }
         }

@@ -29,7 +29,7 @@ static void akg_bottleneck_end_f16_parallel_body_1(int64_t c0, int64_t c1, const
                     [[maybe_unused]] const int64_t i1 = c1;
                     [[maybe_unused]] const int64_t i2 = (c2 + c3);
                     const float v_cse0 = t0[c1];
-                    s_out0[(i2 - (0))] = akg_fmax((((v_cse0 * ((float)s_in0[((c2 + c3) - (0))])) + (in5[c1] - (in2[c1] * v_cse0))) + ((float)s_in1[((c2 + c3) - (0))])), 0.0f);
+                    s_out0[(i2 - (0))] = akg_fmax_c((((v_cse0 * ((float)s_in0[((c2 + c3) - (0))])) + (in5[c1] - (in2[c1] * v_cse0))) + ((float)s_in1[((c2 + c3) - (0))])), 0.0f);
                 }
             }
         } else {
@@ -40,7 +40,7 @@ static void akg_bottleneck_end_f16_parallel_body_1(int64_t c0, int64_t c1, const
                     [[maybe_unused]] const int64_t i1 = c1;
                     [[maybe_unused]] const int64_t i2 = (c3 + 192);
                     const float v_cse0 = t0[c1];
-                    s_out0[(i2 - (0))] = akg_fmax((((v_cse0 * ((float)s_in0[((c3 + INT64_C(192)) - (0))])) + (in5[c1] - (in2[c1] * v_cse0))) + ((float)s_in1[((c3 + INT64_C(192)) - (0))])), 0.0f);
+                    s_out0[(i2 - (0))] = akg_fmax_c((((v_cse0 * ((float)s_in0[((c3 + INT64_C(192)) - (0))])) + (in5[c1] - (in2[c1] * v_cse0))) + ((float)s_in1[((c3 + INT64_C(192)) - (0))])), 0.0f);
                 }
             }
         }

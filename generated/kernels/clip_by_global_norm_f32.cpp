@@ -31,7 +31,7 @@ extern "C" int akg_kernel_fn_clip_by_global_norm_f32(void *const *buffers) {
         [[maybe_unused]] const int64_t i2 = 0;
         const float v_cse0 = in0[0];
         const bool v_cse1 = akg_fgt(v_cse0, 0.0f);
-        t0[0] = (float)(akg_fmax(akg_select<float>(v_cse1, akg_sqrt(akg_select<float>(v_cse1, v_cse0, 1.0f)), v_cse0), 1.0f));
+        t0[0] = (float)(akg_fmax_c(akg_select<float>(v_cse1, akg_sqrt(akg_select<float>(v_cse1, v_cse0, 1.0f)), v_cse0), 1.0f));
     }
     #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 2359295); c0 += 4096)

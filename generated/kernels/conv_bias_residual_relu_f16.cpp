@@ -19,7 +19,7 @@ static void akg_conv_bias_residual_relu_f16_parallel_body_0(int64_t c0, int64_t 
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = c1;
                     [[maybe_unused]] const int64_t i2 = (c2 + c3);
-                    s_out0[(i2 - (0))] = akg_fmax(((((float)s_in0[((c2 + c3) - (0))]) + hoisted0) + ((float)s_in2[((c2 + c3) - (0))])), 0.0f);
+                    s_out0[(i2 - (0))] = akg_fmax_c(((((float)s_in0[((c2 + c3) - (0))]) + hoisted0) + ((float)s_in2[((c2 + c3) - (0))])), 0.0f);
                 }
             }
         } else {
@@ -29,7 +29,7 @@ static void akg_conv_bias_residual_relu_f16_parallel_body_0(int64_t c0, int64_t 
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = c1;
                     [[maybe_unused]] const int64_t i2 = (c3 + 192);
-                    s_out0[(i2 - (0))] = akg_fmax(((((float)s_in0[((c3 + INT64_C(192)) - (0))]) + hoisted0) + ((float)s_in2[((c3 + INT64_C(192)) - (0))])), 0.0f);
+                    s_out0[(i2 - (0))] = akg_fmax_c(((((float)s_in0[((c3 + INT64_C(192)) - (0))]) + hoisted0) + ((float)s_in2[((c3 + INT64_C(192)) - (0))])), 0.0f);
                 }
             }
         }

@@ -64,6 +64,12 @@ static inline bool akg_blend(bool c, bool a, bool b) { return (c & a) | (!c & b)
 // Maximum/Minimum propagate NaN like numpy (and the reference).
 static inline float akg_fmax(float a, float b) { return akg_blend((a > b) | (a != a), a, b); }
 static inline float akg_fmin(float a, float b) { return akg_blend((a < b) | (a != a), a, b); }
+// The same against a constant c that is not NaN: a > c or a is NaN is "not a <= c", one
+// unordered compare (vcmpps NLE_UQ) and a masked move instead of two compares and a mask or.
+static inline float akg_fmax_c(float a, float c) { return akg_blend(!(a <= c), a, c); }
+static inline float akg_fmin_c(float a, float c) { return akg_blend(!(a >= c), a, c); }
+static inline double akg_fmax_c(double a, double c) { return akg_blend(!(a <= c), a, c); }
+static inline double akg_fmin_c(double a, double c) { return akg_blend(!(a >= c), a, c); }
 static inline int32_t akg_fmax(int32_t a, int32_t b) { return a > b ? a : b; }
 static inline int32_t akg_fmin(int32_t a, int32_t b) { return a < b ? a : b; }
 // Float (in)equality as calls, out of reach of Halide's non-IEEE simplifications (x != x).

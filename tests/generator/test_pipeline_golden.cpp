@@ -437,3 +437,13 @@ TEST(PipelineGolden, SecondPassOverALongRowPrefetchesTheNextRow) {
     EXPECT_GT(prefetch, sum_pass) << "the sum pass prefetches, not the max pass that reads the row from memory";
     EXPECT_EQ(dump_after("layernorm_fwd_f32.json", "emit").find("akg_prefetch"), std::string::npos);
 }
+
+// A ReLU's max(x, 0) propagates NaN with one unordered compare (akg_fmax_c); a max of two
+// tensors keeps both checks (numerics runs both on NaN).
+TEST(PipelineGolden, MaxAgainstAConstantTakesOneCompare) {
+    std::string code = dump_after("bn_apply_relu_f16.json", "emit");
+    EXPECT_NE(code.find("akg_fmax_c("), std::string::npos) << code;
+    EXPECT_EQ(code.find("akg_fmax("), std::string::npos) << code;
+    std::string both = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/robustness/nan_semantics_f32.json", "nan_semantics_f32.json", "emit");
+    EXPECT_NE(both.find("akg_fmax("), std::string::npos) << both;
+}

@@ -358,16 +358,24 @@ private:
         std::string a = print(op->a), b = print(op->b);
         out_ += (op->type.is_float() ? "fmodf(" : "akg_floormod(") + a + ", " + b + ")";
     }
+    // Float max/min propagate NaN (akg_fmax: two compares, a mask or, a blend). Against a
+    // constant that is not NaN (a ReLU's 0) one unordered compare does (akg_fmax_c).
+    static bool non_nan_float_constant(const Halide::Expr &e) {
+        const FloatImm *f = e.as<FloatImm>();
+        return f && !std::isnan(f->value);
+    }
     void visit(const Min *op) override {
         std::string a = print(op->a), b = print(op->b);
         // akg_imin is int64_t: narrower ints get their own type back (akg_abs(int32_t)).
         std::string narrow = !op->type.is_float() && op->type.bits() < 64 ? "(" + c_type_of(op->type) + ")" : "";
-        out_ += narrow + (op->type.is_float() ? "akg_fmin(" : "akg_imin(") + a + ", " + b + ")";
+        const char *fn = op->type.is_float() ? (non_nan_float_constant(op->b) ? "akg_fmin_c(" : "akg_fmin(") : "akg_imin(";
+        out_ += narrow + fn + a + ", " + b + ")";
     }
     void visit(const Max *op) override {
         std::string a = print(op->a), b = print(op->b);
         std::string narrow = !op->type.is_float() && op->type.bits() < 64 ? "(" + c_type_of(op->type) + ")" : "";
-        out_ += narrow + (op->type.is_float() ? "akg_fmax(" : "akg_imax(") + a + ", " + b + ")";
+        const char *fn = op->type.is_float() ? (non_nan_float_constant(op->b) ? "akg_fmax_c(" : "akg_fmax(") : "akg_imax(";
+        out_ += narrow + fn + a + ", " + b + ")";
     }
     void visit(const EQ *op) override { bin(op->a, "==", op->b); }
     void visit(const NE *op) override { bin(op->a, "!=", op->b); }
