@@ -54,7 +54,7 @@ TEST(PipelineGolden, AttentionSoftmaxIsOneFusedParallelLoopNest) {
 
 TEST(PipelineGolden, RowStatisticsArePromotedToLocals) {
     std::string promote = dump_after("layernorm_fwd_f32.json", "promote");
-    EXPECT_NE(promote.find("local [1,1] at offset (c0, 0)"), std::string::npos) << promote;
+    EXPECT_NE(promote.find("local [2,1] at offset (c0, 0)"), std::string::npos) << promote; // two rows per iteration (pair-rows)
     EXPECT_EQ(promote.find("kernel-wide scratch"), std::string::npos) << promote;
 }
 
@@ -99,14 +99,15 @@ std::string column_sum_json(int rows, int cols) {
 
 TEST(PipelineGolden, Float16RowsAreStagedOncePerParallelIteration) {
     // LayerNorm reads its float16 row three times: converted once into a float row (vcvtph2ps),
-    // and its float16 output is written from a float row once.
+    // and its float16 output is written from a float row once (two rows per iteration:
+    // pair-rows).
     std::string staging = dump_after("layernorm_fwd_f16.json", "stage-float16");
-    EXPECT_NE(staging.find("in0 copied in to float [1,768] at offset (c0, 0), one run inside the tensor"), std::string::npos) << staging;
-    EXPECT_NE(staging.find("out0 copied out from float [1,768] at offset (c0, 0), one run inside the tensor"), std::string::npos) << staging;
+    EXPECT_NE(staging.find("in0 copied in to float [2,768] at offset (c0, 0), one run inside the tensor"), std::string::npos) << staging;
+    EXPECT_NE(staging.find("out0 copied out from float [2,768] at offset (c0, 0), one run inside the tensor"), std::string::npos) << staging;
     std::string code = dump_after("layernorm_fwd_f16.json", "emit");
     // One run of the tensor, always inside it: one conversion call each, no clamping.
-    EXPECT_EQ(count(code, "akg_f16_to_f32_n(in0 + ((int64_t)(c0) * 768), s_in0, 768);"), 1u) << code;
-    EXPECT_EQ(count(code, "akg_f32_to_f16_n(s_out0, out0 + ((int64_t)(c0) * 768), 768);"), 1u) << code;
+    EXPECT_EQ(count(code, "akg_f16_to_f32_n(in0 + ((int64_t)(c0) * 768), s_in0, 1536);"), 1u) << code;
+    EXPECT_EQ(count(code, "akg_f32_to_f16_n(s_out0, out0 + ((int64_t)(c0) * 768), 1536);"), 1u) << code;
     EXPECT_EQ(count(code, "akg_f16_to_f32("), 0u) << code;
     // The stored value is not rounded to float16 before its conversion to float16.
     EXPECT_EQ(count(code, "akg_round_f16("), 0u) << code;
@@ -147,7 +148,7 @@ TEST(PipelineGolden, LaneReductionsKeepTheirLanesInRegisters) {
     std::string code = dump_after("layernorm_fwd_f16.json", "emit");
     EXPECT_EQ(count(code, "akg_end_of_lane_block();"), 2u) << code; // mean and variance
     EXPECT_EQ(count(code, "float *__restrict s_in0 = s_in0_data;"), 1u) << code;
-    EXPECT_EQ(count(code, "float s_out0[768];"), 1u) << code; // written: a plain array
+    EXPECT_EQ(count(code, "float s_out0[1536];"), 1u) << code; // written: a plain array
     // Without reductions the staged arrays stay plain arrays.
     code = dump_after("residual_grad_addn_relugrad_f16.json", "emit");
     EXPECT_EQ(count(code, "__restrict s_"), 0u) << code;
@@ -446,4 +447,19 @@ TEST(PipelineGolden, MaxAgainstAConstantTakesOneCompare) {
     EXPECT_EQ(code.find("akg_fmax("), std::string::npos) << code;
     std::string both = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/robustness/nan_semantics_f32.json", "nan_semantics_f32.json", "emit");
     EXPECT_NE(both.find("akg_fmax("), std::string::npos) << both;
+}
+
+// LayerNorm's passes run for two rows each (pair-rows): the row loop is tiled by two and its
+// point loop sits in every pass, so two rows' reduction chains lie next to each other. Kernels
+// with several row inputs, long rows, or no reduction keep one row per iteration.
+TEST(PipelineGolden, ShortRowPassesRunForTwoRows) {
+    std::string ast = dump_after("layernorm_fwd_f32.json", "ast");
+    EXPECT_NE(ast.find("for (int c0 = 0; c0 <= 2047; c0 += 2) {"), std::string::npos) << ast;
+    EXPECT_EQ(count(ast, "for (int c1 = 0; c1 <= 1; c1 += 1)"), 6u) << ast;
+    for (const char *single : {"bias_dropout_residual_layernorm_f16.json", "mlm_bias_log_softmax_f32.json", "add_relu_f32.json"})
+        EXPECT_EQ(dump_after(single, "ast").find("c0 += 2)"), std::string::npos) << single;
+    // An odd number of rows: the last iteration has one.
+    std::string odd = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/pair_rows_odd_layernorm_67x129.json",
+                                      "pair_rows_odd_layernorm_67x129.json", "ast");
+    EXPECT_NE(odd.find("for (int c1 = 0; c1 <= min(1, -c0 + 66); c1 += 1)"), std::string::npos) << odd;
 }

@@ -82,14 +82,6 @@ isl_schedule_node *place(const PolyModel &m, isl_schedule_node *node, isl_multi_
     return node;
 }
 
-// The bytes of one element of the largest buffer (float16 tensors are the common case here).
-int64_t largest_element_bytes(const PolyModel &m) {
-    const BufferInfo *largest = nullptr;
-    for (const auto &b : m.buffers)
-        if (!largest || element_count(b.shape) > element_count(largest->shape)) largest = &b;
-    return largest ? dtype_bytes(largest->dtype) : 4;
-}
-
 isl_schedule_node *interleave_under_mark(isl_schedule_node *node, void *user) {
     auto &c = *static_cast<Ctx *>(user);
     isl_schedule_node *band = one_dimensional_parallel_band(node);
@@ -116,10 +108,7 @@ isl_schedule_node *interleave_under_mark(isl_schedule_node *node, void *user) {
 
 void interleave_channel_blocks(PolyModel &m, const ScheduleOptions &options) {
     Ctx ctx{&m, &options};
-    isl_schedule_node *root = isl_schedule_get_root(m.schedule.get());
-    root = isl_schedule_node_map_descendant_bottom_up(root, interleave_under_mark, &ctx);
-    m.schedule = isl::manage(isl_schedule_node_get_schedule(root));
-    isl_schedule_node_free(root);
+    map_schedule_bottom_up(m, interleave_under_mark, &ctx);
 }
 
 } // namespace akg

@@ -157,10 +157,7 @@ std::vector<int64_t> member_strides(const PolyModel &m, isl_schedule_node *band,
 }
 
 void order_band_members(PolyModel &m) {
-    isl_schedule_node *root = isl_schedule_get_root(m.schedule.get());
-    root = isl_schedule_node_map_descendant_bottom_up(root, order_members, &m);
-    m.schedule = isl::manage(isl_schedule_node_get_schedule(root));
-    isl_schedule_node_free(root);
+    map_schedule_bottom_up(m, order_members, &m);
 }
 
 int64_t sequential_contiguous_loops(const PolyModel &m) {

@@ -87,10 +87,7 @@ isl_schedule_node *prefetch_under_mark(isl_schedule_node *node, void *user) {
 } // namespace
 
 void prefetch_next_rows(PolyModel &m) {
-    isl_schedule_node *root = isl_schedule_get_root(m.schedule.get());
-    root = isl_schedule_node_map_descendant_bottom_up(root, prefetch_under_mark, &m);
-    m.schedule = isl::manage(isl_schedule_node_get_schedule(root));
-    isl_schedule_node_free(root);
+    map_schedule_bottom_up(m, prefetch_under_mark, &m);
 }
 
 } // namespace akg

@@ -166,6 +166,20 @@ const PolyStatement *whole_statement(const PolyModel &m, const isl::union_set &i
     return nullptr;
 }
 
+void map_schedule_bottom_up(PolyModel &m, isl_schedule_node *(*fn)(isl_schedule_node *, void *), void *user) {
+    isl_schedule_node *root = isl_schedule_get_root(m.schedule.get());
+    root = isl_schedule_node_map_descendant_bottom_up(root, fn, user);
+    m.schedule = isl::manage(isl_schedule_node_get_schedule(root));
+    isl_schedule_node_free(root);
+}
+
+int64_t largest_element_bytes(const PolyModel &m) {
+    const BufferInfo *largest = nullptr;
+    for (const auto &b : m.buffers)
+        if (!largest || element_count(b.shape) > element_count(largest->shape)) largest = &b;
+    return largest ? dtype_bytes(largest->dtype) : 4;
+}
+
 size_t body_plans_of_mark(PolyModel &m, isl_schedule_node *&node) {
     isl_id *id = isl_schedule_node_mark_get_id(node);
     std::string name = isl_id_get_name(id);

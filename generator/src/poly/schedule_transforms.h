@@ -36,6 +36,12 @@ const PolyStatement *whole_statement(const PolyModel &m, const isl::union_set &i
 // A fixed box's offset (kept) as one C expression per buffer dimension, in the loop iterators
 // c0..c{depth-1}.
 std::vector<std::string> offset_to_c(isl_multi_aff *offset, int depth);
+// Replaces the model's schedule by `fn` applied to every node, bottom-up
+// (isl_schedule_node_map_descendant_bottom_up from the root).
+void map_schedule_bottom_up(PolyModel &model, isl_schedule_node *(*fn)(isl_schedule_node *, void *), void *user);
+// The bytes of one element of the model's largest buffer.
+int64_t largest_element_bytes(const PolyModel &model);
+
 // The index K of the per-iteration plans of the parallel mark `node` (model.float16_stagings
 // and model.row_prefetches, kept the same length): the mark is renamed "parallel_N@K", with a
 // new K, unless it already has one. `node` stays the (renamed) mark.

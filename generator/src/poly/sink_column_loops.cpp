@@ -113,10 +113,7 @@ isl_schedule_node *sink_under_mark(isl_schedule_node *node, void *user) {
 
 void sink_column_loops(PolyModel &m, const ScheduleOptions &options) {
     Ctx ctx{&m, &options};
-    isl_schedule_node *root = isl_schedule_get_root(m.schedule.get());
-    root = isl_schedule_node_map_descendant_bottom_up(root, sink_under_mark, &ctx);
-    m.schedule = isl::manage(isl_schedule_node_get_schedule(root));
-    isl_schedule_node_free(root);
+    map_schedule_bottom_up(m, sink_under_mark, &ctx);
 }
 
 } // namespace akg

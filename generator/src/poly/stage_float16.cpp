@@ -113,10 +113,7 @@ isl_schedule_node *stage_under_mark(isl_schedule_node *node, void *user) {
 
 void stage_float16_buffers(PolyModel &m) {
     Ctx ctx{&m};
-    isl_schedule_node *root = isl_schedule_get_root(m.schedule.get());
-    root = isl_schedule_node_map_descendant_bottom_up(root, stage_under_mark, &ctx);
-    m.schedule = isl::manage(isl_schedule_node_get_schedule(root));
-    isl_schedule_node_free(root);
+    map_schedule_bottom_up(m, stage_under_mark, &ctx);
 }
 
 } // namespace akg
