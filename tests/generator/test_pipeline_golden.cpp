@@ -463,3 +463,12 @@ TEST(PipelineGolden, ShortRowPassesRunForTwoRows) {
                                       "pair_rows_odd_layernorm_67x129.json", "ast");
     EXPECT_NE(odd.find("for (int c1 = 0; c1 <= min(1, -c0 + 66); c1 += 1)"), std::string::npos) << odd;
 }
+
+// A parallel band that isl skews (difftest seed 8282: the inner loop runs from c0 to c0 + 7)
+// is not collapsed: OpenMP collapses rectangular nests only, and GCC rejected the kernel.
+TEST(PipelineGolden, SkewedParallelBandIsNotCollapsed) {
+    std::string code = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/collapse_over_a_skewed_band.json",
+                                       "collapse_over_a_skewed_band.json", "emit");
+    EXPECT_EQ(code.find("collapse("), std::string::npos) << code;
+    EXPECT_NE(code.find("#pragma omp parallel for schedule(static)"), std::string::npos) << code;
+}

@@ -1298,6 +1298,15 @@ private:
         return updates;
     }
 
+    // Whether the bounds of loop `node` use the iterator of one of the loops `outer`: OpenMP
+    // collapses rectangular nests only (a skewed band: `for (c1 = c0; c1 <= c0 + 7; ...)`).
+    bool bounds_use_iterators(isl_ast_node *node, const std::vector<isl_ast_node *> &outer) {
+        std::string bounds = ast_expr(isl_ast_node_for_get_init(node)) + " " + ast_expr(isl_ast_node_for_get_cond(node));
+        for (auto *loop : outer)
+            if (mentions(bounds, ast_expr(isl_ast_node_for_get_iterator(loop)))) return true;
+        return false;
+    }
+
     std::string for_header(isl_ast_node *node, std::string &iterator) {
         iterator = ast_expr(isl_ast_node_for_get_iterator(node));
         std::string init = ast_expr(isl_ast_node_for_get_init(node));
@@ -1707,7 +1716,8 @@ private:
         std::vector<isl_ast_node *> chain{isl_ast_node_copy(for_node)};
         while (static_cast<int>(chain.size()) < members) {
             isl_ast_node *body = isl_ast_node_for_get_body(chain.back());
-            if (isl_ast_node_get_type(body) != isl_ast_node_for || isl_ast_node_for_is_degenerate(body) == isl_bool_true) {
+            if (isl_ast_node_get_type(body) != isl_ast_node_for || isl_ast_node_for_is_degenerate(body) == isl_bool_true ||
+                bounds_use_iterators(body, chain)) {
                 isl_ast_node_free(body);
                 break;
             }
