@@ -5,6 +5,7 @@
 #include "passes/math_identities.h"
 #include "poly/stream_outputs.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 
@@ -572,32 +573,19 @@ Halide::Expr ast_to_halide(isl_ast_expr *e) {
     return r;
 }
 
-// The statements under an AST node, in the order they run (the order of the code).
-std::vector<const PolyStatement *> statements_in_order(const PolyModel &m, isl_ast_node *node) {
-    struct Walk {
-        const PolyModel *m;
-        std::vector<const PolyStatement *> order;
-    } walk{&m, {}};
-    isl_ast_node_foreach_descendant_top_down(
-        node,
-        [](isl_ast_node *n, void *user) -> isl_bool {
-            if (isl_ast_node_get_type(n) != isl_ast_node_user) return isl_bool_true;
-            auto *w = static_cast<Walk *>(user);
-            isl_ast_expr *e = isl_ast_node_user_get_expr(n);
-            isl_ast_expr *fn = isl_ast_expr_op_get_arg(e, 0);
-            isl_id *id = isl_ast_expr_get_id(fn);
-            w->order.push_back(&w->m->statement(isl_id_get_name(id)));
-            isl_id_free(id);
-            isl_ast_expr_free(fn);
-            isl_ast_expr_free(e);
-            return isl_bool_true;
-        },
-        &walk);
-    return walk.order;
+// The statement a user node of the AST (the call `S3(c0, c1)`, kept) runs.
+const PolyStatement &statement_of(const PolyModel &m, isl_ast_expr *call) {
+    isl_ast_expr *fn = isl_ast_expr_op_get_arg(call, 0);
+    isl_id *id = isl_ast_expr_get_id(fn);
+    const PolyStatement &st = m.statement(isl_id_get_name(id));
+    isl_id_free(id);
+    isl_ast_expr_free(fn);
+    return st;
 }
 
-// The buffers a stage's value reads.
-std::set<std::string> buffers_read(const Stage &s) {
+// The buffers a statement reads (an initialization reads none; other statements read what
+// their stage's value reads).
+std::set<std::string> buffers_read(const PolyStatement &st) {
     class Reads : public Halide::Internal::IRVisitor {
     public:
         std::set<std::string> names;
@@ -607,8 +595,30 @@ std::set<std::string> buffers_read(const Stage &s) {
             IRVisitor::visit(op);
         }
     } reads;
-    s.value.accept(&reads);
+    if (st.role != StatementRole::ReduceInit) st.stage->value.accept(&reads);
     return reads.names;
+}
+
+// The statements under an AST node in the order they run (the order of the code), each with
+// the buffers it reads.
+std::vector<std::pair<const PolyStatement *, std::set<std::string>>> statements_in_order(const PolyModel &m, isl_ast_node *node) {
+    struct Walk {
+        const PolyModel *m;
+        std::vector<std::pair<const PolyStatement *, std::set<std::string>>> order;
+    } walk{&m, {}};
+    isl_ast_node_foreach_descendant_top_down(
+        node,
+        [](isl_ast_node *n, void *user) -> isl_bool {
+            if (isl_ast_node_get_type(n) != isl_ast_node_user) return isl_bool_true;
+            auto *w = static_cast<Walk *>(user);
+            isl_ast_expr *e = isl_ast_node_user_get_expr(n);
+            const PolyStatement &st = statement_of(*w->m, e);
+            w->order.emplace_back(&st, buffers_read(st));
+            isl_ast_expr_free(e);
+            return isl_bool_true;
+        },
+        &walk);
+    return walk.order;
 }
 
 struct UserCall {
@@ -768,11 +778,7 @@ private:
     UserCall user_call(isl_ast_node *node) {
         isl_ast_expr *e = isl_ast_node_user_get_expr(node);
         UserCall call;
-        isl_ast_expr *fn = isl_ast_expr_op_get_arg(e, 0);
-        isl_id *id = isl_ast_expr_get_id(fn);
-        call.statement = &m_.statement(isl_id_get_name(id));
-        isl_id_free(id);
-        isl_ast_expr_free(fn);
+        call.statement = &statement_of(m_, e);
         for (int k = 1; k < isl_ast_expr_op_get_n_arg(e); ++k) {
             call.args.push_back(ast_expr(isl_ast_expr_op_get_arg(e, k)));
             call.index.push_back(ast_to_halide(isl_ast_expr_op_get_arg(e, k)));
@@ -1564,17 +1570,17 @@ private:
                                     const std::string &full, const std::string &block, const std::string &L, const std::string &p1,
                                     const std::string &p2, std::string &out) {
         if (!in_parallel_body_ || !row_prefetches_) return "";
-        // The statements of the body that run before this reduction.
+        // This reduction's updates, and the statements of the body that run before them.
         std::set<const PolyStatement *> updates;
         for (const auto &a : accs) updates.insert(user_call(a.update).statement);
-        auto first = std::find_if(body_order_.begin(), body_order_.end(), [&](const PolyStatement *st) { return updates.count(st) > 0; });
+        auto is_update = [&](const auto &entry) { return updates.count(entry.first) > 0; };
+        auto first = std::find_if(body_order_.begin(), body_order_.end(), is_update);
         std::string calls;
         for (const auto &p : *row_prefetches_) {
             if (prefetched_in_body_.count(p.buffer)) continue;
-            bool reads = false, read_before = false;
-            for (const auto &a : accs) reads |= buffers_read(*a.stage).count(p.buffer) > 0;
-            for (auto st = body_order_.begin(); st != first; ++st)
-                read_before |= (*st)->role != StatementRole::ReduceInit && buffers_read(*(*st)->stage).count(p.buffer) > 0; // an init reads nothing
+            auto reads_run = [&](const auto &entry) { return entry.second.count(p.buffer) > 0; };
+            bool reads = std::any_of(first, body_order_.end(), [&](const auto &entry) { return is_update(entry) && reads_run(entry); });
+            bool read_before = std::any_of(body_order_.begin(), first, reads_run);
             if (!reads || !read_before) continue;
             prefetched_in_body_.insert(p.buffer);
             const BufferInfo &b = m_.buffer(p.buffer);
@@ -1669,7 +1675,7 @@ private:
     // The parallel body's row prefetches (prefetch_next_rows.h), its statements in execution
     // order, and the buffers already prefetched.
     const std::vector<RowPrefetch> *row_prefetches_ = nullptr;
-    std::vector<const PolyStatement *> body_order_;
+    std::vector<std::pair<const PolyStatement *, std::set<std::string>>> body_order_; // with the buffers each reads
     std::set<std::string> prefetched_in_body_;
     std::string begin_side_blocks(const std::vector<isl_ast_node *> &sides, const std::string &it, const std::string &first,
                                   const std::string &lane, int lanes_per_block, std::string &out, const std::string &indent) {
@@ -1754,7 +1760,7 @@ private:
         if (stagings && static_cast<int>(chain.size()) != members) stagings = nullptr;
         printer_.set_staged(stagings);
         const std::vector<RowPrefetch> *outer_prefetches = row_prefetches_;
-        std::vector<const PolyStatement *> outer_order = std::move(body_order_);
+        auto outer_order = std::move(body_order_);
         std::set<std::string> outer_prefetched = std::move(prefetched_in_body_);
         row_prefetches_ = members == 1 && chain.size() == 1 ? prefetches : nullptr;
         body_order_ = statements_in_order(m_, body);
@@ -1856,8 +1862,9 @@ private:
                 isl_ast_node_for_is_degenerate(child) != isl_bool_true) {
                 size_t at = name.find('@'); // "parallel_N@K": float16 stagings and row prefetches K
                 size_t k = at == std::string::npos ? 0 : std::stoul(name.substr(at + 1));
-                s = emit_parallel(child, depth, std::stoi(name.substr(9)), at == std::string::npos ? nullptr : &m_.float16_stagings.at(k),
-                                  at == std::string::npos || k >= m_.row_prefetches.size() ? nullptr : &m_.row_prefetches[k]);
+                bool plans = at != std::string::npos; // body_plans_of_mark keeps both vectors the same length
+                s = emit_parallel(child, depth, std::stoi(name.substr(9)), plans ? &m_.float16_stagings.at(k) : nullptr,
+                                  plans ? &m_.row_prefetches.at(k) : nullptr);
             } else {
                 bool saved = in_simd_;
                 in_simd_ = name == "simd";

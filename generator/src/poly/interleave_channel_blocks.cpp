@@ -57,16 +57,7 @@ bool has_inversion_below(const PolyModel &m, isl_schedule_node *node, int64_t st
 // Inserts `point` above the first band (top-down) whose stride is below `stride`, or at the
 // leaves; returns the node at the same position.
 isl_schedule_node *place(const PolyModel &m, isl_schedule_node *node, isl_multi_union_pw_aff *point, int64_t stride) {
-    auto insert_here = [&](isl_schedule_node *at) {
-        isl_union_set *reaching = isl_schedule_node_get_domain(at);
-        if (isl_union_set_is_empty(reaching) == isl_bool_true) {
-            isl_union_set_free(reaching);
-            return at;
-        }
-        at = isl_schedule_node_insert_partial_schedule(at, isl_multi_union_pw_aff_intersect_domain(isl_multi_union_pw_aff_copy(point), reaching));
-        at = isl_schedule_node_band_set_permutable(at, 1);
-        return isl_schedule_node_band_member_set_coincident(at, 0, 1);
-    };
+    auto insert_here = [&](isl_schedule_node *at) { return insert_point_band(at, point); };
     enum isl_schedule_node_type type = isl_schedule_node_get_type(node);
     if (type == isl_schedule_node_leaf) return insert_here(node);
     if (type == isl_schedule_node_band) {

@@ -71,11 +71,7 @@ isl_schedule_node *pair_under_mark(isl_schedule_node *node, void *user) {
     isl_schedule_node *sequence = tile_and_take_point_band(band, kRowsPerIteration, &point);
     int n = isl_schedule_node_n_children(sequence);
     for (int k = 0; k < n; ++k) {
-        isl_schedule_node *at = isl_schedule_node_child(isl_schedule_node_child(sequence, k), 0);
-        isl_union_set *reaching = isl_schedule_node_get_domain(at);
-        at = isl_schedule_node_insert_partial_schedule(at, isl_multi_union_pw_aff_intersect_domain(isl_multi_union_pw_aff_copy(point), reaching));
-        at = isl_schedule_node_band_set_permutable(at, 1);
-        at = isl_schedule_node_band_member_set_coincident(at, 0, 1);
+        isl_schedule_node *at = insert_point_band(isl_schedule_node_child(isl_schedule_node_child(sequence, k), 0), point);
         sequence = isl_schedule_node_parent(isl_schedule_node_parent(at));
     }
     isl_multi_union_pw_aff_free(point);

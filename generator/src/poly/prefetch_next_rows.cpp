@@ -60,25 +60,15 @@ bool plan_prefetch(PolyModel &m, const BufferInfo &b, isl_union_set *subtree, is
 
 isl_schedule_node *prefetch_under_mark(isl_schedule_node *node, void *user) {
     PolyModel &m = *static_cast<PolyModel *>(user);
-    if (isl_schedule_node_get_type(node) != isl_schedule_node_mark) return node;
-    isl_id *id = isl_schedule_node_mark_get_id(node);
-    std::string name = isl_id_get_name(id);
-    isl_id_free(id);
-    if (name.rfind("parallel_1", 0) != 0 || (name.size() > 10 && name[10] != '@')) return node; // one loop in parallel
-    isl_schedule_node *band = isl_schedule_node_child(isl_schedule_node_copy(node), 0);
-    isl_schedule_node *inside = isl_schedule_node_child(isl_schedule_node_copy(band), 0);
-    int depth = isl_schedule_node_get_schedule_depth(inside);
-    isl_union_set *subtree = isl_schedule_node_get_domain(band);
-    isl_union_map *prefix = isl_schedule_node_get_prefix_schedule_relation(inside);
+    std::string name = mark_name(node);
+    if (name != "parallel_1" && name.rfind("parallel_1@", 0) != 0) return node; // one loop in parallel
+    ParallelIteration iteration(node);
+    if (isl_schedule_node_band_n_member(iteration.band) != 1) return node;
     std::vector<RowPrefetch> prefetches;
     for (const auto &b : m.buffers) {
         RowPrefetch p;
-        if (isl_schedule_node_band_n_member(band) == 1 && plan_prefetch(m, b, subtree, prefix, depth, p)) prefetches.push_back(p);
+        if (plan_prefetch(m, b, iteration.subtree, iteration.prefix, iteration.depth, p)) prefetches.push_back(p);
     }
-    isl_union_map_free(prefix);
-    isl_union_set_free(subtree);
-    isl_schedule_node_free(inside);
-    isl_schedule_node_free(band);
     if (prefetches.empty()) return node;
     m.row_prefetches.at(body_plans_of_mark(m, node)) = std::move(prefetches);
     return node;

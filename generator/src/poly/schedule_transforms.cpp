@@ -180,10 +180,42 @@ int64_t largest_element_bytes(const PolyModel &m) {
     return largest ? dtype_bytes(largest->dtype) : 4;
 }
 
-size_t body_plans_of_mark(PolyModel &m, isl_schedule_node *&node) {
+std::string mark_name(isl_schedule_node *node) {
+    if (isl_schedule_node_get_type(node) != isl_schedule_node_mark) return "";
     isl_id *id = isl_schedule_node_mark_get_id(node);
     std::string name = isl_id_get_name(id);
     isl_id_free(id);
+    return name;
+}
+
+ParallelIteration::ParallelIteration(isl_schedule_node *mark) {
+    band = isl_schedule_node_child(isl_schedule_node_copy(mark), 0);
+    isl_schedule_node *inside = isl_schedule_node_child(isl_schedule_node_copy(band), 0);
+    depth = isl_schedule_node_get_schedule_depth(inside);
+    subtree = isl_schedule_node_get_domain(band);
+    prefix = isl_schedule_node_get_prefix_schedule_relation(inside);
+    isl_schedule_node_free(inside);
+}
+
+ParallelIteration::~ParallelIteration() {
+    isl_union_map_free(prefix);
+    isl_union_set_free(subtree);
+    isl_schedule_node_free(band);
+}
+
+isl_schedule_node *insert_point_band(isl_schedule_node *at, isl_multi_union_pw_aff *point) {
+    isl_union_set *reaching = isl_schedule_node_get_domain(at);
+    if (isl_union_set_is_empty(reaching) == isl_bool_true) {
+        isl_union_set_free(reaching);
+        return at;
+    }
+    at = isl_schedule_node_insert_partial_schedule(at, isl_multi_union_pw_aff_intersect_domain(isl_multi_union_pw_aff_copy(point), reaching));
+    at = isl_schedule_node_band_set_permutable(at, 1);
+    return isl_schedule_node_band_member_set_coincident(at, 0, 1);
+}
+
+size_t body_plans_of_mark(PolyModel &m, isl_schedule_node *&node) {
+    std::string name = mark_name(node);
     size_t at = name.find('@');
     if (at != std::string::npos) return std::stoul(name.substr(at + 1));
     size_t k = std::max(m.float16_stagings.size(), m.row_prefetches.size());

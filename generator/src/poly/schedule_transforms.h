@@ -42,6 +42,26 @@ void map_schedule_bottom_up(PolyModel &model, isl_schedule_node *(*fn)(isl_sched
 // The bytes of one element of the model's largest buffer.
 int64_t largest_element_bytes(const PolyModel &model);
 
+// The name of mark `node`, or "" when `node` is not a mark.
+std::string mark_name(isl_schedule_node *node);
+
+// One iteration of the band below a parallel mark: the band, the statement instances below it,
+// the prefix schedule of its body (`depth` dimensions: the loops around and the band's own).
+struct ParallelIteration {
+    isl_schedule_node *band = nullptr;
+    isl_union_set *subtree = nullptr;
+    isl_union_map *prefix = nullptr;
+    int depth = 0;
+    explicit ParallelIteration(isl_schedule_node *mark); // kept
+    ParallelIteration(const ParallelIteration &) = delete;
+    ParallelIteration &operator=(const ParallelIteration &) = delete;
+    ~ParallelIteration();
+};
+
+// Inserts `point` (kept), restricted to the instances reaching `at`, as a permutable coincident
+// band at `at`; returns the new band (or `at` when nothing reaches it).
+isl_schedule_node *insert_point_band(isl_schedule_node *at, isl_multi_union_pw_aff *point);
+
 // The index K of the per-iteration plans of the parallel mark `node` (model.float16_stagings
 // and model.row_prefetches, kept the same length): the mark is renamed "parallel_N@K", with a
 // new K, unless it already has one. `node` stays the (renamed) mark.

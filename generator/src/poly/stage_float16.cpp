@@ -81,29 +81,21 @@ bool plan_staging(PolyModel &m, const BufferInfo &b, isl_union_set *subtree, isl
 
 isl_schedule_node *stage_under_mark(isl_schedule_node *node, void *user) {
     PolyModel &m = *static_cast<Ctx *>(user)->m;
-    if (isl_schedule_node_get_type(node) != isl_schedule_node_mark) return node;
-    isl_id *id = isl_schedule_node_mark_get_id(node);
-    std::string name = isl_id_get_name(id);
-    isl_id_free(id);
+    std::string name = mark_name(node);
     if (name.rfind("parallel_", 0) != 0 || name.find('@') != std::string::npos) return node;
-    isl_schedule_node *band = isl_schedule_node_child(isl_schedule_node_copy(node), 0);
-    isl_schedule_node *inside = isl_schedule_node_child(isl_schedule_node_copy(band), 0);
-    int depth = isl_schedule_node_get_schedule_depth(inside);
-    isl_union_set *subtree = isl_schedule_node_get_domain(band);
-    isl_union_map *prefix = isl_schedule_node_get_prefix_schedule_relation(inside);
     std::vector<Float16Staging> stagings;
-    int64_t staged = 0;
-    for (const auto &b : m.buffers) {
-        Float16Staging s;
-        if (plan_staging(m, b, subtree, prefix, depth, s) && staged + element_count(s.box) <= kMaxStagedElementsPerBody) {
-            staged += element_count(s.box);
-            stagings.push_back(s);
+    {
+        ParallelIteration iteration(node);
+        int64_t staged = 0;
+        for (const auto &b : m.buffers) {
+            Float16Staging s;
+            if (plan_staging(m, b, iteration.subtree, iteration.prefix, iteration.depth, s) &&
+                staged + element_count(s.box) <= kMaxStagedElementsPerBody) {
+                staged += element_count(s.box);
+                stagings.push_back(s);
+            }
         }
     }
-    isl_union_map_free(prefix);
-    isl_union_set_free(subtree);
-    isl_schedule_node_free(inside);
-    isl_schedule_node_free(band);
     if (stagings.empty()) return node;
     m.float16_stagings.at(body_plans_of_mark(m, node)) = std::move(stagings);
     return node;
