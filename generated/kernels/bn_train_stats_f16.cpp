@@ -42,6 +42,7 @@ static void akg_bn_train_stats_f16_parallel_body_0(int64_t c0, const uint16_t *_
                         for (int64_t c3_block = c3_begin; c3_block < c3_full; c3_block += 64) {
                             float block_c3_0[64];
                             akg_f16_to_f32_n(in0 + (((c1 * INT64_C(802816)) + (((c0 + c2) * INT64_C(3136)) + c3_block))), block_c3_0, 64);
+                            akg_prefetch_ahead(in0, (((c1 * INT64_C(802816)) + (((c0 + c2) * INT64_C(3136)) + c3_block))) * 2, 128, 51380224);
                             #pragma omp simd
                             for (int64_t c3_lane = 0; c3_lane < 64; ++c3_lane) {
                                 const int64_t c3 = c3_block + c3_lane;

@@ -439,6 +439,30 @@ TEST(PipelineGolden, SecondPassOverALongRowPrefetchesTheNextRow) {
     EXPECT_EQ(dump_after("layernorm_fwd_f32.json", "emit").find("akg_prefetch"), std::string::npos);
 }
 
+// A kernel that mostly reads prefetches ahead of its lane reductions' streams through large
+// inputs (prefetch-streams): BatchNorm's statistics in the block loop over each row of the
+// tensor. A second pass over the data (a row's variance after its mean) finds it cached and
+// prefetches nothing; kernels that write about as much as they read, and small inputs, neither.
+TEST(PipelineGolden, ReadMostlyKernelPrefetchesAheadOfItsStreams) {
+    std::string chosen = dump_after("bn_train_stats_f16.json", "prefetch-streams");
+    EXPECT_NE(chosen.find("in0[32,256,3136]: prefetched ahead of its lane reductions"), std::string::npos) << chosen;
+    std::string code = dump_after("bn_train_stats_f16.json", "emit");
+    EXPECT_EQ(count(code, "akg_prefetch_ahead("), 1u) << code;
+    size_t block_loop = code.find("c3_block += 64) {"), prefetch = code.find("akg_prefetch_ahead(in0, "),
+           lanes = code.find("for (int64_t c3_lane", prefetch);
+    ASSERT_NE(prefetch, std::string::npos) << code;
+    EXPECT_LT(block_loop, prefetch);
+    EXPECT_NE(code.find("* 2, 128, 51380224);", prefetch), std::string::npos) << "a block of 64 halves, clipped to the tensor";
+    EXPECT_NE(lanes, std::string::npos);
+    std::string variance = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/prefetch_streams_row_variance_2047x1031.json",
+                                           "prefetch_streams_row_variance_2047x1031.json", "emit");
+    EXPECT_EQ(count(variance, "akg_prefetch_ahead(in0, "), 1u) << variance;
+    EXPECT_LT(variance.find("akg_prefetch_ahead("), variance.find("lanes_c2[c2_lane] + (v_cse0 * v_cse0)")) << "the mean's pass, not the variance's";
+    for (const char *k : {"relu_grad_bn_grad_reductions_f16.json", "grad_overflow_check_f16.json", "layernorm_fwd_f32.json",
+                          "mlm_bias_log_softmax_f32.json", "add_relu_f32.json"})
+        EXPECT_EQ(dump_after(k, "emit").find("akg_prefetch_ahead"), std::string::npos) << k;
+}
+
 // A ReLU's max(x, 0) propagates NaN with one unordered compare (akg_fmax_c); a max of two
 // tensors keeps both checks (numerics runs both on NaN).
 TEST(PipelineGolden, MaxAgainstAConstantTakesOneCompare) {

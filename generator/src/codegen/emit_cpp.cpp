@@ -159,9 +159,12 @@ public:
     // converted before the writes).
     void begin_block_staging(const std::string &iterator, const std::string &first, const std::string &lane, int lanes,
                              std::set<std::string> written = {}) {
-        block_ = BlockStaging{iterator, first, lane, lanes, std::move(written), {}, {}};
+        block_ = BlockStaging{iterator, first, lane, lanes, std::move(written), {}, {}, {}};
         block_active_ = true;
     }
+    // The reads of the last block whose inputs prefetch-streams chose: (buffer, offset of the
+    // block's first element), in the order first read.
+    const std::vector<std::pair<std::string, std::string>> &block_streams() const { return block_.streams; }
     // The conversions the block needs, to be emitted before its lane loop.
     std::string end_block_staging(const std::string &indent) {
         block_active_ = false;
@@ -212,17 +215,17 @@ private:
         std::set<std::string> written;
         std::map<std::string, std::string> arrays_by_address; // "in0 + (base)" -> array name
         std::vector<std::string> arrays;                     // declarations and conversions
+        std::vector<std::pair<std::string, std::string>> streams; // (buffer, base) of prefetched inputs
     };
     BlockStaging block_;
     bool block_active_ = false;
     std::string f16_suffix_;
     Hoister hoister_;
 
-    // The read `buffer[args]` as an element of the current block's float array, or "" when its
+    // The offset of the read `buffer[args]` at the block's first iteration, as C, or "" when its
     // address does not advance by exactly one element per iteration of the block's loop.
-    std::string block_staged_read(const std::string &buffer, const std::vector<Halide::Expr> &args) {
-        const BufferInfo &b = model_->buffer(buffer);
-        if (b.promoted || b.dtype != DType::Float16 || args.size() != b.shape.size() || block_.written.count(buffer)) return "";
+    std::string block_base(const BufferInfo &b, const std::vector<Halide::Expr> &args) {
+        if (args.size() != b.shape.size()) return "";
         std::vector<Halide::Expr> idx = index_exprs(args);
         if (idx.empty()) return "";
         Halide::Expr flat = Halide::Internal::make_zero(Halide::Int(64));
@@ -247,7 +250,24 @@ private:
         Halide::Expr step = simplify(substitute(block_.iterator, it + 1, flat) - flat);
         const int64_t *one = Halide::Internal::as_const_int(step);
         if (!one || *one != 1) return "";
-        std::string base = print(simplify(substitute(block_.iterator, Variable::make(Halide::Int(64), block_.first), flat)));
+        return print(simplify(substitute(block_.iterator, Variable::make(Halide::Int(64), block_.first), flat)));
+    }
+
+    // A contiguous read of an input that prefetch-streams chose, for the block's prefetches.
+    void note_stream(const BufferInfo &b, const std::string &base) {
+        for (const auto &s : block_.streams)
+            if (s.first == b.name) return;
+        block_.streams.emplace_back(b.name, base);
+    }
+
+    // The read `buffer[args]` as an element of the current block's float array, or "" when its
+    // address does not advance by exactly one element per iteration of the block's loop.
+    std::string block_staged_read(const std::string &buffer, const std::vector<Halide::Expr> &args) {
+        const BufferInfo &b = model_->buffer(buffer);
+        if (b.promoted || b.dtype != DType::Float16 || block_.written.count(buffer)) return "";
+        std::string base = block_base(b, args);
+        if (base.empty()) return "";
+        if (b.prefetched_ahead) note_stream(b, base);
         std::string address = buffer + " + (" + base + ")";
         auto found = block_.arrays_by_address.find(address);
         if (found == block_.arrays_by_address.end()) {
@@ -398,6 +418,11 @@ private:
     }
     void visit(const Call *op) override {
         if (op->name.rfind("buf$", 0) == 0) {
+            const BufferInfo &b = model_->buffer(op->name.substr(4));
+            if (block_active_ && b.prefetched_ahead && !is_staged(b.name) && !b.promoted) {
+                std::string base = block_base(b, op->args);
+                if (!base.empty()) note_stream(b, base);
+            }
             std::string access = buffer_access(op->name.substr(4), op->args);
             // Double accumulators are read back as the float32 values the IR computes with.
             if (model_->buffer(op->name.substr(4)).dtype == DType::Float64 && op->type == Halide::Float(32))
@@ -1570,11 +1595,9 @@ private:
                                     const std::string &full, const std::string &block, const std::string &L, const std::string &p1,
                                     const std::string &p2, std::string &out) {
         if (!in_parallel_body_ || !row_prefetches_) return "";
-        // This reduction's updates, and the statements of the body that run before them.
-        std::set<const PolyStatement *> updates;
-        for (const auto &a : accs) updates.insert(user_call(a.update).statement);
+        std::set<const PolyStatement *> updates = update_statements(accs);
         auto is_update = [&](const auto &entry) { return updates.count(entry.first) > 0; };
-        auto first = std::find_if(body_order_.begin(), body_order_.end(), is_update);
+        auto first = body_order_.begin() + static_cast<std::ptrdiff_t>(first_update_in_body(updates));
         std::string calls;
         for (const auto &p : *row_prefetches_) {
             if (prefetched_in_body_.count(p.buffer)) continue;
@@ -1593,6 +1616,37 @@ private:
                    " = akg_prefetch_share(" + std::to_string(element_count(p.box) * bytes) + ", (" + full + " - " + begin_v + ") / " + L + ");\n";
             calls += p2 + "akg_prefetch_l2(" + p.buffer + ", " + from + " + (" + block + " - " + begin_v + ") / " + L + " * " + share + ", " + share +
                      ", " + std::to_string(element_count(b.shape) * bytes) + ");\n";
+        }
+        return calls;
+    }
+
+    std::set<const PolyStatement *> update_statements(const std::vector<Accumulation> &accs) {
+        std::set<const PolyStatement *> updates;
+        for (const auto &a : accs) updates.insert(user_call(a.update).statement);
+        return updates;
+    }
+    // The first of `updates` in the parallel body's statement order; the statements before it
+    // run before the reduction.
+    size_t first_update_in_body(const std::set<const PolyStatement *> &updates) const {
+        auto first = std::find_if(body_order_.begin(), body_order_.end(), [&](const auto &entry) { return updates.count(entry.first) > 0; });
+        return static_cast<size_t>(first - body_order_.begin());
+    }
+
+    // A block of a lane reduction prefetches ahead of its contiguous reads of the inputs that
+    // prefetch-streams chose (akg_prefetch_ahead), unless a statement of the parallel body that
+    // runs before the reduction read the input: the reduction then finds its data cached.
+    std::string stream_prefetches(const std::vector<Accumulation> &accs, int lanes_per_block, const std::string &indent) {
+        std::string calls;
+        for (const auto &[buffer, base] : printer_.block_streams()) {
+            if (in_parallel_body_) {
+                const std::string &name = buffer;
+                auto first = body_order_.begin() + static_cast<std::ptrdiff_t>(first_update_in_body(update_statements(accs)));
+                if (std::any_of(body_order_.begin(), first, [&](const auto &entry) { return entry.second.count(name) > 0; })) continue;
+            }
+            const BufferInfo &b = m_.buffer(buffer);
+            int64_t bytes = dtype_bytes(b.dtype);
+            calls += indent + "akg_prefetch_ahead(" + buffer + ", (" + base + ") * " + std::to_string(bytes) + ", " +
+                     std::to_string(lanes_per_block * bytes) + ", " + std::to_string(element_count(b.shape) * bytes) + ");\n";
         }
         return calls;
     }
@@ -1631,6 +1685,7 @@ private:
         std::string body = bodies(d + 3, acc);
         side_blocks_.clear();
         out += printer_.end_block_staging(p2);
+        out += stream_prefetches(accs, lanes_per_block, p2);
         out += p2 + "#pragma omp simd\n";
         out += p2 + "for (int64_t " + lane + " = 0; " + lane + " < " + L + "; ++" + lane + ") {\n";
         out += pad(d + 3) + "const int64_t " + it + " = " + block + " + " + lane + ";\n";

@@ -24,6 +24,7 @@
 #include "poly/order_band_members.h"
 #include "poly/pair_row_passes.h"
 #include "poly/prefetch_next_rows.h"
+#include "poly/prefetch_streams.h"
 #include "poly/sink_column_loops.h"
 #include "poly/stage_float16.h"
 #include "poly/stream_outputs.h"
@@ -35,7 +36,7 @@ const char *const kGeneratorVersion = "0.1.0";
 const std::vector<std::string> &pipeline_pass_names() {
     static const std::vector<std::string> names = {"validate", "lower", "materialize", "simplify", "math-identities", "compare-float16", "fold-dimensions", "fold-reductions", "nan-dominated-extrema", "poly-model",
                                                    "dependences", "schedule", "fuse-reductions", "join-reductions", "order-loops", "parallelize", "split-bands", "sink-columns", "interleave-channels", "pair-rows", "vectorize",
-                                                   "promote", "stream-outputs", "stage-float16", "prefetch-rows", "ast", "emit"};
+                                                   "promote", "stream-outputs", "stage-float16", "prefetch-rows", "prefetch-streams", "ast", "emit"};
     return names;
 }
 
@@ -106,6 +107,13 @@ std::string dump_streamed_outputs(const PolyModel &m) {
     std::ostringstream os;
     for (const auto &b : m.buffers)
         if (b.streamed) os << b.name << shape_string(b.shape) << ": non-temporal stores\n";
+    return os.str();
+}
+
+std::string dump_prefetched_streams(const PolyModel &m) {
+    std::ostringstream os;
+    for (const auto &b : m.buffers)
+        if (b.prefetched_ahead) os << b.name << shape_string(b.shape) << ": prefetched ahead of its lane reductions\n";
     return os.str();
 }
 
@@ -215,6 +223,8 @@ std::string run_pipeline(const CompositeKernel &kernel, const PipelineOptions &o
         dump("stage-float16", [&] { return dump_schedule(model) + dump_float16_stagings(model); });
         prefetch_next_rows(model);
         dump("prefetch-rows", [&] { return dump_schedule(model) + dump_row_prefetches(model); });
+        prefetch_input_streams(model, options.schedule);
+        dump("prefetch-streams", [&] { return dump_prefetched_streams(model); });
         isl_ast_node *ast = build_ast(model);
         dump("ast", [&] {
             isl_printer *p = isl_printer_to_str(model.ctx.get());

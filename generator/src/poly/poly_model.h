@@ -41,6 +41,9 @@ struct BufferInfo {
     std::vector<std::string> local_offset_c; // per dimension, a C expression in the loop iterators
     // Set by stream-outputs: a kernel output written with non-temporal stores.
     bool streamed = false;
+    // Set by prefetch-streams: a large input of a kernel that mostly reads, prefetched ahead of
+    // the first lane reduction that streams through it.
+    bool prefetched_ahead = false;
 };
 
 // Set by stage-float16: a float16 kernel tensor that one iteration of a parallel loop reads
@@ -107,6 +110,9 @@ struct ScheduleOptions {
     // Kernels whose input and output tensors take more bytes than this (the last-level cache of
     // the dev machine) write their outputs with non-temporal stores (stream_outputs.h).
     int64_t stream_outputs_above_bytes = int64_t{32} << 20;
+    // Inputs this large (a quarter of that cache) of kernels that mostly read are prefetched in
+    // software ahead of their lane reductions (prefetch_streams.h).
+    int64_t prefetch_streams_from_bytes = int64_t{8} << 20;
     bool fuse = true;               // false: one loop nest per statement (the ablation)
     bool parallel = true;
 };
