@@ -5,81 +5,50 @@
 #include "akg_kernel_support.h"
 
 static void akg_global_avgpool_fwd_f16_parallel_body_0(int64_t c0, int64_t c1, const uint16_t *__restrict in0, uint16_t *__restrict out0) {
-    double t0[1];
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        [[maybe_unused]] const int64_t i1 = c1;
-        [[maybe_unused]] const int64_t i2 = 0;
-        [[maybe_unused]] const int64_t i3 = 0;
-        t0[0] = 0.0f;
-    }
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        [[maybe_unused]] const int64_t i1 = c1;
-        [[maybe_unused]] const int64_t i2 = 0;
-        [[maybe_unused]] const int64_t i3 = 0;
-        float acc = t0[0];
-        float acc1 = 0.0f;
+    double t0[16];
+    float s_out0[16];
+    #pragma omp simd
+    for (int64_t c3 = 0; (c3 <= 15); c3 += 1) {
         {
-            const int64_t c2_begin = 0, c2_end = (48) + 1;
-            float lanes_c2[32];
-            #pragma omp simd
-            for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) lanes_c2[c2_lane] = 0.0f;
-            if (c2_end - c2_begin >= 32) {
-                const int64_t c2_full = c2_begin + (c2_end - c2_begin) / 32 * 32;
-                for (int64_t c2_block = c2_begin; c2_block < c2_full; c2_block += 32) {
-                    float block_c2_0[32];
-                    akg_f16_to_f32_n(in0 + (((c0 * INT64_C(100352)) + ((c1 * INT64_C(49)) + c2_block))), block_c2_0, 32);
-                    #pragma omp simd
-                    for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
-                        const int64_t c2 = c2_block + c2_lane;
-                        {
-                            [[maybe_unused]] const int64_t r0 = c2;
-                            lanes_c2[c2_lane] = lanes_c2[c2_lane] + block_c2_0[c2_lane];
-                        }
-                    }
-                    akg_end_of_lane_block();
-                }
-                if (c2_full < c2_end) {
-                    const int64_t c2_last = c2_end - 32;
-                    float block_c2_0[32];
-                    akg_f16_to_f32_n(in0 + (((c0 * INT64_C(100352)) + ((c1 * INT64_C(49)) + c2_last))), block_c2_0, 32);
-                    #pragma omp simd
-                    for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
-                        const int64_t c2 = c2_last + c2_lane;
-                        {
-                            [[maybe_unused]] const int64_t r0 = c2;
-                            lanes_c2[c2_lane] = lanes_c2[c2_lane] + akg_select(c2 >= c2_full, float(block_c2_0[c2_lane]), float(0.0f));
-                        }
-                    }
-                }
-            } else {
-                for (int64_t c2 = c2_begin; c2 < c2_end; ++c2) {
-                    {
-                        [[maybe_unused]] const int64_t r0 = c2;
-                        lanes_c2[0] = lanes_c2[0] + akg_f16_to_f32(in0[c0 * 100352 + c1 * 49 + c2]);
-                    }
-                }
-            }
-            acc1 = akg_combine_lanes<32>(lanes_c2, [](float a, float b) { return a + b; });
+            [[maybe_unused]] const int64_t i0 = c0;
+            [[maybe_unused]] const int64_t i1 = (c1 + c3);
+            [[maybe_unused]] const int64_t i2 = 0;
+            [[maybe_unused]] const int64_t i3 = 0;
+            t0[(i1 - (c1))] = 0.0f;
         }
-        acc = acc + acc1;
-        t0[0] = (double)(acc);
     }
     {
-        [[maybe_unused]] const int64_t i0 = c0;
-        [[maybe_unused]] const int64_t i1 = c1;
-        out0[i0 * 2048 + i1] = akg_f32_to_f16_scalar((akg_round_f16_scalar(((float)t0[0])) * 0.0204081628f));
+        float sums_c2[16];
+        akg_row_sums_f16(in0 + ((((c0 * INT64_C(2048)) + c1) * INT64_C(49))), 49, 49, 16, sums_c2);
+        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = (c1 + c2);
+                [[maybe_unused]] const int64_t i2 = 0;
+                [[maybe_unused]] const int64_t i3 = 0;
+                const float acc = t0[(i1 - (c1))];
+                t0[(i1 - (c1))] = (double)(acc + sums_c2[c2]);
+            }
+        }
     }
+    #pragma omp simd
+    for (int64_t c3 = 0; (c3 <= 15); c3 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = c0;
+            [[maybe_unused]] const int64_t i1 = (c1 + c3);
+            s_out0[(i1 - (c1))] = (akg_round_f16(((float)t0[((c1 + c3) - (c1))])) * 0.0204081628f);
+        }
+    }
+    akg_f32_to_f16_n(s_out0, out0 + ((int64_t)(c0) * 2048 + (int64_t)(c1)), 16);
 }
 
 extern "C" int akg_kernel_fn_global_avgpool_fwd_f16(void *const *buffers) {
     const uint16_t *__restrict in0 = (const uint16_t *)buffers[0];
     uint16_t *__restrict out0 = (uint16_t *)buffers[1];
-    double t0[1];
+    double t0[16];
     #pragma omp parallel for collapse(2) schedule(static)
     for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
-        for (int64_t c1 = 0; (c1 <= 2047); c1 += 1)
+        for (int64_t c1 = 0; (c1 <= 2047); c1 += 16)
             akg_global_avgpool_fwd_f16_parallel_body_0(c0, c1, in0, out0);
     return AKG_STATUS_OK;
 }

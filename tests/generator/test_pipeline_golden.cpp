@@ -275,10 +275,10 @@ TEST(PipelineGolden, ReducedHeightAndWidthFoldIntoOneLoop) {
     EXPECT_NE(code.find("const int64_t c3_begin = 0, c3_end = (3135) + 1;"), std::string::npos) << code;
     EXPECT_NE(code.find("for (int64_t c3_block = c3_begin; c3_block < c3_full; c3_block += 64)"), std::string::npos) << code;
     EXPECT_NE(code.find("akg_combine_lanes<64>"), std::string::npos) << code;
-    // Short rows keep two vectors of lanes: global average pooling's rows of 49.
-    std::string pooling = dump_after("global_avgpool_fwd_f16.json", "emit");
-    EXPECT_NE(pooling.find("akg_combine_lanes<32>"), std::string::npos) << pooling;
-    EXPECT_EQ(pooling.find("akg_combine_lanes<64>"), std::string::npos) << pooling;
+    // Rows shorter than 512 keep two vectors of lanes: the softmax gradient's rows of 128.
+    std::string softmax = dump_after("softmax_grad_f16.json", "emit");
+    EXPECT_NE(softmax.find("akg_combine_lanes<32>"), std::string::npos) << softmax;
+    EXPECT_EQ(softmax.find("akg_combine_lanes<64>"), std::string::npos) << softmax;
     EXPECT_EQ(code.find("<= 55)"), std::string::npos) << code;
 }
 
@@ -461,6 +461,25 @@ TEST(PipelineGolden, ReadMostlyKernelPrefetchesAheadOfItsStreams) {
     for (const char *k : {"relu_grad_bn_grad_reductions_f16.json", "grad_overflow_check_f16.json", "layernorm_fwd_f32.json",
                           "mlm_bias_log_softmax_f32.json", "add_relu_f32.json"})
         EXPECT_EQ(dump_after(k, "emit").find("akg_prefetch_ahead"), std::string::npos) << k;
+}
+
+// Sums over short rows run 16 rows at a time (group-rows): global average pooling's 49-element
+// rows are summed by one akg_row_sums_f16 call per group (no lane tree per row), its epilogue
+// is a vector loop over the group's rows, and the 16 averages are converted at once. The last
+// group of an odd row count is partial. Long rows keep their lane reductions.
+TEST(PipelineGolden, ShortRowSumsRunSixteenRowsAtATime) {
+    std::string tree = dump_after("global_avgpool_fwd_f16.json", "group-rows");
+    EXPECT_NE(tree.find("S1[i0, i1, i2, i3, r0] -> [(i1 - (i1) mod 16)]"), std::string::npos) << tree;
+    std::string code = dump_after("global_avgpool_fwd_f16.json", "emit");
+    EXPECT_NE(code.find("akg_row_sums_f16(in0 + ((((c0 * INT64_C(2048)) + c1) * INT64_C(49))), 49, 49, 16, sums_c2);"), std::string::npos) << code;
+    EXPECT_EQ(code.find("akg_combine_lanes"), std::string::npos) << code;
+    EXPECT_NE(code.find("akg_f32_to_f16_n(s_out0, out0 + ((int64_t)(c0) * 2048 + (int64_t)(c1)), 16);"), std::string::npos) << code;
+    EXPECT_EQ(code.find("akg_f16_to_f32_n("), std::string::npos) << "the row sums read the input themselves";
+    std::string odd = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/group_rows_avgpool_3x37_rows_of_21.json",
+                                      "group_rows_avgpool_3x37_rows_of_21.json", "emit");
+    EXPECT_NE(odd.find(", 21, 21, (akg_imin(15, ((-c1) + 36))) + 1, sums_c2);"), std::string::npos) << odd;
+    for (const char *k : {"layernorm_fwd_f32.json", "softmax_grad_f16.json", "bn_train_stats_f16.json", "global_avgpool_bwd_f16.json"})
+        EXPECT_EQ(dump_after(k, "emit").find("akg_row_sums"), std::string::npos) << k;
 }
 
 // A ReLU's max(x, 0) propagates NaN with one unordered compare (akg_fmax_c); a max of two

@@ -1,7 +1,7 @@
 // The float16 array conversions (akg_f16_to_f32_n, akg_f32_to_f16_n: hardware vcvtph2ps /
 // vcvtps2ph where the target has them, masked tails) and the box staging of the generator's
 // stage-float16 pass (akg_stage_f16_in/out), against the element functions; and the
-// non-temporal store helpers of the stream-outputs pass.
+// non-temporal store helpers of the stream-outputs pass; the short-row sums of the group-rows pass.
 #include "akg_kernel_support.h"
 
 #include <gtest/gtest.h>
@@ -176,4 +176,50 @@ TEST(StreamStores, CopyExactlyTheElementsAskedForAtEveryAlignment) {
             for (int i = 0; i < 400; ++i) ASSERT_EQ(half[i], expected[i]) << "offset " << offset << " n " << n << " at " << i;
         }
     }
+}
+
+// The short-row sums of the group-rows pass: the vector code (a transposing tree across 16
+// rows) adds in the order of the portable code (lanes j % 16, then akg_combine_lanes<16>), so
+// both give the same bits, for every row length below 64, partial groups, float16 and float32
+// rows, strides that leave gaps; no sum is written past `rows`.
+template <typename T> void check_row_sums(T (*make)(float)) {
+    std::mt19937 gen(7);
+    std::uniform_real_distribution<float> value(-100.0f, 100.0f);
+    for (int64_t n = 1; n < 64; ++n)
+        for (int64_t gap : {0, 3})
+            for (int64_t rows = 1; rows <= 16; ++rows) {
+                const int64_t stride = n + gap;
+                std::vector<T> src(static_cast<size_t>(stride * (rows - 1) + n)); // ends where the last row does
+                for (auto &x : src) x = make(value(gen));
+                float fast[17], portable[17];
+                for (float &s : fast) s = 777.0f;
+                akg_row_sums(src.data(), stride, n, rows, fast);
+                akg_row_sums_portable(src.data(), stride, n, rows, portable);
+                for (int64_t r = 0; r < rows; ++r) {
+                    ASSERT_TRUE(same(fast[r], portable[r])) << "n " << n << " rows " << rows << " row " << r;
+                    double exact = 0;
+                    for (int64_t j = 0; j < n; ++j) exact += akg_row_element(src.data() + r * stride + j);
+                    ASSERT_NEAR(fast[r], exact, 1e-4 * 100 * n) << "n " << n << " row " << r;
+                }
+                for (int64_t r = rows; r < 17; ++r) ASSERT_EQ(fast[r], 777.0f) << "wrote past the rows, rows = " << rows;
+            }
+}
+
+TEST(RowSums, VectorTreeAddsInThePortableOrder) {
+    check_row_sums<float>([](float x) { return x; });
+    check_row_sums<uint16_t>([](float x) { return akg_f32_to_f16(x); });
+}
+
+TEST(RowSums, SpecialValuesPropagate) {
+    std::vector<float> rows(16 * 49, 1.0f);
+    rows[3 * 49 + 48] = NAN;                  // the masked tail of row 3
+    rows[5 * 49 + 0] = INFINITY;              // row 5
+    rows[6 * 49 + 1] = INFINITY, rows[6 * 49 + 40] = -INFINITY; // row 6: inf - inf
+    float sums[16];
+    akg_row_sums_f32(rows.data(), 49, 49, 16, sums);
+    EXPECT_TRUE(std::isnan(sums[3]));
+    EXPECT_EQ(sums[5], INFINITY);
+    EXPECT_TRUE(std::isnan(sums[6]));
+    EXPECT_EQ(sums[0], 49.0f);
+    EXPECT_EQ(sums[15], 49.0f);
 }

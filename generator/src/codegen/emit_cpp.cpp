@@ -3,6 +3,7 @@
 
 #include "codegen/loop_invariants.h"
 #include "passes/math_identities.h"
+#include "poly/group_short_rows.h"
 #include "poly/stream_outputs.h"
 
 #include <algorithm>
@@ -1271,26 +1272,12 @@ private:
             return std::vector<isl_ast_node *>{};
         };
         while (true) {
-            auto t = isl_ast_node_get_type(node);
-            if (t == isl_ast_node_for) {
-                loops.push_back(isl_ast_node_copy(node));
-                isl_ast_node *body = isl_ast_node_for_get_body(node);
-                isl_ast_node_free(node);
-                node = body;
-            } else if (t == isl_ast_node_mark) {
-                isl_ast_node *child = isl_ast_node_mark_get_node(node);
-                isl_ast_node_free(node);
-                node = child;
-            } else if (t == isl_ast_node_block) {
-                isl_ast_node_list *list = isl_ast_node_block_get_children(node);
-                bool single = isl_ast_node_list_n_ast_node(list) == 1;
-                if (single) {
-                    isl_ast_node_free(node);
-                    node = isl_ast_node_list_get_ast_node(list, 0);
-                }
-                isl_ast_node_list_free(list);
-                if (!single) break;
-            } else break;
+            node = unwrapped(node);
+            if (isl_ast_node_get_type(node) != isl_ast_node_for) break;
+            loops.push_back(isl_ast_node_copy(node));
+            isl_ast_node *body = isl_ast_node_for_get_body(node);
+            isl_ast_node_free(node);
+            node = body;
         }
         if (isl_ast_node_get_type(node) == isl_ast_node_block) {
             isl_ast_node_list *list = isl_ast_node_block_get_children(node);
@@ -1327,6 +1314,129 @@ private:
             }
         }
         return updates;
+    }
+
+    // `node` (taken) without the marks and one-child blocks around what it holds.
+    static isl_ast_node *unwrapped(isl_ast_node *node) {
+        while (true) {
+            if (isl_ast_node_get_type(node) == isl_ast_node_mark) {
+                isl_ast_node *child = isl_ast_node_mark_get_node(node);
+                isl_ast_node_free(node);
+                node = child;
+            } else if (isl_ast_node_get_type(node) == isl_ast_node_block) {
+                isl_ast_node_list *list = isl_ast_node_block_get_children(node);
+                bool single = isl_ast_node_list_n_ast_node(list) == 1;
+                if (single) {
+                    isl_ast_node_free(node);
+                    node = isl_ast_node_list_get_ast_node(list, 0);
+                }
+                isl_ast_node_list_free(list);
+                if (!single) return node;
+            } else {
+                return node;
+            }
+        }
+    }
+
+    // A bound on the value of an isl AST expression: the constant, or a constant argument of a
+    // min (the last group of rows: min(15, 66 - c1)).
+    static bool constant_bound(isl_ast_expr *e, int64_t &v) { // takes ownership
+        bool ok = int_value(isl_ast_expr_copy(e), v);
+        if (!ok && isl_ast_expr_get_type(e) == isl_ast_expr_op && isl_ast_expr_op_get_type(e) == isl_ast_expr_op_min)
+            for (int k = 0; k < isl_ast_expr_op_get_n_arg(e) && !ok; ++k) ok = int_value(isl_ast_expr_op_get_arg(e, k), v);
+        isl_ast_expr_free(e);
+        return ok;
+    }
+
+    // The sums over short rows that group-rows grouped (group_short_rows.h): the loop over a
+    // group's rows around the loop over a row's terms becomes one akg_row_sums_* call for the
+    // group, then a loop that adds each row's sum to its accumulator. "" when `row_loop` is not
+    // such a nest, or its rows are not each one contiguous run of the input.
+    std::string emit_grouped_row_sums(isl_ast_node *row_loop, int depth) {
+        if (m_.grouped_row_sums.empty() || isl_ast_node_for_is_degenerate(row_loop) == isl_bool_true) return "";
+        int64_t step = 0, lo = 0;
+        if (!int_value(isl_ast_node_for_get_inc(row_loop), step) || step != 1 || !int_value(isl_ast_node_for_get_init(row_loop), lo)) return "";
+        isl_ast_node *terms = unwrapped(isl_ast_node_for_get_body(row_loop)), *update = nullptr;
+        int64_t term_lo = 0, term_hi = 0, term_step = 0;
+        bool nest = isl_ast_node_get_type(terms) == isl_ast_node_for && isl_ast_node_for_is_degenerate(terms) != isl_bool_true &&
+                    int_value(isl_ast_node_for_get_inc(terms), term_step) && term_step == 1 && int_value(isl_ast_node_for_get_init(terms), term_lo);
+        if (nest) {
+            isl_ast_expr *cond = isl_ast_node_for_get_cond(terms);
+            nest = isl_ast_expr_get_type(cond) == isl_ast_expr_op && isl_ast_expr_op_get_type(cond) == isl_ast_expr_op_le &&
+                   int_value(isl_ast_expr_op_get_arg(cond, 1), term_hi);
+            isl_ast_expr_free(cond);
+        }
+        if (nest) {
+            update = unwrapped(isl_ast_node_for_get_body(terms));
+            nest = isl_ast_node_get_type(update) == isl_ast_node_user && m_.grouped_row_sums.count(user_call(update).statement->name);
+        }
+        // The group's rows: lo..hi, at most kRowsPerGroup.
+        std::string rows;
+        if (nest) {
+            isl_ast_expr *cond = isl_ast_node_for_get_cond(row_loop);
+            int64_t bound = 0;
+            nest = isl_ast_expr_get_type(cond) == isl_ast_expr_op && isl_ast_expr_op_get_type(cond) == isl_ast_expr_op_le &&
+                   constant_bound(isl_ast_expr_op_get_arg(cond, 1), bound) && bound - lo + 1 <= kRowsPerGroup;
+            int64_t hi = 0;
+            if (nest && int_value(isl_ast_expr_op_get_arg(cond, 1), hi)) rows = std::to_string(hi - lo + 1);
+            else if (nest) rows = "(" + ast_expr(isl_ast_expr_op_get_arg(cond, 1)) + ")" + (lo ? " - " + std::to_string(lo) : "") + " + 1";
+            isl_ast_expr_free(cond);
+        }
+        std::string out;
+        if (nest) out = grouped_row_sums_code(row_loop, terms, update, lo, term_lo, term_hi - term_lo + 1, rows, depth);
+        if (update) isl_ast_node_free(update);
+        isl_ast_node_free(terms);
+        return out;
+    }
+
+    std::string grouped_row_sums_code(isl_ast_node *row_loop, isl_ast_node *terms, isl_ast_node *update, int64_t lo, int64_t term_lo, int64_t n,
+                                      const std::string &rows, int depth) {
+        std::string row_it = ast_expr(isl_ast_node_for_get_iterator(row_loop)), term_it = ast_expr(isl_ast_node_for_get_iterator(terms));
+        UserCall c = user_call(update);
+        const Stage &s = *c.statement->stage;
+        const Halide::Internal::Call *read = summed_input_read(m_, s);
+        const BufferInfo &in = m_.buffer(read->name.substr(4));
+        // The read's offset in the input, in the loop iterators: one element per term, a
+        // constant stride per row.
+        enter_loop(row_loop, row_it);
+        enter_loop(terms, term_it);
+        std::map<std::string, Halide::Expr> vars = index_map(c), vars_strided;
+        for (const auto &[name, index] : vars) vars_strided[name] = substitute(strided_, index);
+        printer_.set_index_context(vars.size() == c.index.size() ? &vars : nullptr, &vars_strided, &loop_bounds_, &loop_alignment_, &strided_back_);
+        std::vector<Halide::Expr> idx = printer_.index_exprs(read->args);
+        printer_.set_index_context(nullptr, nullptr, nullptr, nullptr, nullptr);
+        leave_loop(term_it);
+        leave_loop(row_it);
+        if (idx.size() != in.shape.size()) return "";
+        Halide::Expr flat = Halide::Internal::make_zero(Halide::Int(64));
+        int64_t stride = 1;
+        for (int d = static_cast<int>(in.shape.size()) - 1; d >= 0; --d) {
+            flat = flat + Halide::cast(Halide::Int(64), idx[d]) * Halide::Internal::make_const(Halide::Int(64), stride);
+            stride *= in.shape[d];
+        }
+        auto advance = [&](const std::string &it) {
+            Halide::Expr v = Variable::make(Halide::Int(64), it);
+            return simplify(substitute(it, v + 1, flat) - flat);
+        };
+        Halide::Expr term_step = advance(term_it), row_step = advance(row_it);
+        const int64_t *one = Halide::Internal::as_const_int(term_step), *row_stride = Halide::Internal::as_const_int(row_step);
+        if (!one || *one != 1 || !row_stride || *row_stride < n) return "";
+        std::map<std::string, Halide::Expr> first{{row_it, Halide::Internal::make_const(Halide::Int(64), lo)},
+                                                  {term_it, Halide::Internal::make_const(Halide::Int(64), term_lo)}};
+        std::string base = printer_.print(simplify(substitute(first, flat)));
+        std::string sums = "sums_" + row_it, type = c_type_of(s.value.type());
+        std::string out = pad(depth) + "{\n";
+        out += pad(depth + 1) + "float " + sums + "[" + std::to_string(kRowsPerGroup) + "];\n";
+        out += pad(depth + 1) + std::string(in.dtype == DType::Float16 ? "akg_row_sums_f16(" : "akg_row_sums_f32(") + in.name + " + (" + base + "), " +
+               std::to_string(*row_stride) + ", " + std::to_string(n) + ", " + rows + ", " + sums + ");\n";
+        std::string it;
+        out += pad(depth + 1) + for_header(row_loop, it) + " {\n";
+        out += pad(depth + 2) + "{\n" + bind_vars(c, pad(depth + 3), true, false);
+        std::string target = out_access(*c.statement);
+        out += pad(depth + 3) + "const " + type + " acc = " + target + ";\n";
+        out += pad(depth + 3) + target + " = " + store_cast(m_.buffer(s.buffer), "acc + " + sums + "[" + row_it + (lo ? " - " + std::to_string(lo) : "") + "]") + ";\n";
+        out += pad(depth + 2) + "}\n" + pad(depth + 1) + "}\n";
+        return out + pad(depth) + "}\n";
     }
 
     // Whether the bounds of loop `node` use the iterator of one of the loops `outer`: OpenMP
@@ -1930,6 +2040,8 @@ private:
             return s;
         }
         case isl_ast_node_for: {
+            std::string grouped = emit_grouped_row_sums(node, depth);
+            if (!grouped.empty()) return grouped;
             std::vector<isl_ast_node *> loops;
             std::vector<isl_ast_node *> sides;
             std::vector<isl_ast_node *> updates = reduction_nest(node, loops, sides);

@@ -22,6 +22,7 @@
 #include "poly/join_reduction_inputs.h"
 #include "poly/interleave_channel_blocks.h"
 #include "poly/order_band_members.h"
+#include "poly/group_short_rows.h"
 #include "poly/pair_row_passes.h"
 #include "poly/prefetch_next_rows.h"
 #include "poly/prefetch_streams.h"
@@ -35,7 +36,7 @@ const char *const kGeneratorVersion = "0.1.0";
 
 const std::vector<std::string> &pipeline_pass_names() {
     static const std::vector<std::string> names = {"validate", "lower", "materialize", "simplify", "math-identities", "compare-float16", "fold-dimensions", "fold-reductions", "nan-dominated-extrema", "poly-model",
-                                                   "dependences", "schedule", "fuse-reductions", "join-reductions", "order-loops", "parallelize", "split-bands", "sink-columns", "interleave-channels", "pair-rows", "vectorize",
+                                                   "dependences", "schedule", "fuse-reductions", "join-reductions", "order-loops", "parallelize", "split-bands", "sink-columns", "interleave-channels", "pair-rows", "group-rows", "vectorize",
                                                    "promote", "stream-outputs", "stage-float16", "prefetch-rows", "prefetch-streams", "ast", "emit"};
     return names;
 }
@@ -213,6 +214,8 @@ std::string run_pipeline(const CompositeKernel &kernel, const PipelineOptions &o
         dump("interleave-channels", [&] { return dump_schedule(model); });
         pair_row_passes(model);
         dump("pair-rows", [&] { return dump_schedule(model); });
+        group_short_rows(model);
+        dump("group-rows", [&] { return dump_schedule(model); });
         vectorize_inner_loops(model, options.schedule);
         dump("vectorize", [&] { return dump_schedule(model); });
         promote_to_local_buffers(model, options.schedule);

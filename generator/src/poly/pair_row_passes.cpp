@@ -1,5 +1,6 @@
 #include "poly/pair_row_passes.h"
 
+#include "poly/group_short_rows.h"
 #include "poly/order_band_members.h"
 #include "poly/schedule_transforms.h"
 
@@ -61,7 +62,7 @@ isl_schedule_node *pair_under_mark(isl_schedule_node *node, void *user) {
     // paired, bias + dropout + residual + LayerNorm f16 ran 1.2x slower, its f32 version and the
     // LayerNorm backward as before.
     bool apply = passes && row_bytes > 0 && row_bytes <= kMaxRowBytes && has_reduction(m, band) && row_inputs(m, band) == 1 &&
-                 member_extent(band, 0) >= kRowsPerIteration * kMinIterationsAfterPairing;
+                 member_extent(band, 0) >= kRowsPerIteration * kMinIterationsAfterPairing && !groups_short_rows(m, band);
     if (!apply) {
         isl_schedule_node_free(band);
         return node;
@@ -69,14 +70,7 @@ isl_schedule_node *pair_under_mark(isl_schedule_node *node, void *user) {
     isl_schedule_node_free(node);
     isl_multi_union_pw_aff *point = nullptr;
     isl_schedule_node *sequence = tile_and_take_point_band(band, kRowsPerIteration, &point);
-    int n = isl_schedule_node_n_children(sequence);
-    for (int k = 0; k < n; ++k) {
-        isl_schedule_node *at = insert_point_band(isl_schedule_node_child(isl_schedule_node_child(sequence, k), 0), point);
-        sequence = isl_schedule_node_parent(isl_schedule_node_parent(at));
-    }
-    isl_multi_union_pw_aff_free(point);
-    // Back to the mark above the tile loop.
-    return isl_schedule_node_parent(isl_schedule_node_parent(sequence));
+    return run_passes_for_the_tile(sequence, point);
 }
 
 } // namespace

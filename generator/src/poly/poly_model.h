@@ -87,6 +87,9 @@ struct PolyModel {
     std::vector<std::vector<Float16Staging>> float16_stagings;
     // Indexed by the same K (prefetch-rows keeps both vectors the same length).
     std::vector<std::vector<RowPrefetch>> row_prefetches;
+    // Set by group-rows: the sums over short rows that the emitter computes 16 rows at a time
+    // (akg_row_sums_*), by statement name. Their input is read by that call, not staged.
+    std::set<std::string> grouped_row_sums;
 
     const PolyStatement &statement(const std::string &name) const;
     BufferInfo &buffer(const std::string &name);

@@ -214,6 +214,16 @@ isl_schedule_node *insert_point_band(isl_schedule_node *at, isl_multi_union_pw_a
     return isl_schedule_node_band_member_set_coincident(at, 0, 1);
 }
 
+isl_schedule_node *run_passes_for_the_tile(isl_schedule_node *sequence, isl_multi_union_pw_aff *point) {
+    int passes = isl_schedule_node_n_children(sequence);
+    for (int k = 0; k < passes; ++k) {
+        isl_schedule_node *at = insert_point_band(isl_schedule_node_child(isl_schedule_node_child(sequence, k), 0), point);
+        sequence = isl_schedule_node_parent(isl_schedule_node_parent(at));
+    }
+    isl_multi_union_pw_aff_free(point);
+    return isl_schedule_node_parent(isl_schedule_node_parent(sequence));
+}
+
 size_t body_plans_of_mark(PolyModel &m, isl_schedule_node *&node) {
     std::string name = mark_name(node);
     size_t at = name.find('@');

@@ -1,0 +1,96 @@
+#include "poly/group_short_rows.h"
+
+#include "poly/schedule_transforms.h"
+
+#include <isl/aff.h>
+#include <isl/schedule_node.h>
+#include <isl/union_set.h>
+#include <isl/val.h>
+
+namespace akg {
+
+using Halide::Internal::Call;
+using Halide::Internal::Cast;
+
+const Call *summed_input_read(const PolyModel &m, const Stage &sum) {
+    if (sum.reduce_kind != ReduceKind::Sum || sum.value.type() != Halide::Float(32)) return nullptr;
+    Halide::Expr term = sum.value;
+    const Cast *widened = term.as<Cast>();
+    if (widened && widened->value.type() == Halide::Float(16)) term = widened->value;
+    const Call *read = term.as<Call>();
+    if (!read || read->name.rfind("buf$", 0) != 0) return nullptr;
+    const BufferInfo &b = m.buffer(read->name.substr(4));
+    bool plain = b.kind == BufferKind::KernelInput && ((widened && b.dtype == DType::Float16) || (!widened && b.dtype == DType::Float32));
+    return plain ? read : nullptr;
+}
+
+namespace {
+
+// The one sum below `band` that qualifies (see group_short_rows.h), or null.
+const PolyStatement *short_row_sum(const PolyModel &m, isl_schedule_node *band) {
+    isl_union_set *domain = isl_schedule_node_get_domain(band);
+    const PolyStatement *found = nullptr;
+    int reductions = 0;
+    for (const auto &st : m.statements) {
+        if (st.role != StatementRole::ReduceUpdate) continue;
+        isl_union_set *mine = isl_union_set_from_set(isl_set_universe(st.space(isl_union_set_get_ctx(domain))));
+        mine = isl_union_set_intersect(mine, isl_union_set_copy(domain));
+        bool below = isl_union_set_is_empty(mine) != isl_bool_true;
+        isl_union_set_free(mine);
+        if (!below) continue;
+        ++reductions;
+        if (element_count(st.stage->reduce_extents) < kShortRowElements && summed_input_read(m, *st.stage)) found = &st;
+    }
+    isl_union_set_free(domain);
+    return reductions == 1 ? found : nullptr;
+}
+
+} // namespace
+
+bool groups_short_rows(const PolyModel &m, isl_schedule_node *band) {
+    bool apply = isl_schedule_node_get_type(band) == isl_schedule_node_band && has_band_below(band);
+    int n = apply ? isl_schedule_node_band_n_member(band) : 0;
+    for (int k = 0; k < n; ++k) apply &= isl_schedule_node_band_member_get_coincident(band, k) == isl_bool_true;
+    if (apply) {
+        isl_schedule_node *body = isl_schedule_node_get_child(band, 0);
+        apply = isl_schedule_node_get_type(body) == isl_schedule_node_sequence;
+        isl_schedule_node_free(body);
+    }
+    // Enough groups that every thread still gets several (two threads assumed).
+    return apply && member_extent(band, n - 1) >= 2 * kRowsPerGroup && short_row_sum(m, band);
+}
+
+namespace {
+
+isl_schedule_node *group_under_mark(isl_schedule_node *node, void *user) {
+    PolyModel &m = *static_cast<PolyModel *>(user);
+    if (mark_name(node).rfind("parallel_", 0) != 0) return node;
+    isl_schedule_node *band = isl_schedule_node_child(isl_schedule_node_copy(node), 0);
+    if (!groups_short_rows(m, band)) {
+        isl_schedule_node_free(band);
+        return node;
+    }
+    m.grouped_row_sums.insert(short_row_sum(m, band)->name);
+    int n = isl_schedule_node_band_n_member(band);
+    isl_schedule_node_free(node);
+    // Tile the innermost member by kRowsPerGroup (the others by 1: their tile loops are the
+    // band's loops as they were), and keep only that member's point loop.
+    isl_ctx *ctx = isl_schedule_node_get_ctx(band);
+    isl_val_list *sizes = isl_val_list_alloc(ctx, n);
+    for (int k = 0; k < n; ++k) sizes = isl_val_list_add(sizes, isl_val_int_from_si(ctx, k == n - 1 ? kRowsPerGroup : 1));
+    band = isl_schedule_node_band_tile(band, isl_multi_val_from_val_list(isl_schedule_node_band_get_space(band), sizes));
+    for (int k = 0; k < n; ++k) band = isl_schedule_node_band_member_set_coincident(band, k, 1);
+    isl_schedule_node *inner = isl_schedule_node_child(band, 0);
+    isl_multi_union_pw_aff *all = isl_schedule_node_band_get_partial_schedule(inner);
+    isl_multi_union_pw_aff *point = isl_multi_union_pw_aff_from_union_pw_aff(isl_multi_union_pw_aff_get_at(all, n - 1));
+    isl_multi_union_pw_aff_free(all);
+    return run_passes_for_the_tile(isl_schedule_node_delete(inner), point);
+}
+
+} // namespace
+
+void group_short_rows(PolyModel &m) {
+    map_schedule_bottom_up(m, group_under_mark, &m);
+}
+
+} // namespace akg
