@@ -45,7 +45,7 @@ static void akg_bn_grad_dx_f16_parallel_body_1(int64_t c0, int64_t c1, const uin
             }
         }
     }
-    akg_f32_to_f16_n(s_out0, out0 + ((int64_t)(c0) * 401408 + (int64_t)(c1) * 784), 784);
+    akg_stream_f32_to_f16_n(s_out0, out0 + ((int64_t)(c0) * 401408 + (int64_t)(c1) * 784), 784);
 }
 
 extern "C" int akg_kernel_fn_bn_grad_dx_f16(void *const *buffers) {
@@ -64,10 +64,14 @@ extern "C" int akg_kernel_fn_bn_grad_dx_f16(void *const *buffers) {
     #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 511); c0 += 64)
         akg_bn_grad_dx_f16_parallel_body_0(c0, in0, in1, in2, in3, in4, in5, in6, t0, out0);
-    #pragma omp parallel for collapse(2) schedule(static)
-    for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
-        for (int64_t c1 = 0; (c1 <= 511); c1 += 1)
-            akg_bn_grad_dx_f16_parallel_body_1(c0, c1, in0, in1, in2, in3, in4, in5, in6, t0, out0);
+    #pragma omp parallel
+    {
+        #pragma omp for collapse(2) schedule(static) nowait
+        for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
+            for (int64_t c1 = 0; (c1 <= 511); c1 += 1)
+                akg_bn_grad_dx_f16_parallel_body_1(c0, c1, in0, in1, in2, in3, in4, in5, in6, t0, out0);
+        akg_stream_fence();
+    }
     free(t0);
     return AKG_STATUS_OK;
 }

@@ -1959,7 +1959,10 @@ private:
                 std::string start = linear_index(terms, b.shape);
                 std::string n = std::to_string(element_count(st.box));
                 inner += staging_array(st, reduces);
-                if (st.output) copy_out += "    akg_f32_to_f16_n(s_" + st.buffer + ", " + st.buffer + " + (" + start + "), " + n + ");\n";
+                streams |= st.streamed;
+                if (st.output)
+                    copy_out += std::string(st.streamed ? "    akg_stream_f32_to_f16_n(s_" : "    akg_f32_to_f16_n(s_") + st.buffer + ", " + st.buffer + " + (" +
+                                start + "), " + n + ");\n";
                 else inner += "    akg_f16_to_f32_n(" + st.buffer + " + (" + start + "), s_" + st.buffer + ", " + n + ");\n";
                 continue;
             }

@@ -125,7 +125,7 @@ std::string dump_float16_stagings(const PolyModel &m) {
             os << "@" << k << ": " << s.buffer << (s.output ? " copied out from" : " copied in to") << " float " << shape_string(s.box)
                << " at offset (";
             for (size_t d = 0; d < s.offset_c.size(); ++d) os << (d ? ", " : "") << s.offset_c[d];
-            os << ")" << (s.contiguous ? ", one run inside the tensor" : ", clamped to the tensor") << "\n";
+            os << ")" << (s.contiguous ? ", one run inside the tensor" : ", clamped to the tensor") << (s.streamed ? ", streamed" : "") << "\n";
         }
     return os.str();
 }

@@ -41,6 +41,9 @@ struct BufferInfo {
     std::vector<std::string> local_offset_c; // per dimension, a C expression in the loop iterators
     // Set by stream-outputs: a kernel output written with non-temporal stores.
     bool streamed = false;
+    // Set by stream-outputs: a float16 output whose rows are too short to stream by vector
+    // blocks; where stage-float16 stages it as long runs, the copy-out streams them.
+    bool streamed_when_staged = false;
     // Set by prefetch-streams: a large input of a kernel that mostly reads, prefetched ahead of
     // the first lane reduction that streams through it.
     bool prefetched_ahead = false;
@@ -55,6 +58,7 @@ struct Float16Staging {
     Shape box;                         // extent of the local float array, per dimension
     std::vector<std::string> offset_c; // per dimension, a C expression in the loop iterators
     bool contiguous = false;           // the box is one run of the tensor, always inside it
+    bool streamed = false;             // copied out with non-temporal stores (akg_stream_f32_to_f16_n)
 };
 
 // Set by prefetch-rows: one iteration of a parallel loop reads a long run of a kernel input in

@@ -1,6 +1,7 @@
 #include "poly/stage_float16.h"
 
 #include "poly/schedule_transforms.h"
+#include "poly/stream_outputs.h"
 
 #include <cstdlib>
 
@@ -96,6 +97,7 @@ bool plan_staging(PolyModel &m, const BufferInfo &b, isl_union_set *subtree, isl
         out.box = box.extent;
         out.offset_c = offset_to_c(box.offset, depth);
         out.contiguous = contiguous_within_tensor(box.offset, box.extent, b, isl_map_domain(isl_map_copy(box.footprint)));
+        out.streamed = output && b.streamed_when_staged && out.contiguous && elements * dtype_bytes(b.dtype) >= kMinStreamedRunBytes;
     }
     return ok;
 }
