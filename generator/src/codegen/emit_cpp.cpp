@@ -1394,6 +1394,16 @@ private:
         std::string row_it = ast_expr(isl_ast_node_for_get_iterator(row_loop)), term_it = ast_expr(isl_ast_node_for_get_iterator(terms));
         UserCall c = user_call(update);
         const Stage &s = *c.statement->stage;
+        // The outer loop runs over the rows (the sum's output index), the inner one over a
+        // row's terms (its reduction index) and nothing else.
+        for (int d = 0; d < c.statement->out_dims; ++d)
+            if (mentions(c.args[d], term_it)) return "";
+        bool over_terms = false;
+        for (int d = c.statement->out_dims; d < static_cast<int>(c.args.size()); ++d) {
+            over_terms |= mentions(c.args[d], term_it);
+            if (mentions(c.args[d], row_it)) return "";
+        }
+        if (!over_terms) return "";
         const Halide::Internal::Call *read = summed_input_read(m_, s);
         const BufferInfo &in = m_.buffer(read->name.substr(4));
         // The read's offset in the input, in the loop iterators: one element per term, a

@@ -26,6 +26,23 @@ const Call *summed_input_read(const PolyModel &m, const Stage &sum) {
 
 namespace {
 
+// Whether one iteration of `band` reads exactly one row of the sum `st` adds up: a contiguous
+// run of as many elements as the sum has terms. (Not a block of columns that sink-columns made
+// the iteration, whose sum runs down the rows.)
+bool one_row_per_iteration(const PolyModel &m, isl_schedule_node *band, const PolyStatement &st, const BufferInfo &input) {
+    isl_schedule_node *inside = isl_schedule_node_child(isl_schedule_node_copy(band), 0);
+    isl_union_map *prefix = isl_schedule_node_get_prefix_schedule_relation(inside);
+    isl_schedule_node_free(inside);
+    isl_union_set *instances = isl_union_set_from_set(isl_set_universe(st.space(isl_union_map_get_ctx(prefix))));
+    instances = isl_union_set_intersect(instances, isl_schedule_node_get_domain(band));
+    isl_union_map *reads = isl_union_map_intersect_domain(accesses_to_buffer(m.reads.get(), input), instances);
+    FootprintBox box;
+    bool row = footprint_box(isl_union_map_apply_range(isl_union_map_reverse(prefix), reads), input, box) &&
+               element_count(box.extent) == element_count(st.stage->reduce_extents) &&
+               contiguous_within_tensor(box.offset, box.extent, input, isl_map_domain(isl_map_copy(box.footprint)));
+    return row;
+}
+
 // The one sum below `band` that qualifies (see group_short_rows.h), or null.
 const PolyStatement *short_row_sum(const PolyModel &m, isl_schedule_node *band) {
     isl_union_set *domain = isl_schedule_node_get_domain(band);
@@ -39,7 +56,10 @@ const PolyStatement *short_row_sum(const PolyModel &m, isl_schedule_node *band) 
         isl_union_set_free(mine);
         if (!below) continue;
         ++reductions;
-        if (element_count(st.stage->reduce_extents) < kShortRowElements && summed_input_read(m, *st.stage)) found = &st;
+        const Call *read = summed_input_read(m, *st.stage);
+        if (read && element_count(st.stage->reduce_extents) < kShortRowElements &&
+            one_row_per_iteration(m, band, st, m.buffer(read->name.substr(4))))
+            found = &st;
     }
     isl_union_set_free(domain);
     return reductions == 1 ? found : nullptr;
