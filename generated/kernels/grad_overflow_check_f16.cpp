@@ -40,8 +40,7 @@ extern "C" int akg_kernel_fn_grad_overflow_check_f16(void *const *buffers) {
                             const int64_t c0 = c0_block + c0_lane;
                             {
                                 [[maybe_unused]] const int64_t r0 = c0;
-                                const float v_cse0 = block_c0_0[c0_lane];
-                                lanes_c0[c0_lane] = akg_max_ordered(lanes_c0[c0_lane], akg_select<float>((akg_fgt(akg_abs(v_cse0), 3.40282347e+38f) || akg_fne(v_cse0, v_cse0)), 1.0f, 0.0f));
+                                lanes_c0[c0_lane] = akg_max_ordered(lanes_c0[c0_lane], akg_select<float>((!akg_fle(akg_abs(block_c0_0[c0_lane]), 3.40282347e+38f)), 1.0f, 0.0f));
                             }
                         }
                         akg_end_of_lane_block();
@@ -55,8 +54,7 @@ extern "C" int akg_kernel_fn_grad_overflow_check_f16(void *const *buffers) {
                             const int64_t c0 = c0_last + c0_lane;
                             {
                                 [[maybe_unused]] const int64_t r0 = c0;
-                                const float v_cse0 = block_c0_0[c0_lane];
-                                lanes_c0[c0_lane] = akg_max_ordered(lanes_c0[c0_lane], akg_select(c0 >= c0_full, float(akg_select<float>((akg_fgt(akg_abs(v_cse0), 3.40282347e+38f) || akg_fne(v_cse0, v_cse0)), 1.0f, 0.0f)), float(-__builtin_inff())));
+                                lanes_c0[c0_lane] = akg_max_ordered(lanes_c0[c0_lane], akg_select(c0 >= c0_full, float(akg_select<float>((!akg_fle(akg_abs(block_c0_0[c0_lane]), 3.40282347e+38f)), 1.0f, 0.0f)), float(-__builtin_inff())));
                             }
                         }
                     }
@@ -64,8 +62,7 @@ extern "C" int akg_kernel_fn_grad_overflow_check_f16(void *const *buffers) {
                     for (int64_t c0 = c0_lo; c0 < c0_hi; ++c0) {
                         {
                             [[maybe_unused]] const int64_t r0 = c0;
-                            const float v_cse0 = akg_f16_to_f32(in0[c0]);
-                            lanes_c0[0] = akg_max_ordered(lanes_c0[0], akg_select<float>((akg_fgt(akg_abs(v_cse0), 3.40282347e+38f) || akg_fne(v_cse0, v_cse0)), 1.0f, 0.0f));
+                            lanes_c0[0] = akg_max_ordered(lanes_c0[0], akg_select<float>((!akg_fle(akg_abs(akg_f16_to_f32(in0[c0])), 3.40282347e+38f)), 1.0f, 0.0f));
                         }
                     }
                 }

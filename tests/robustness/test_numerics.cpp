@@ -376,6 +376,29 @@ TEST(NanSemantics, MaximaThatMayDropANanMatchTheReference) {
     }
 }
 
+// tests/robustness/unordered_compare_f32.json: `a OP c || isnan(x)` flags, a = x, |x| or -x,
+// which math-identities folds into one unordered comparison (!(a OP' c)), beside two near
+// misses whose NaN test is of another tensor. x and y hold NaN, ±Inf, the thresholds
+// themselves and their float neighbours.
+TEST(NanSemantics, UnorderedComparisonsMatchTheReference) {
+    SharedKernel sk;
+    ASSERT_NO_FATAL_FAILURE(open_shared_kernel(AKG_UNORDERED_COMPARE_SO, "unordered_compare_f32", sk));
+    const std::vector<double> edges{kNaN, kInf, -kInf, 3.0, -3.0, 1.5, 2.0, -2.0, 0.5, 1.0, 0.0, -0.0,
+                                   std::nextafter(3.0f, 4.0f), std::nextafter(3.0f, 2.0f), std::nextafter(1.5f, 1.0f),
+                                   std::nextafter(-2.0f, -3.0f), std::nextafter(0.5f, 1.0f), std::nextafter(1.0f, 2.0f)};
+    for (uint64_t seed : {1u, 2u, 3u}) {
+        std::vector<Tensor> inputs = ref::random_inputs(sk.json, seed);
+        for (size_t i = 0; i < inputs.size(); ++i)
+            for (size_t k = 0; k < inputs[i].data.size(); k += 2) inputs[i].data[k] = edges[(k / 2 + 5 * i + seed) % edges.size()];
+        Outcome o = run_and_compare(sk.kernel, sk.json, inputs, true, sk.run);
+        EXPECT_TRUE(o.mismatches.empty()) << "seed " << seed << ":\n" << o.mismatches;
+    }
+    for (Special s : {Special::NaN, Special::PosInf, Special::NegInf, Special::Mixed, Special::Sprinkled}) {
+        Outcome o = run_and_compare(sk.kernel, sk.json, with_specials(ref::random_inputs(sk.json, 9), s, 9), true, sk.run);
+        EXPECT_TRUE(o.mismatches.empty()) << special_name(s) << ":\n" << o.mismatches;
+    }
+}
+
 // ---- denormals and large magnitudes: softmax, LayerNorm, GeLU ----------------------------
 
 bool is_sensitive(const std::string &name) {

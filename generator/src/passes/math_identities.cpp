@@ -1,6 +1,8 @@
 #include "passes/math_identities.h"
 
 #include <cmath>
+#include <map>
+#include <string>
 
 namespace akg {
 
@@ -72,6 +74,49 @@ class MaxOfFlags : public IRMutator {
     }
 };
 
+// x when `e` is the NaN test akg_fne(x, x), else undefined.
+Halide::Expr nan_tested(const Halide::Expr &e) {
+    const Call *c = e.as<Call>();
+    if (!c || c->name != "akg_fne" || c->args.size() != 2 || !equal(c->args[0], c->args[1])) return Halide::Expr();
+    return c->args[0];
+}
+
+// Whether `a` is NaN exactly when x is: x, |x|, or x times a finite constant other than zero
+// (a Neg: x * -1; with 0, inf * 0 would be NaN).
+bool nan_exactly_when(const Halide::Expr &a, const Halide::Expr &x) {
+    if (equal(a, x)) return true;
+    if (const Call *c = a.as<Call>(); c && c->name == "akg_abs" && c->args.size() == 1) return equal(c->args[0], x);
+    if (const Mul *m = a.as<Mul>()) {
+        const FloatImm *k = m->b.as<FloatImm>();
+        return k && std::isfinite(k->value) && k->value != 0 && equal(m->a, x);
+    }
+    return false;
+}
+
+// `a OP c || isnan(x)`, with c a float constant that is not NaN and a NaN exactly when x is, is
+// "not (a OP' c)" for the complementary comparison OP': both are true on NaN (an overflow
+// check: |x| > FLT_MAX or x != x). One unordered compare (vcmpps NLE_UQ) instead of two
+// compares and a mask or.
+class UnorderedComparison : public IRMutator {
+    using IRMutator::visit;
+    static Halide::Expr complement(const Halide::Expr &compare, const Halide::Expr &x) {
+        static const std::map<std::string, std::string> opposite{{"akg_fgt", "akg_fle"}, {"akg_fge", "akg_flt"}, {"akg_flt", "akg_fge"}, {"akg_fle", "akg_fgt"}};
+        const Call *c = compare.as<Call>();
+        if (!c || c->args.size() != 2 || !opposite.count(c->name)) return Halide::Expr();
+        const FloatImm *k = c->args[1].as<FloatImm>();
+        if (!k || std::isnan(k->value) || !nan_exactly_when(c->args[0], x)) return Halide::Expr();
+        return Not::make(Call::make(c->type, opposite.at(c->name), c->args, Call::PureExtern));
+    }
+    Halide::Expr visit(const Or *op) override {
+        Halide::Expr a = mutate(op->a), b = mutate(op->b);
+        if (Halide::Expr x = nan_tested(b); x.defined())
+            if (Halide::Expr e = complement(a, x); e.defined()) return e;
+        if (Halide::Expr x = nan_tested(a); x.defined())
+            if (Halide::Expr e = complement(b, x); e.defined()) return e;
+        return a.same_as(op->a) && b.same_as(op->b) ? Halide::Expr(op) : Or::make(a, b);
+    }
+};
+
 } // namespace
 
 bool is_nan_free_flag(const Halide::Expr &e) {
@@ -83,7 +128,7 @@ bool is_nan_free_flag(const Halide::Expr &e) {
 void rewrite_math_identities(TensorGraph &graph) {
     for (auto &s : graph.stages) {
         if (!s.materialized || s.kind == StageKind::Input) continue;
-        s.value = MaxOfFlags().mutate(TanhPlusOne().mutate(s.value));
+        s.value = UnorderedComparison().mutate(MaxOfFlags().mutate(TanhPlusOne().mutate(s.value)));
     }
 }
 
