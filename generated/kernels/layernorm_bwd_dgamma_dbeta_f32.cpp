@@ -31,18 +31,31 @@ static void akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_1(int64_t c0, const
             t1[(i0 - (c0))] = 0.0f;
         }
     }
-    for (int64_t c1 = 0; (c1 <= 2047); c1 += 1) {
+    for (int64_t c1_block = 0; c1_block <= 2047; c1_block += 32) {
+        float partial_c1[64] = {0};
+        float partial_c1_1[64] = {0};
+        for (int64_t c1 = c1_block; c1 <= akg_imin(c1_block + 31, 2047); c1 += 1) {
+            #pragma omp simd
+            for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+                {
+                    [[maybe_unused]] const int64_t r0 = c1;
+                    partial_c1[(c3)] = partial_c1[(c3)] + (in1[c1 * 768 + (c0 + c3)] * (t0[c1] * (in0[c1 * 768 + (c0 + c3)] - in3[c1])));
+                }
+                {
+                    [[maybe_unused]] const int64_t r0 = c1;
+                    partial_c1_1[(c3)] = partial_c1_1[(c3)] + in1[c1 * 768 + (c0 + c3)];
+                }
+            }
+        }
         #pragma omp simd
         for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = (c0 + c3);
-                [[maybe_unused]] const int64_t r0 = c1;
-                t1[(i0 - (c0))] = (double)(t1[(i0 - (c0))] + (in1[c1 * 768 + (c0 + c3)] * (t0[c1] * (in0[c1 * 768 + (c0 + c3)] - in3[c1]))));
+                t1[(i0 - (c0))] = (double)(t1[(i0 - (c0))] + partial_c1[(c3)]);
             }
             {
                 [[maybe_unused]] const int64_t i0 = (c0 + c3);
-                [[maybe_unused]] const int64_t r0 = c1;
-                t2[(i0 - (c0))] = (double)(t2[(i0 - (c0))] + in1[c1 * 768 + (c0 + c3)]);
+                t2[(i0 - (c0))] = (double)(t2[(i0 - (c0))] + partial_c1_1[(c3)]);
             }
         }
     }

@@ -268,10 +268,12 @@ TEST(PipelineGolden, ColumnReductionsWalkRowsOverBlocksOfColumns) {
     akg::CompositeKernel kernel = akg::parse_composite(column_sum_json(1000, 768), "column_sum.json");
     akg::run_pipeline(kernel, o);
     std::string code = dump.str();
-    // Blocks of 64 columns in parallel; the rows outside, the block's columns inside as a
-    // vector loop over contiguous elements.
+    // Blocks of 64 columns in parallel; the rows outside (in blocks of 32: see
+    // ColumnSumsAddBlocksOfRowsInFloat), the block's columns inside as a vector loop over
+    // contiguous elements.
     EXPECT_NE(code.find("c0 += 64)"), std::string::npos) << code;
-    std::regex row_then_columns(R"(for \(int64_t c1 = 0; \(c1 <= 999\); c1 \+= 1\) \{\n\s*#pragma omp simd\n\s*for \(int64_t c\d = 0; \(c\d <= 63\))");
+    std::regex row_then_columns(
+        R"(for \(int64_t c1 = c1_block; c1 <= akg_imin\(c1_block \+ 31, 999\); c1 \+= 1\) \{\n\s*#pragma omp simd\n\s*for \(int64_t c\d = 0; \(c\d <= 63\))");
     EXPECT_TRUE(std::regex_search(code, row_then_columns)) << code;
 }
 
@@ -509,6 +511,22 @@ TEST(PipelineGolden, StagedPlanesOfShortRowsStreamOut) {
     std::string short_planes = dump_after("conv_bias_residual_relu_f16.json", "emit");
     EXPECT_EQ(short_planes.find("akg_stream"), std::string::npos) << short_planes;
     EXPECT_NE(short_planes.find("akg_f32_to_f16_n(s_out0, out0"), std::string::npos) << short_planes;
+}
+
+// Column sums (LayerNorm's dgamma/dbeta) add each block of 32 rows in float partials, then
+// the partials to the double accumulators: one double addition per column and block instead
+// of two conversions and a double addition per element. The last block of 1029 rows is short.
+TEST(PipelineGolden, ColumnSumsAddBlocksOfRowsInFloat) {
+    std::string code = dump_after("layernorm_bwd_dgamma_dbeta_f32.json", "emit");
+    EXPECT_NE(code.find("for (int64_t c1_block = 0; c1_block <= 2047; c1_block += 32) {"), std::string::npos) << code;
+    EXPECT_NE(code.find("float partial_c1[64] = {0};"), std::string::npos) << code;
+    EXPECT_NE(code.find("partial_c1[(c3)] = partial_c1[(c3)] + "), std::string::npos) << code;
+    EXPECT_NE(code.find(" = (double)(t1[(i0 - (c0))] + partial_c1[(c3)]);"), std::string::npos) << code;
+    std::string odd = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/column_sums_in_blocks_of_rows_1029x192.json",
+                                      "column_sums_in_blocks_of_rows_1029x192.json", "emit");
+    EXPECT_NE(odd.find("c1 <= akg_imin(c1_block + 31, 1028); c1 += 1)"), std::string::npos) << odd;
+    // Lane reductions (BatchNorm statistics) keep their own blocks.
+    EXPECT_EQ(dump_after("bn_train_stats_f16.json", "emit").find("partial_"), std::string::npos);
 }
 
 // A ReLU's max(x, 0) propagates NaN with one unordered compare (akg_fmax_c); a max of two
