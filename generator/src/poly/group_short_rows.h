@@ -12,12 +12,14 @@ namespace akg {
 //
 // Under a parallel mark whose band's members are all coincident and whose body is a sequence
 // with one sum of fewer than kShortRowElements terms per row, over a kernel input read as is
-// (or widened from float16), this pass tiles the band's innermost member by kRowsPerGroup and
-// moves the point loop into every pass, as pair-rows does with two rows: the initializations
-// of 16 rows, their sums, then their epilogues, which vectorize across the rows. The emitter
-// computes the 16 sums with one call (akg_row_sums_f16 / akg_row_sums_f32): each row's terms
-// are added in one vector, and the 16 vectors are combined by a transposing tree, four
-// shuffles per row instead of a tree per row. Legal because the band is coincident: no
+// (or widened from float16), where one iteration of the band reads exactly one row of it (a
+// contiguous run of its terms; not the block of columns sink-columns makes an iteration of a
+// column sum), this pass tiles the band's innermost member by kRowsPerGroup and moves the point
+// loop into every pass, as pair-rows does with two rows: the initializations of 16 rows, their
+// sums, then their epilogues, which vectorize across the rows. The emitter computes the 16
+// sums with one call (akg_row_sums_f16 / akg_row_sums_f32): each row's terms are added in one
+// vector, and the 16 vectors are combined by a transposing tree, four permute-and-add levels
+// for all 16 rows instead of a tree per row. Legal because the band is coincident: no
 // dependence crosses rows, so each pass may run for 16 rows before the next starts.
 void group_short_rows(PolyModel &model);
 // Whether the pass groups the rows of `band` (the band under a parallel mark); pair-rows leaves
