@@ -1848,13 +1848,13 @@ private:
         if (!in_parallel_body_ || !row_prefetches_) return "";
         std::set<const PolyStatement *> updates = update_statements(accs);
         auto is_update = [&](const auto &entry) { return updates.count(entry.first) > 0; };
-        auto first = body_order_.begin() + static_cast<std::ptrdiff_t>(first_update_in_body(updates));
+        auto first = first_update_in_body(updates);
         std::string calls;
         for (const auto &p : *row_prefetches_) {
             if (prefetched_in_body_.count(p.buffer)) continue;
             auto reads_run = [&](const auto &entry) { return entry.second.count(p.buffer) > 0; };
-            bool reads = std::any_of(first, body_order_.end(), [&](const auto &entry) { return is_update(entry) && reads_run(entry); });
-            bool read_before = std::any_of(body_order_.begin(), first, reads_run);
+            bool reads = std::any_of(first, body_order_.cend(), [&](const auto &entry) { return is_update(entry) && reads_run(entry); });
+            bool read_before = std::any_of(body_order_.cbegin(), first, reads_run);
             if (!reads || !read_before) continue;
             prefetched_in_body_.insert(p.buffer);
             const BufferInfo &b = m_.buffer(p.buffer);
@@ -1878,9 +1878,10 @@ private:
     }
     // The first of `updates` in the parallel body's statement order; the statements before it
     // run before the reduction.
-    size_t first_update_in_body(const std::set<const PolyStatement *> &updates) const {
-        auto first = std::find_if(body_order_.begin(), body_order_.end(), [&](const auto &entry) { return updates.count(entry.first) > 0; });
-        return static_cast<size_t>(first - body_order_.begin());
+    // The parallel body's statements in execution order, with the buffers each reads.
+    using BodyOrder = std::vector<std::pair<const PolyStatement *, std::set<std::string>>>;
+    BodyOrder::const_iterator first_update_in_body(const std::set<const PolyStatement *> &updates) const {
+        return std::find_if(body_order_.cbegin(), body_order_.cend(), [&](const auto &entry) { return updates.count(entry.first) > 0; });
     }
 
     // A block of a lane reduction prefetches ahead of its contiguous reads of the inputs that
@@ -1888,12 +1889,11 @@ private:
     // runs before the reduction read the input: the reduction then finds its data cached.
     std::string stream_prefetches(const std::vector<Accumulation> &accs, int lanes_per_block, const std::string &indent) {
         std::string calls;
+        // The statements of the body that run before this reduction (none outside a body).
+        auto first = in_parallel_body_ ? first_update_in_body(update_statements(accs)) : body_order_.cbegin();
         for (const auto &[buffer, base] : printer_.block_streams()) {
-            if (in_parallel_body_) {
-                const std::string &name = buffer;
-                auto first = body_order_.begin() + static_cast<std::ptrdiff_t>(first_update_in_body(update_statements(accs)));
-                if (std::any_of(body_order_.begin(), first, [&](const auto &entry) { return entry.second.count(name) > 0; })) continue;
-            }
+            const std::string &name = buffer;
+            if (std::any_of(body_order_.cbegin(), first, [&](const auto &entry) { return entry.second.count(name) > 0; })) continue;
             const BufferInfo &b = m_.buffer(buffer);
             int64_t bytes = dtype_bytes(b.dtype);
             calls += indent + "akg_prefetch_ahead(" + buffer + ", (" + base + ") * " + std::to_string(bytes) + ", " +
@@ -1981,7 +1981,7 @@ private:
     // The parallel body's row prefetches (prefetch_next_rows.h), its statements in execution
     // order, and the buffers already prefetched.
     const std::vector<RowPrefetch> *row_prefetches_ = nullptr;
-    std::vector<std::pair<const PolyStatement *, std::set<std::string>>> body_order_; // with the buffers each reads
+    BodyOrder body_order_; // with the buffers each reads
     std::set<std::string> prefetched_in_body_;
     std::string begin_side_blocks(const std::vector<isl_ast_node *> &sides, const std::string &it, const std::string &first,
                                   const std::string &lane, int lanes_per_block, std::string &out, const std::string &indent) {

@@ -67,7 +67,7 @@ const PolyStatement *short_row_sum(const PolyModel &m, isl_schedule_node *band) 
 
 } // namespace
 
-bool groups_short_rows(const PolyModel &m, isl_schedule_node *band) {
+const PolyStatement *groups_short_rows(const PolyModel &m, isl_schedule_node *band) {
     bool apply = isl_schedule_node_get_type(band) == isl_schedule_node_band && has_band_below(band);
     int n = apply ? isl_schedule_node_band_n_member(band) : 0;
     for (int k = 0; k < n; ++k) apply &= isl_schedule_node_band_member_get_coincident(band, k) == isl_bool_true;
@@ -77,7 +77,7 @@ bool groups_short_rows(const PolyModel &m, isl_schedule_node *band) {
         isl_schedule_node_free(body);
     }
     // Enough groups that every thread still gets several (two threads assumed).
-    return apply && member_extent(band, n - 1) >= 2 * kRowsPerGroup && short_row_sum(m, band);
+    return apply && member_extent(band, n - 1) >= 2 * kRowsPerGroup ? short_row_sum(m, band) : nullptr;
 }
 
 namespace {
@@ -86,11 +86,12 @@ isl_schedule_node *group_under_mark(isl_schedule_node *node, void *user) {
     PolyModel &m = *static_cast<PolyModel *>(user);
     if (mark_name(node).rfind("parallel_", 0) != 0) return node;
     isl_schedule_node *band = isl_schedule_node_child(isl_schedule_node_copy(node), 0);
-    if (!groups_short_rows(m, band)) {
+    const PolyStatement *sum = groups_short_rows(m, band);
+    if (!sum) {
         isl_schedule_node_free(band);
         return node;
     }
-    m.grouped_row_sums.insert(short_row_sum(m, band)->name);
+    m.grouped_row_sums.insert(sum->name);
     int n = isl_schedule_node_band_n_member(band);
     isl_schedule_node_free(node);
     // Tile the innermost member by kRowsPerGroup (the others by 1: their tile loops are the

@@ -22,9 +22,9 @@ namespace akg {
 // for all 16 rows instead of a tree per row. Legal because the band is coincident: no
 // dependence crosses rows, so each pass may run for 16 rows before the next starts.
 void group_short_rows(PolyModel &model);
-// Whether the pass groups the rows of `band` (the band under a parallel mark); pair-rows leaves
-// such bands alone.
-bool groups_short_rows(const PolyModel &model, isl_schedule_node *band);
+// The sum whose rows the pass groups under `band` (the band under a parallel mark), or null;
+// pair-rows leaves such bands alone.
+const PolyStatement *groups_short_rows(const PolyModel &model, isl_schedule_node *band);
 
 constexpr int64_t kRowsPerGroup = 16;     // one vector of float sums
 constexpr int64_t kShortRowElements = 64; // longer rows amortize their lane reduction
