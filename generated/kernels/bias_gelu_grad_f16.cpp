@@ -14,56 +14,51 @@ static void akg_bias_gelu_grad_f16_parallel_body_0(int64_t c0, const uint16_t *_
             t1[(i0 - (c0))] = 0.0f;
         }
     }
-    for (int64_t c1 = 0; (c1 <= 2047); c1 += 1) {
-        {
-            const int64_t c3_first = 0;
-            float block_c3_0[64];
-            akg_f16_to_f32_n(in1 + (((c1 * INT64_C(3072)) + (c0 + c3_first))), block_c3_0, 64);
-            #pragma omp simd
-            for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
-                {
-                    [[maybe_unused]] const int64_t i0 = c1;
-                    [[maybe_unused]] const int64_t i1 = (c0 + c3);
-                    const float v_cse0 = block_c3_0[(c3 - c3_first)];
-                    t0[(i1 - (c0))] = (float)(akg_tanh((((((v_cse0 * v_cse0) * v_cse0) * 0.044708252f) + v_cse0) * 0.797851562f)));
+    for (int64_t c1_block = 0; c1_block <= 2047; c1_block += 32) {
+        float partial_c1[64] = {0};
+        for (int64_t c1 = c1_block; c1 <= akg_imin(c1_block + 31, 2047); c1 += 1) {
+            {
+                const int64_t c3_first = 0;
+                float block_c3_0[64];
+                akg_f16_to_f32_n(in1 + (((c1 * INT64_C(3072)) + (c0 + c3_first))), block_c3_0, 64);
+                float block_c3_1[64];
+                akg_f16_to_f32_n(in0 + (((c1 * INT64_C(3072)) + (c0 + c3_first))), block_c3_1, 64);
+                #pragma omp simd
+                for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+                    {
+                        [[maybe_unused]] const int64_t i0 = c1;
+                        [[maybe_unused]] const int64_t i1 = (c0 + c3);
+                        const float v_cse0 = block_c3_0[(c3 - c3_first)];
+                        const float v_cse1 = (v_cse0 * v_cse0);
+                        const float v_cse2 = akg_tanh(((((v_cse1 * v_cse0) * 0.044708252f) + v_cse0) * 0.797851562f));
+                        t0[(i1 - (c0))] = (float)(((((v_cse2 + (((1.0f - (v_cse2 * v_cse2)) * v_cse0) * ((v_cse1 * 0.107035995f) + 0.797851562f))) * 0.5f) + 0.5f) * block_c3_1[(c3 - c3_first)]));
+                    }
                 }
             }
-        }
-        {
-            const int64_t c3_first = 0;
-            float block_c3_0[64];
-            akg_f16_to_f32_n(in1 + (((c1 * INT64_C(3072)) + (c0 + c3_first))), block_c3_0, 64);
-            float block_c3_1[64];
-            akg_f16_to_f32_n(in0 + (((c1 * INT64_C(3072)) + (c0 + c3_first))), block_c3_1, 64);
             #pragma omp simd
             for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
                 {
-                    [[maybe_unused]] const int64_t i0 = (c0 + c3);
                     [[maybe_unused]] const int64_t r0 = c1;
-                    const float v_cse0 = ((float)t0[((c0 + c3) - (c0))]);
-                    const float v_cse1 = block_c3_0[(c3 - c3_first)];
-                    t1[(i0 - (c0))] = (double)(t1[(i0 - (c0))] + (((((((1.0f - (v_cse0 * v_cse0)) * v_cse1) * (((v_cse1 * v_cse1) * 0.107035995f) + 0.797851562f)) + v_cse0) * 0.5f) + 0.5f) * block_c3_1[(c3 - c3_first)]));
+                    partial_c1[(c3)] = partial_c1[(c3)] + ((float)t0[((c0 + c3) - (c0))]);
                 }
             }
-        }
-        {
-            const int64_t c3_first = 0;
-            float block_c3_0[64];
-            akg_f16_to_f32_n(in1 + (((c1 * INT64_C(3072)) + (c0 + c3_first))), block_c3_0, 64);
-            float block_c3_1[64];
-            akg_f16_to_f32_n(in0 + (((c1 * INT64_C(3072)) + (c0 + c3_first))), block_c3_1, 64);
             alignas(64) float blk_out0[64];
             #pragma omp simd
             for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
                 {
                     [[maybe_unused]] const int64_t i0 = c1;
                     [[maybe_unused]] const int64_t i1 = (c0 + c3);
-                    const float v_cse0 = ((float)t0[((c0 + c3) - (c0))]);
-                    const float v_cse1 = block_c3_0[(c3 - c3_first)];
-                    blk_out0[c3] = (((((((1.0f - (v_cse0 * v_cse0)) * v_cse1) * (((v_cse1 * v_cse1) * 0.107035995f) + 0.797851562f)) + v_cse0) * 0.5f) + 0.5f) * block_c3_1[(c3 - c3_first)]);
+                    blk_out0[c3] = ((float)t0[((c0 + c3) - (c0))]);
                 }
             }
             akg_stream_f32_to_f16_n(blk_out0, out0 + (((c1 * INT64_C(3072)) + c0)), 64);
+        }
+        #pragma omp simd
+        for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = (c0 + c3);
+                t1[(i0 - (c0))] = (double)(t1[(i0 - (c0))] + partial_c1[(c3)]);
+            }
         }
     }
     #pragma omp simd

@@ -178,17 +178,30 @@ TEST(PipelineGolden, BroadcastBiasIsRoundedOnceInANestOfItsOwn) {
 
 TEST(PipelineGolden, GeluBackwardWalksTheRowsOnce) {
     // GeLU's backward pass with its bias gradient (a column sum): below the parallel loop over
-    // blocks of columns, one loop over the rows computes tanh, adds to the column sums and
-    // writes the gradient; the tanh values live in a block-sized local array, not in a
-    // [2048, 3072] scratch tensor.
+    // blocks of columns, one loop over the rows (in blocks of 32) computes the gradient once,
+    // adds it to float partials of the column sums and writes it; the partials go into the
+    // double accumulators once per block. The gradient values live in a block-sized local
+    // array, not in a [2048, 3072] scratch tensor.
     std::string code = dump_after("bias_gelu_grad_f16.json", "emit");
-    EXPECT_EQ(count(code, "for (int64_t c1 = 0; (c1 <= 2047); c1 += 1)"), 1u) << code;
+    EXPECT_EQ(count(code, "for (int64_t c1_block = 0; c1_block <= 2047; c1_block += 32) {"), 1u) << code;
+    EXPECT_EQ(count(code, "for (int64_t c1 = c1_block; c1 <= akg_imin(c1_block + 31, 2047); c1 += 1) {"), 1u) << code;
+    EXPECT_EQ(count(code, "partial_c1[(c3)] = partial_c1[(c3)] + ((float)t0[((c0 + c3) - (c0))]);"), 1u) << code;
+    EXPECT_EQ(count(code, "t1[(i0 - (c0))] = (double)(t1[(i0 - (c0))] + partial_c1[(c3)]);"), 1u) << code;
     EXPECT_EQ(count(code, "malloc("), 0u) << code;
     EXPECT_EQ(count(code, "    float t0[64];"), 2u) << code; // the parallel body's (and the kernel function's, unused)
+    // tanh(u) appears in two terms of the gradient, which meet in one product: it is inlined
+    // there and computed once per element (CSE), not stored and read back by two statements.
+    EXPECT_EQ(count(code, "akg_tanh("), 1u) << code;
     // Its float16 rows are converted per vector loop (a block of 64 columns of one row), not
     // element by element with the integer code.
-    EXPECT_EQ(count(code, "akg_f16_to_f32_n(in1 + (((c1 * INT64_C(3072)) + (c0 + c3_first))), block_c3_0, 64);"), 3u) << code;
+    EXPECT_EQ(count(code, "akg_f16_to_f32_n(in1 + (((c1 * INT64_C(3072)) + (c0 + c3_first))), block_c3_0, 64);"), 1u) << code;
     EXPECT_EQ(count(code, "akg_f16_to_f32(in"), 0u) << code;
+    // The same with 101 rows (a short last block) and a tanh whose two uses meet in a product.
+    std::string odd = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/tanh_terms_meet_then_column_sum_101x128.json",
+                                      "tanh_terms_meet_then_column_sum_101x128.json", "emit");
+    EXPECT_EQ(count(odd, "akg_tanh("), 1u) << odd;
+    EXPECT_EQ(count(odd, "for (int64_t c1 = c1_block; c1 <= akg_imin(c1_block + 31, 100); c1 += 1) {"), 1u) << odd;
+    EXPECT_EQ(count(odd, "partial_c1[(c3)] = partial_c1[(c3)] + "), 1u) << odd;
     // Softmax keeps its exponentials out of the loop of their sum, whose loop is the
     // contiguous one: fused, it would run scalar.
     code = dump_after("attention_softmax_dropout_f32.json", "emit");

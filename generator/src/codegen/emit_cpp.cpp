@@ -1384,38 +1384,100 @@ private:
     // conversions and a double addition per element. Here the rows run in blocks of
     // kColumnBlockRows: each block sums into float partials per column, and the partials are
     // added to the double accumulators once per block. LayerNorm's dgamma/dbeta: 0.15 -> 0.12 ms
-    // at 1 thread, 0.09 -> 0.075 ms at 2 (harness). The block's float sum adds at most
-    // kColumnBlockRows terms, as the lanes of a row reduction do. Applies to a loop over the
-    // reduction index whose body is a vector loop over columns holding only such sums (float
-    // values, double accumulators indexed by the column alone); "" otherwise.
+    // at 1 thread, 0.09 -> 0.075 ms at 2; GeLU's backward (each row computes, sums and stores):
+    // 3.2 -> 2.8 ms at 1 thread (harness). The block's float sum adds at most kColumnBlockRows
+    // terms, as the lanes of a row reduction do. Applies to a loop over the reduction index
+    // whose body holds one or more vector loops over columns holding only such sums (float
+    // values, double accumulators indexed by the column alone), the rest of the body neither
+    // reading nor writing their accumulators.
     static constexpr int64_t kColumnBlockRows = 32;
-    std::string emit_blocked_column_sums(isl_ast_node *row_loop, int depth) {
-        int64_t step = 0, lo = 0, hi = 0;
-        if (isl_ast_node_for_is_degenerate(row_loop) == isl_bool_true || !int_value(isl_ast_node_for_get_inc(row_loop), step) || step != 1 ||
-            !int_value(isl_ast_node_for_get_init(row_loop), lo))
-            return "";
+    struct ColumnSumLoop {
+        isl_ast_node *columns = nullptr; // the vector loop over columns (owned)
+        std::vector<isl_ast_node *> sums; // its statements (owned)
+        std::vector<std::string> partials; // one per sum
+        std::string col_it;
+        int64_t col_lo = 0, col_hi = 0;
+    };
+    struct ColumnBlocking {
+        std::string row_it;
+        int64_t lo = 0, hi = 0;
+        std::vector<ColumnSumLoop> loops;
+        void release() {
+            for (auto &l : loops) {
+                for (auto *u : l.sums) isl_ast_node_free(u);
+                isl_ast_node_free(l.columns);
+            }
+            loops.clear();
+        }
+    };
+    // Statement name -> its partial's element, while the rows of a ColumnBlocking are emitted.
+    std::map<std::string, std::string> column_partials_;
+
+    // The column sums of `row_loop` to block (see above); none when it has none or they do not
+    // qualify.
+    ColumnBlocking column_blocking(isl_ast_node *row_loop) {
+        ColumnBlocking b;
+        int64_t step = 0;
+        if (!column_partials_.empty() || isl_ast_node_for_is_degenerate(row_loop) == isl_bool_true || !int_value(isl_ast_node_for_get_inc(row_loop), step) ||
+            step != 1 || !int_value(isl_ast_node_for_get_init(row_loop), b.lo))
+            return b;
         {
             isl_ast_expr *cond = isl_ast_node_for_get_cond(row_loop);
             bool le = isl_ast_expr_get_type(cond) == isl_ast_expr_op && isl_ast_expr_op_get_type(cond) == isl_ast_expr_op_le &&
-                      int_value(isl_ast_expr_op_get_arg(cond, 1), hi);
+                      int_value(isl_ast_expr_op_get_arg(cond, 1), b.hi);
             isl_ast_expr_free(cond);
-            if (!le || hi - lo + 1 < 2 * kColumnBlockRows) return "";
+            if (!le || b.hi - b.lo + 1 < 2 * kColumnBlockRows) return b;
         }
-        isl_ast_node *body = simd_loop_body(row_loop);
-        if (!body) return "";
-        isl_ast_node *columns = body; // the vector loop over columns (under its "simd" mark)
-        std::string row_it = ast_expr(isl_ast_node_for_get_iterator(row_loop)), col_it = ast_expr(isl_ast_node_for_get_iterator(columns));
-        int64_t col_lo = 0, col_hi = 0, col_step = 0;
-        bool ok = isl_ast_node_for_is_degenerate(columns) != isl_bool_true && int_value(isl_ast_node_for_get_inc(columns), col_step) && col_step == 1 &&
-                  int_value(isl_ast_node_for_get_init(columns), col_lo);
+        b.row_it = ast_expr(isl_ast_node_for_get_iterator(row_loop));
+        std::set<std::string> accumulators, summed;
+        bool ok = true;
+        int partials = 0;
+        for (isl_ast_node *child : statements_of(without_single_blocks(isl_ast_node_for_get_body(row_loop)))) {
+            ColumnSumLoop l;
+            if (ok && column_sum_loop(child, b.row_it, l)) {
+                for (isl_ast_node *u : l.sums) {
+                    const PolyStatement &st = *user_call(u).statement;
+                    accumulators.insert(st.stage->buffer);
+                    summed.insert(st.name);
+                    l.partials.push_back("partial_" + b.row_it + (partials ? "_" + std::to_string(partials) : ""));
+                    ++partials;
+                }
+                b.loops.push_back(std::move(l));
+            }
+            isl_ast_node_free(child);
+        }
+        // No statement of the rows reads an accumulator, and only the sums write them.
+        isl_ast_node *body = isl_ast_node_for_get_body(row_loop);
+        for (const auto &[st, reads] : statements_in_order(m_, body)) {
+            for (const auto &a : accumulators) ok &= !reads.count(a);
+            ok &= summed.count(st->name) || !accumulators.count(st->stage->buffer);
+        }
+        isl_ast_node_free(body);
+        if (!ok) b.release();
+        return b;
+    }
+
+    // Whether `node` (borrowed) is a "simd" mark around a vector loop over columns whose body
+    // holds only column sums over the rows of `row_it`; fills `l` (which then owns its nodes).
+    bool column_sum_loop(isl_ast_node *node, const std::string &row_it, ColumnSumLoop &l) {
+        if (isl_ast_node_get_type(node) != isl_ast_node_mark) return false;
+        isl_id *id = isl_ast_node_mark_get_id(node);
+        bool simd = std::string(isl_id_get_name(id)) == "simd";
+        isl_id_free(id);
+        if (!simd) return false;
+        isl_ast_node *columns = without_single_blocks(isl_ast_node_mark_get_node(node));
+        int64_t col_step = 0;
+        bool ok = isl_ast_node_get_type(columns) == isl_ast_node_for && isl_ast_node_for_is_degenerate(columns) != isl_bool_true &&
+                  int_value(isl_ast_node_for_get_inc(columns), col_step) && col_step == 1 && int_value(isl_ast_node_for_get_init(columns), l.col_lo);
         if (ok) {
             isl_ast_expr *cond = isl_ast_node_for_get_cond(columns);
             ok = isl_ast_expr_get_type(cond) == isl_ast_expr_op && isl_ast_expr_op_get_type(cond) == isl_ast_expr_op_le &&
-                 int_value(isl_ast_expr_op_get_arg(cond, 1), col_hi) && col_hi - col_lo + 1 <= kMaxStreamedBlock;
+                 int_value(isl_ast_expr_op_get_arg(cond, 1), l.col_hi) && l.col_hi - l.col_lo + 1 <= kMaxStreamedBlock;
             isl_ast_expr_free(cond);
         }
         std::vector<isl_ast_node *> sums;
         if (ok) {
+            l.col_it = ast_expr(isl_ast_node_for_get_iterator(columns));
             sums = statements_of(unwrapped(isl_ast_node_for_get_body(columns)));
             for (isl_ast_node *u : sums) {
                 if (isl_ast_node_get_type(u) != isl_ast_node_user) {
@@ -1430,52 +1492,47 @@ private:
                 bool over_rows = false;
                 for (int d = st.out_dims; ok && d < static_cast<int>(c.args.size()); ++d) {
                     over_rows |= c.args[d] == row_it;
-                    ok &= !mentions(c.args[d], col_it);
+                    ok &= !mentions(c.args[d], l.col_it);
                 }
                 ok &= over_rows;
             }
         }
-        std::string out;
-        if (ok && !sums.empty()) out = blocked_column_sums_code(row_loop, columns, sums, row_it, col_it, lo, hi, col_lo, col_hi, depth);
+        if (ok && !sums.empty()) {
+            l.columns = columns;
+            l.sums = std::move(sums);
+            return true;
+        }
         for (auto *u : sums) isl_ast_node_free(u);
         isl_ast_node_free(columns);
-        return out;
+        return false;
     }
 
-    std::string blocked_column_sums_code(isl_ast_node *row_loop, isl_ast_node *columns, const std::vector<isl_ast_node *> &sums, const std::string &row_it,
-                                         const std::string &col_it, int64_t lo, int64_t hi, int64_t col_lo, int64_t col_hi, int depth) {
-        std::string n = std::to_string(col_hi - col_lo + 1), block = row_it + "_block", B = std::to_string(kColumnBlockRows);
-        std::string lane = "(" + col_it + (col_lo ? " - " + std::to_string(col_lo) : "") + ")", named;
-        std::string col_header = for_header(columns, named);
-        std::vector<std::string> partials;
-        for (size_t k = 0; k < sums.size(); ++k) partials.push_back("partial_" + row_it + (k ? "_" + std::to_string(k) : ""));
-        std::string out = pad(depth) + "for (int64_t " + block + " = " + std::to_string(lo) + "; " + block + " <= " + std::to_string(hi) + "; " + block +
-                          " += " + B + ") {\n";
-        for (const auto &p : partials) out += pad(depth + 1) + "float " + p + "[" + n + "] = {0};\n";
-        out += pad(depth + 1) + "for (int64_t " + row_it + " = " + block + "; " + row_it + " <= akg_imin(" + block + " + " + std::to_string(kColumnBlockRows - 1) +
-               ", " + std::to_string(hi) + "); " + row_it + " += 1) {\n";
-        enter_loop(row_loop, row_it);
-        enter_loop(columns, col_it);
-        ++loop_depth_;
-        out += pad(depth + 2) + "#pragma omp simd\n" + pad(depth + 2) + col_header + " {\n";
-        for (size_t k = 0; k < sums.size(); ++k) {
-            std::string target = partials[k] + "[" + lane + "]";
-            out += emit_user(sums[k], depth + 3, &target);
+    // The row loop's `rows_code` (its header runs over one block of rows) inside the loop over
+    // blocks, with the partials declared before and added to the accumulators after each block.
+    std::string blocked_rows_code(ColumnBlocking &b, const std::string &rows_code, int depth) {
+        std::string block = b.row_it + "_block";
+        std::string out = pad(depth) + "for (int64_t " + block + " = " + std::to_string(b.lo) + "; " + block + " <= " + std::to_string(b.hi) + "; " + block +
+                          " += " + std::to_string(kColumnBlockRows) + ") {\n";
+        for (const auto &l : b.loops)
+            for (const auto &p : l.partials) out += pad(depth + 1) + "float " + p + "[" + std::to_string(l.col_hi - l.col_lo + 1) + "] = {0};\n";
+        out += indented(rows_code);
+        for (auto &l : b.loops) {
+            std::string named, col_header = for_header(l.columns, named);
+            std::string lane = "(" + l.col_it + (l.col_lo ? " - " + std::to_string(l.col_lo) : "") + ")";
+            enter_loop(l.columns, l.col_it);
+            ++loop_depth_;
+            out += pad(depth + 1) + "#pragma omp simd\n" + pad(depth + 1) + col_header + " {\n";
+            for (size_t k = 0; k < l.sums.size(); ++k) {
+                UserCall c = user_call(l.sums[k]);
+                std::string target = out_access(*c.statement);
+                out += pad(depth + 2) + "{\n" + bind_vars(c, pad(depth + 3), true, false);
+                out += pad(depth + 3) + target + " = " + store_cast(m_.buffer(c.statement->stage->buffer), target + " + " + l.partials[k] + "[" + lane + "]") + ";\n";
+                out += pad(depth + 2) + "}\n";
+            }
+            out += pad(depth + 1) + "}\n";
+            --loop_depth_;
+            leave_loop(l.col_it);
         }
-        out += pad(depth + 2) + "}\n" + pad(depth + 1) + "}\n";
-        // The block's partials into the double accumulators.
-        out += pad(depth + 1) + "#pragma omp simd\n" + pad(depth + 1) + col_header + " {\n";
-        for (size_t k = 0; k < sums.size(); ++k) {
-            UserCall c = user_call(sums[k]);
-            std::string target = out_access(*c.statement);
-            out += pad(depth + 2) + "{\n" + bind_vars(c, pad(depth + 3), true, false);
-            out += pad(depth + 3) + target + " = " + store_cast(m_.buffer(c.statement->stage->buffer), target + " + " + partials[k] + "[" + lane + "]") + ";\n";
-            out += pad(depth + 2) + "}\n";
-        }
-        out += pad(depth + 1) + "}\n";
-        --loop_depth_;
-        leave_loop(col_it);
-        leave_loop(row_it);
         return out + pad(depth) + "}\n";
     }
 
@@ -2186,15 +2243,24 @@ private:
         case isl_ast_node_for: {
             std::string grouped = emit_grouped_row_sums(node, depth);
             if (!grouped.empty()) return grouped;
-            std::string blocked = emit_blocked_column_sums(node, depth);
-            if (!blocked.empty()) return blocked;
-            std::vector<isl_ast_node *> loops;
-            std::vector<isl_ast_node *> sides;
-            std::vector<isl_ast_node *> updates = reduction_nest(node, loops, sides);
-            if (!updates.empty()) return emit_accumulation(updates, sides, loops, depth);
-            for (auto *l : loops) isl_ast_node_free(l);
+            ColumnBlocking blocking = column_blocking(node);
+            if (blocking.loops.empty()) {
+                std::vector<isl_ast_node *> loops;
+                std::vector<isl_ast_node *> sides;
+                std::vector<isl_ast_node *> updates = reduction_nest(node, loops, sides);
+                if (!updates.empty()) return emit_accumulation(updates, sides, loops, depth);
+                for (auto *l : loops) isl_ast_node_free(l);
+            }
             std::string it;
             std::string header = for_header(node, it);
+            if (!blocking.loops.empty()) { // one block of rows; blocked_rows_code adds the rest
+                header = "for (int64_t " + it + " = " + it + "_block; " + it + " <= akg_imin(" + it + "_block + " + std::to_string(kColumnBlockRows - 1) + ", " +
+                         std::to_string(blocking.hi) + "); " + it + " += 1)";
+                for (const auto &l : blocking.loops)
+                    for (size_t k = 0; k < l.sums.size(); ++k)
+                        column_partials_[user_call(l.sums[k]).statement->name] =
+                            l.partials[k] + "[(" + l.col_it + (l.col_lo ? " - " + std::to_string(l.col_lo) : "") + ")]";
+            }
             isl_ast_node *body = isl_ast_node_for_get_body(node);
             std::string s;
             enter_hoist_frame(it, body);
@@ -2244,7 +2310,12 @@ private:
                 if (!block_arrays.empty()) // a scope of their own, one level deeper
                     s = pad(depth) + "{\n" + pad(depth + 1) + "const int64_t " + it + "_first = " + std::to_string(streamed.lo) + ";\n" +
                         block_arrays + indented(s) + pad(depth) + "}\n";
+                if (!blocking.loops.empty()) {
+                    column_partials_.clear();
+                    s = blocked_rows_code(blocking, s, depth);
+                }
             }
+            blocking.release();
             s = leave_hoist_frame(depth, s);
             isl_ast_node_free(body);
             return s;
@@ -2262,7 +2333,10 @@ private:
             }
             return s + pad(depth) + "}\n";
         }
-        case isl_ast_node_user: return emit_user(node, depth, nullptr);
+        case isl_ast_node_user: {
+            auto partial = column_partials_.find(user_call(node).statement->name);
+            return emit_user(node, depth, partial == column_partials_.end() ? nullptr : &partial->second);
+        }
         default: throw InternalError("unexpected isl AST node");
         }
     }

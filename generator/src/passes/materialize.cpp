@@ -89,6 +89,54 @@ private:
     }
 };
 
+// Does `consumer` read `tensor` only at its own index (i0, i1, ... in order)?
+bool reads_at_own_index(const Stage &consumer, const std::string &tensor) {
+    class Reads : public IRVisitor {
+    public:
+        std::string tensor;
+        bool own_index = true;
+        using IRVisitor::visit;
+        void visit(const Call *op) override {
+            if (is_tensor_read(op) && tensor_of(op) == tensor)
+                for (size_t d = 0; d < op->args.size(); ++d) {
+                    const Variable *v = op->args[d].as<Variable>();
+                    own_index &= v && v->name == index_var(static_cast<int>(d));
+                }
+            IRVisitor::visit(op);
+        }
+    } reads;
+    reads.tensor = tensor;
+    consumer.value.accept(&reads);
+    return reads.own_index;
+}
+
+using Consumers = std::map<std::string, std::vector<const Stage *>>;
+
+// The stage where every use of `s` meets when its value flows there element by element: each
+// stage on the way is an unmaterialized compute stage of s's shape that reads its producer only
+// at its own index, and so is the meeting stage. GeLU's backward uses tanh(u) in two terms that
+// meet in one product; inlined there, tanh is computed once per element of the product (CSE
+// shares the copies), where materializing it stores it and reads it back. Null if there is none.
+const Stage *elementwise_meeting_point(const TensorGraph &graph, const Stage &s, const Consumers &consumers) {
+    std::set<int> pending; // stage positions, topological order
+    auto add_consumers = [&](const Stage &producer) {
+        auto it = consumers.find(producer.tensor);
+        if (it == consumers.end()) return false;
+        for (const Stage *c : it->second) {
+            if (c->kind != StageKind::Compute || c->shape != s.shape || !reads_at_own_index(*c, producer.tensor)) return false;
+            pending.insert(graph.stage_of_tensor.at(c->tensor));
+        }
+        return true;
+    };
+    if (!add_consumers(s)) return nullptr;
+    while (pending.size() > 1) {
+        const Stage &on_the_way = graph.stages[static_cast<size_t>(*pending.begin())];
+        pending.erase(pending.begin());
+        if (on_the_way.materialized || !add_consumers(on_the_way)) return nullptr;
+    }
+    return pending.empty() ? nullptr : &graph.stages[static_cast<size_t>(*pending.begin())];
+}
+
 void reindex(TensorGraph &graph) {
     graph.stage_of_tensor.clear();
     for (size_t k = 0; k < graph.stages.size(); ++k) graph.stage_of_tensor[graph.stages[k].tensor] = static_cast<int>(k);
@@ -146,7 +194,7 @@ void materialize_and_inline(TensorGraph &graph) {
     reindex(graph);
 
     // 2. Consumers of each stage.
-    std::map<std::string, std::vector<const Stage *>> consumers;
+    Consumers consumers;
     std::map<std::string, bool> expensive, rounds;
     std::map<std::string, std::set<std::string>> producers;
     for (const auto &s : graph.stages) {
@@ -181,7 +229,9 @@ void materialize_and_inline(TensorGraph &graph) {
         // a float32 parameter cast to float16 and broadcast over a much larger tensor (a bias
         // added to every row) is rounded once, into a float scratch buffer, instead of at every
         // element it meets.
-        bool keep_for_reuse = (expensive[s.tensor] && (cons.size() > 1 || bigger_consumer)) || (rounds[s.tensor] && broadcast);
+        bool reused_expensive = expensive[s.tensor] && (cons.size() > 1 || bigger_consumer);
+        if (reused_expensive && !bigger_consumer && !s.materialized && elementwise_meeting_point(graph, s, consumers)) reused_expensive = false;
+        bool keep_for_reuse = reused_expensive || (rounds[s.tensor] && broadcast);
         if (s.materialized) {
             // Bound to an output (which stores the value exactly): consumers recompute it when
             // it is cheap and reads at most one tensor, and read it back otherwise; a residual
