@@ -216,7 +216,8 @@ def main():
                  "stage and an RDom update per reduction, scheduled by the Adams2019 and Mullapudi2016 autoscheduler plugins (MachineParams(2, 32 MiB, "
                  "40)) and JIT-compiled for the host (float16 without AVX512-FP16 where the CPU lacks it); parallel loops run on "
                  "OpenMP to set the thread count; tanh is written as 1 - 2/(exp(2x)+1) because Halide's tanh() is a "
-                 "scalar libm call. Autoscheduling + JIT time per kernel is in the `schedule_s` counter of the raw "
+                 "scalar libm call; an exp or tanh op declared float16, which akg computes to float16 precision, uses "
+                 "Halide's fast_exp (accurate to about the last 5 bits of a float). Autoscheduling + JIT time per kernel is in the `schedule_s` counter of the raw "
                  "results, not in the timings." + (" Adams2019's default beam search (beam 32, 5 passes) exploded on the "
                  "4-D attention softmax (>500k states per pass, >8 GB, minutes), so every pipeline with a reduction "
                  "spanning 4 or more loop dimensions ran with its greedy mode (HL_BEAM_SIZE=1): " + ", ".join(f"`{k}`" for k in beam1) + "." if beam1 else ""))

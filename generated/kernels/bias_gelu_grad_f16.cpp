@@ -30,7 +30,7 @@ static void akg_bias_gelu_grad_f16_parallel_body_0(int64_t c0, const uint16_t *_
                         [[maybe_unused]] const int64_t i1 = (c0 + c3);
                         const float v_cse0 = block_c3_0[(c3 - c3_first)];
                         const float v_cse1 = (v_cse0 * v_cse0);
-                        const float v_cse2 = akg_tanh(((((v_cse1 * v_cse0) * 0.044708252f) + v_cse0) * 0.797851562f));
+                        const float v_cse2 = akg_tanh_h(((((v_cse1 * v_cse0) * 0.044708252f) + v_cse0) * 0.797851562f));
                         t0[(i1 - (c0))] = (float)(((((v_cse2 + (((1.0f - (v_cse2 * v_cse2)) * v_cse0) * ((v_cse1 * 0.107035995f) + 0.797851562f))) * 0.5f) + 0.5f) * block_c3_1[(c3 - c3_first)]));
                     }
                 }

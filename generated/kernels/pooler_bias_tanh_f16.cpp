@@ -14,7 +14,7 @@ static void akg_pooler_bias_tanh_f16_parallel_body_0(int64_t c0, const float *__
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                s_out0[(i1 - (0))] = akg_tanh((((float)s_in1[((c1 + c2) - (0))]) + akg_round_f16(in0[(c1 + c2)])));
+                s_out0[(i1 - (0))] = akg_tanh_h((((float)s_in1[((c1 + c2) - (0))]) + akg_round_f16(in0[(c1 + c2)])));
             }
         }
     }

@@ -33,6 +33,15 @@
  *   akg_f32_to_f16, akg_f16_to_f32, akg_round_f16: exact (round to nearest even), bit-identical
  *   to the F16C instructions for all 2^32 floats / all 2^16 halves (NaNs quieted).
  *
+ * FLOAT16 PRECISION (the generator calls these for Exp and Tanh ops declared float16): max
+ * RELATIVE error against double-precision libm, exhaustive over all 2^32 floats; the bound is
+ * 2^-16 = 1.5e-5, 1/32 of a float16 ulp (tests/vmath asserts it on the same sweeps as above):
+ *                        measured
+ *   akg_exp_h            6.44e-6   results below 2^-124.9 (x < -86.6) flushed to +0; results
+ *                                  within 2^-16 of FLT_MAX may round up to +inf
+ *   akg_tanh_h           4.09e-6   (worst just below |x| = 0.625, the polynomial's end)
+ *   akg_tanh_plus_one_h  6.23e-6   results below 2^-126 flushed to +0, as akg_tanh_plus_one
+ *
  * SPECIAL VALUES: exp(-inf)=+0, exp(+inf)=+inf, exp(NaN)=NaN; log(±0)=-inf, log(x<0)=NaN,
  * log(+inf)=+inf, log(NaN)=NaN; tanh(±inf)=±1, tanh(±0)=±0, tanh(NaN)=NaN, tanh(tiny x)=x;
  * tanh_plus_one(+inf)=2, tanh_plus_one(-inf)=+0, tanh_plus_one(NaN)=NaN;
@@ -58,6 +67,9 @@
  *   akg_sqrt          0.07     5
  *   akg_rsqrt         0.10     6 (1 div)
  *   akg_pow           1.29   172 (2 div, double precision)   powf 2.90
+ *   akg_exp_h         0.12                        (float16 precision)
+ *   akg_tanh_h        0.17    (1 div)
+ *   akg_tanh_plus_one_h 0.11  (1 div)
  *   akg_f16_to_f32    0.076   (uint16 -> float, integer path; vcvtph2ps: 0.036)
  *   akg_f32_to_f16    0.13    (integer path)
  *   akg_round_f16     0.054
@@ -138,22 +150,45 @@ AKG_VM_INLINE float exp_poly(float r) {
     return fmaf_(q, r, 1.0f);
 }
 
-/* Cody-Waite reduction x = k*ln2 + r, |r| <= ln2/2 (r exact thanks to FMA); returns e^r and k. */
-AKG_VM_INLINE float exp_reduce(float x, int32_t &k) {
+/* k = round(x * log2(e)), returned as a float and set as an integer. */
+AKG_VM_INLINE float exp_round_k(float x, int32_t &k) {
     const float shifter = 0x1.8p23f;
     float t = fmaf_(x, 0x1.715476p+0f, shifter); /* round(x*log2(e)) in the low mantissa bits */
-    float kf = t - shifter;
     k = (int32_t)(f2u(t) - f2u(shifter));
+    return t - shifter;
+}
+
+/* Cody-Waite reduction x = k*ln2 + r, |r| <= ln2/2 (r exact thanks to FMA); returns e^r and k. */
+AKG_VM_INLINE float exp_reduce(float x, int32_t &k) {
+    float kf = exp_round_k(x, k);
     float r = fmaf_(kf, -0x1.62e430p-1f, x);
     r = fmaf_(kf, 0x1.05c610p-29f, r);
     return exp_poly(r);
 }
 
-/* e^x for x <= 0 where a result below 2^-126 may be flushed to 0 (used by tanh). NaN -> NaN. */
+/* e^r = 1 + r + r^2 * q(r) on |r| <= ln2/2, relative error 6.2e-6 (2^-17.3). */
+AKG_VM_INLINE float exp_poly_h(float r) {
+    float q = 0x1.4f3204p-5f;
+    q = fmaf_(q, r, 0x1.571f16p-3f);
+    q = fmaf_(q, r, 0x1.000bb4p-1f);
+    q = fmaf_(q, r, 1.0f);
+    return fmaf_(q, r, 1.0f);
+}
+
+/* x = k*ln2 + r with one reduction constant: r is off by |k| * 1.9e-9 (k <= 128: 2^-22
+ * relative in e^r), far below exp_poly_h's error. Returns e^r and k. */
+AKG_VM_INLINE float exp_reduce_h(float x, int32_t &k) {
+    float kf = exp_round_k(x, k);
+    return exp_poly_h(fmaf_(kf, -0x1.62e430p-1f, x));
+}
+
+/* e^x for x <= 0 where a result below 2^-126 may be flushed to 0 (used by tanh), to float32 or
+ * to float16 precision. NaN -> NaN. */
+template <bool kFloat16Precision>
 AKG_VM_INLINE float exp_nonpos_flush(float x) {
     x = sel(x < -87.0f, -87.0f, x);
     int32_t k;
-    float p = exp_reduce(x, k);
+    float p = kFloat16Precision ? exp_reduce_h(x, k) : exp_reduce(x, k);
     return p * u2f((uint32_t)(k + 127) << 23);
 }
 
@@ -246,36 +281,41 @@ AKG_VM_INLINE float akg_log(float x) {
 }
 
 /* ---- tanh ----------------------------------------------------------------------------- */
-AKG_VM_INLINE float akg_tanh(float x) {
-    using namespace akg_vm_detail;
+namespace akg_vm_detail {
+template <bool kFloat16Precision>
+AKG_VM_INLINE float tanh_of(float x) {
     float a = __builtin_fabsf(x);
     /* |x| >= 0.625: (1 - e^-2a) / (1 + e^-2a); e^-2a in (0, 0.29] so no cancellation */
-    float em = exp_nonpos_flush(-2.0f * a);
+    float em = exp_nonpos_flush<kFloat16Precision>(-2.0f * a);
     float big = (1.0f - em) / (1.0f + em);
-    /* |x| < 0.625: a + a^3 * P(a^2), relative error 4.4e-9 */
+    /* |x| < 0.625: a + a^3 * P(a^2), relative error 4.4e-9 (float16 precision: 4.0e-6) */
     float t = a * a;
-    float P = -0x1.75e1cep-8f;
-    P = fmaf_(P, t, 0x1.52269cp-6f);
-    P = fmaf_(P, t, -0x1.b83c5ap-5f);
-    P = fmaf_(P, t, 0x1.110726p-3f);
-    P = fmaf_(P, t, -0x1.555532p-2f);
+    float P;
+    if (kFloat16Precision) {
+        P = -0x1.4d9c84p-5f;
+        P = fmaf_(P, t, 0x1.0b7544p-3f);
+        P = fmaf_(P, t, -0x1.552a10p-2f);
+    } else {
+        P = -0x1.75e1cep-8f;
+        P = fmaf_(P, t, 0x1.52269cp-6f);
+        P = fmaf_(P, t, -0x1.b83c5ap-5f);
+        P = fmaf_(P, t, 0x1.110726p-3f);
+        P = fmaf_(P, t, -0x1.555532p-2f);
+    }
     float small = fmaf_(a * t, P, a);
     float r = sel(a < 0.625f, small, big); /* NaN -> big -> NaN */
     return __builtin_copysignf(r, x);
 }
 
-/* ---- 1 + tanh ------------------------------------------------------------------------- */
-/* 1 + tanh(x) = 2 / (1 + e^-2x), for the generator's math-identities pass (GeLU's tanh form):
- * no cancellation for x < 0, where 1 + akg_tanh(x) loses up to every bit, and one exponential
- * plus a division. Results below 2^-126 (x < -44.15) are flushed to +0. */
-AKG_VM_INLINE float akg_tanh_plus_one(float x) {
-    using namespace akg_vm_detail;
+/* 1 + tanh(x) = 2 / (1 + e^-2x), to float32 or float16 precision. */
+template <bool kFloat16Precision>
+AKG_VM_INLINE float tanh_plus_one_of(float x) {
     float y = -2.0f * x; /* exact */
     /* Outside [-87, 88.3] the exponent field 2^k below is garbage; the two selects at the end
      * replace those results, which is two vector operations cheaper than clamping y first
      * (8% of this function). NaN passes: the comparisons are false and r is NaN. */
     int32_t k;
-    float p = exp_reduce(y, k);
+    float p = kFloat16Precision ? exp_reduce_h(y, k) : exp_reduce(y, k);
     /* Unsigned: for |y| beyond the range k + 127 may exceed INT32_MAX (a garbage value, selected
      * away below, but signed overflow would be undefined). */
     float e = p * u2f(((uint32_t)k + 127u) << 23);
@@ -283,6 +323,37 @@ AKG_VM_INLINE float akg_tanh_plus_one(float x) {
     r = sel(y < -87.0f, 2.0f, r);  /* 1 + e^y rounds to 1 */
     return sel(y > 88.3f, 0.0f, r); /* the result is below 2^-126 */
 }
+} /* namespace akg_vm_detail */
+
+AKG_VM_INLINE float akg_tanh(float x) { return akg_vm_detail::tanh_of<false>(x); }
+
+/* ---- 1 + tanh ------------------------------------------------------------------------- */
+/* 1 + tanh(x) = 2 / (1 + e^-2x), for the generator's math-identities pass (GeLU's tanh form):
+ * no cancellation for x < 0, where 1 + akg_tanh(x) loses up to every bit, and one exponential
+ * plus a division. Results below 2^-126 (x < -44.15) are flushed to +0. */
+AKG_VM_INLINE float akg_tanh_plus_one(float x) { return akg_vm_detail::tanh_plus_one_of<false>(x); }
+
+/* ---- float16 precision: exp, tanh, 1 + tanh -------------------------------------------- */
+/* For ops declared float16 (the generator's lowering): a float16 value carries 11 bits, so
+ * these keep a relative error below 2^-16 (1/32 of a float16 ulp) instead of float32's 1-2.5
+ * ulp, with shorter polynomials (exp: degree 4 instead of 6; tanh below 0.625: degree 7 instead
+ * of 11) and one reduction constant: 1.3-1.4x cheaper. Same special values as the float32
+ * functions; akg_exp_h flushes results below 2^-124.9 (x < -86.6) to +0. */
+AKG_VM_INLINE float akg_exp_h(float x) {
+    using namespace akg_vm_detail;
+    /* e^89 overflows (k = 128 with e^r > 1); NaN passes the clamp. */
+    float xc = sel(x > 89.0f, 89.0f, x);
+    int32_t k;
+    float p = exp_reduce_h(xc, k);
+    /* (2 e^r) * 2^(k-1): the scale is a normal float for k in [-125, 129] (129: +inf, the
+     * overflow of x > 88.72); below x = -86.6 the result (under 2^-124.9) is flushed to +0,
+     * which also covers the garbage scale of smaller k and of x = -inf. Unsigned: no overflow. */
+    float e = (p + p) * u2f(((uint32_t)k + 126u) << 23);
+    return sel(x < -86.6f, 0.0f, e);
+}
+
+AKG_VM_INLINE float akg_tanh_h(float x) { return akg_vm_detail::tanh_of<true>(x); }
+AKG_VM_INLINE float akg_tanh_plus_one_h(float x) { return akg_vm_detail::tanh_plus_one_of<true>(x); }
 
 /* ---- erf ------------------------------------------------------------------------------ */
 AKG_VM_INLINE float akg_erf(float x) {
@@ -309,7 +380,7 @@ AKG_VM_INLINE float akg_erf(float x) {
     h = fmaf_(h, a, 0x1.7274f8p-2f);
     h = fmaf_(h, a, -0x1.2085b2p+0f);
     h = fmaf_(h, a, -0x1.72e6fap-12f);
-    float big = 1.0f - exp_nonpos_flush(h - t); /* h - t in [-18, -1.8] */
+    float big = 1.0f - exp_nonpos_flush<false>(h - t); /* h - t in [-18, -1.8] */
     float r = sel(a < 1.0f, small, big); /* NaN -> big -> NaN */
     return __builtin_copysignf(r, x);
 }

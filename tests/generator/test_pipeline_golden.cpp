@@ -191,7 +191,7 @@ TEST(PipelineGolden, GeluBackwardWalksTheRowsOnce) {
     EXPECT_EQ(count(code, "    float t0[64];"), 2u) << code; // the parallel body's (and the kernel function's, unused)
     // tanh(u) appears in two terms of the gradient, which meet in one product: it is inlined
     // there and computed once per element (CSE), not stored and read back by two statements.
-    EXPECT_EQ(count(code, "akg_tanh("), 1u) << code;
+    EXPECT_EQ(count(code, "akg_tanh_h("), 1u) << code;
     // Its float16 rows are converted per vector loop (a block of 64 columns of one row), not
     // element by element with the integer code.
     EXPECT_EQ(count(code, "akg_f16_to_f32_n(in1 + (((c1 * INT64_C(3072)) + (c0 + c3_first))), block_c3_0, 64);"), 1u) << code;
@@ -231,10 +231,27 @@ TEST(PipelineGolden, GeluComputesOnePlusTanhWithoutCancellation) {
     std::string output = graph.substr(graph.find("[out0]")); // the one stage left (the rest is inlined)
     EXPECT_EQ(count(output, "akg_tanh_plus_one("), 1u) << graph;
     EXPECT_EQ(count(output, "akg_tanh("), 0u) << graph;
-    // GeLU's backward pass uses tanh(z) itself (1 - tanh^2): unchanged.
+    // GeLU's backward pass uses tanh(z) itself (1 - tanh^2): unchanged (its ops are declared
+    // float16: the float16-precision tanh).
     graph = dump_after("bias_gelu_grad_f16.json", "math-identities");
-    EXPECT_EQ(count(graph, "akg_tanh_plus_one("), 0u) << graph;
-    EXPECT_GE(count(graph, "akg_tanh("), 1u) << graph;
+    EXPECT_EQ(count(graph, "akg_tanh_plus_one"), 0u) << graph;
+    EXPECT_GE(count(graph, "akg_tanh_h("), 1u) << graph;
+}
+
+TEST(PipelineGolden, Float16OpsTakeFloat16PrecisionTranscendentals) {
+    // An Exp or Tanh declared float16 calls the float16-precision function (akg_vmath.h,
+    // relative error below 2^-16); declared float32, the float32 one. 1 + tanh keeps the
+    // precision of its tanh.
+    std::string f16 = dump_after("bias_gelu_f16.json", "emit"), f32 = dump_after("bias_gelu_f32.json", "emit");
+    EXPECT_EQ(count(f16, "akg_tanh_plus_one_h("), 1u) << f16;
+    EXPECT_EQ(count(f32, "akg_tanh_plus_one("), 1u) << f32;
+    EXPECT_EQ(count(f32, "_h("), 0u) << f32;
+    f16 = dump_after("attention_softmax_dropout_f16.json", "emit"), f32 = dump_after("attention_softmax_dropout_f32.json", "emit");
+    EXPECT_EQ(count(f16, "akg_exp_h("), 1u) << f16;
+    EXPECT_EQ(count(f16, "akg_exp("), 0u) << f16;
+    EXPECT_EQ(count(f32, "akg_exp("), 1u) << f32;
+    f16 = dump_after("pooler_bias_tanh_f16.json", "emit");
+    EXPECT_EQ(count(f16, "akg_tanh_h("), 1u) << f16;
 }
 
 TEST(PipelineGolden, LargeOutputsAreWrittenWithNonTemporalStores) {

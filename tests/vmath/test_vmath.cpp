@@ -36,6 +36,9 @@ constexpr double kErfUlp = 1.5;
 constexpr double kSigmoidUlp = 2.5;
 constexpr double kRsqrtUlp = 1.5;
 constexpr double kPowUlp = 1.0;
+// The float16-precision functions (akg_exp_h, akg_tanh_h, akg_tanh_plus_one_h): relative error
+// at most 2^-16, measured here in units of 2^-16.
+constexpr double kFloat16PrecisionUnits = 1.0;
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
@@ -68,14 +71,19 @@ double ulp_error(float got, double ref) {
     return std::fabs(g - ref) / ulp;
 }
 
-enum Fn { kExp, kLog, kTanh, kTanhPlusOne, kErf, kSigmoid, kRsqrt, kSqrt };
+enum Fn { kExp, kLog, kTanh, kTanhPlusOne, kErf, kSigmoid, kRsqrt, kSqrt, kExpH, kTanhH, kTanhPlusOneH };
+
+bool float16_precision(Fn fn) { return fn == kExpH || fn == kTanhH || fn == kTanhPlusOneH; }
 
 double reference(Fn fn, double x) {
     switch (fn) {
-    case kExp: return std::exp(x);
+    case kExp:
+    case kExpH: return std::exp(x);
     case kLog: return std::log(x);
-    case kTanh: return std::tanh(x);
-    case kTanhPlusOne: return x < 0 ? 2.0 * std::exp(2.0 * x) / (1.0 + std::exp(2.0 * x)) : 1.0 + std::tanh(x); // no cancellation
+    case kTanh:
+    case kTanhH: return std::tanh(x);
+    case kTanhPlusOne:
+    case kTanhPlusOneH: return x < 0 ? 2.0 * std::exp(2.0 * x) / (1.0 + std::exp(2.0 * x)) : 1.0 + std::tanh(x); // no cancellation
     case kErf: return std::erf(x);
     case kSigmoid: return 1.0 / (1.0 + std::exp(-x));
     case kRsqrt: return 1.0 / std::sqrt(x);
@@ -120,6 +128,18 @@ __attribute__((noinline)) void eval_simd(Fn fn, const float *__restrict x, float
 #pragma omp simd
         for (long i = 0; i < n; i++) y[i] = akg_sqrt(x[i]);
         break;
+    case kExpH:
+#pragma omp simd
+        for (long i = 0; i < n; i++) y[i] = akg_exp_h(x[i]);
+        break;
+    case kTanhH:
+#pragma omp simd
+        for (long i = 0; i < n; i++) y[i] = akg_tanh_h(x[i]);
+        break;
+    case kTanhPlusOneH:
+#pragma omp simd
+        for (long i = 0; i < n; i++) y[i] = akg_tanh_plus_one_h(x[i]);
+        break;
     }
 }
 
@@ -134,6 +154,9 @@ __attribute__((noinline)) float eval_scalar(Fn fn, float x) {
     case kSigmoid: return akg_sigmoid(x);
     case kRsqrt: return akg_rsqrt(x);
     case kSqrt: return akg_sqrt(x);
+    case kExpH: return akg_exp_h(x);
+    case kTanhH: return akg_tanh_h(x);
+    case kTanhPlusOneH: return akg_tanh_plus_one_h(x);
     }
     return 0.0f;
 }
@@ -161,8 +184,24 @@ __attribute__((noinline)) void round_f16_simd(const float *__restrict x, float *
     for (long i = 0; i < n; i++) y[i] = akg_round_f16(x[i]);
 }
 
-// ulp_error, except that akg_tanh_plus_one may flush results below 2^-126 to +0.
+// Relative error in units of 2^-16, for the float16-precision functions. akg_exp_h may flush
+// results below 2^-124 to +0 and overflow to +inf within 2^-16 of FLT_MAX; akg_tanh_plus_one_h
+// flushes results below 2^-126 to +0.
+double float16_precision_error(Fn fn, float got, double ref) {
+    if (std::isnan(ref)) return std::isnan(got) ? 0.0 : 1e30;
+    if (std::isnan(got)) return 1e30;
+    const double flush = fn == kExpH ? 0x1p-124 : fn == kTanhPlusOneH ? 0x1p-126 : 0.0;
+    if (ref < flush && got >= 0.0f && got <= flush) return 0.0;
+    if (std::isinf(got))
+        return static_cast<float>(ref) == got || (fn == kExpH && ref > std::numeric_limits<float>::max() * (1.0 - 0x1p-16)) ? 0.0 : 1e30;
+    if (static_cast<double>(got) == ref) return 0.0;
+    return std::fabs(got - ref) / std::fabs(ref) * 0x1p16;
+}
+
+// ulp_error, except that akg_tanh_plus_one may flush results below 2^-126 to +0; the
+// float16-precision functions' relative error.
 double error_of(Fn fn, float got, double ref) {
+    if (float16_precision(fn)) return float16_precision_error(fn, got, ref);
     if (fn == kTanhPlusOne && ref < 0x1p-126 && got >= 0.0f && got <= 0x1p-126f) return 0.0;
     return ulp_error(got, ref);
 }
@@ -204,10 +243,10 @@ SweepResult sweep(Fn fn, uint64_t first, uint64_t last, uint64_t stride) {
 void expect_sweep(Fn fn, const char *name, uint64_t first, uint64_t last, uint64_t stride,
                   double bound) {
     SweepResult r = sweep(fn, first, last, stride);
-    std::printf("  %-8s [%a, %a] stride %llu: max %.3f ULP at x = %a\n", name,
+    std::printf("  %-8s [%a, %a] stride %llu: max %.3f %s at x = %a\n", name,
                 bits_to_float(static_cast<uint32_t>(first)),
                 bits_to_float(static_cast<uint32_t>(last)),
-                static_cast<unsigned long long>(stride), r.max_ulp, r.worst_x);
+                static_cast<unsigned long long>(stride), r.max_ulp, float16_precision(fn) ? "x 2^-16 relative" : "ULP", r.worst_x);
     EXPECT_LE(r.max_ulp, bound) << name << "(" << r.worst_x << ") = " << r.worst_got
                                 << ", reference " << reference(fn, r.worst_x);
 }
@@ -256,6 +295,26 @@ TEST(VmathAccuracy, TanhPlusOne) {
     accuracy_suite(kTanhPlusOne, "tanh+1", kTanhPlusOneUlp,
                    {{0x1p-8f, 10.0f, 5}, {-0x1p-8f, -10.0f, 5},
                     {-7.0f, -9.0f, 1},            // the worst case, near -8.3
+                    {-43.0f, -46.0f, 1}});        // down to the flush below 2^-126
+}
+
+TEST(VmathAccuracy, ExpFloat16Precision) {
+    accuracy_suite(kExpH, "exp_h", kFloat16PrecisionUnits,
+                   {{0x1p-8f, 20.0f, 3}, {-0x1p-8f, -20.0f, 3},  // softmax range
+                    {0.125f, 1.0f, 1}, {-0.125f, -1.0f, 1},
+                    {-80.0f, -90.0f, 1},                        // down to the flush below 2^-124
+                    {85.0f, 89.0f, 1}});                        // overflow boundary
+}
+
+TEST(VmathAccuracy, TanhFloat16Precision) {
+    accuracy_suite(kTanhH, "tanh_h", kFloat16PrecisionUnits,
+                   {{0x1p-8f, 10.0f, 3}, {-0x1p-8f, -10.0f, 3},
+                    {0.5f, 1.0f, 1}});           // both sides of the polynomial/exp switch
+}
+
+TEST(VmathAccuracy, TanhPlusOneFloat16Precision) {
+    accuracy_suite(kTanhPlusOneH, "tanh+1_h", kFloat16PrecisionUnits,
+                   {{0x1p-8f, 10.0f, 3}, {-0x1p-8f, -10.0f, 3},
                     {-43.0f, -46.0f, 1}});        // down to the flush below 2^-126
 }
 
@@ -394,6 +453,37 @@ TEST(VmathSpecial, Tanh) {
     EXPECT_LE(ulp_error(akg_tanh_plus_one(-10.0f), 2.0 * std::exp(-20.0) / (1.0 + std::exp(-20.0))), kTanhPlusOneUlp);
 }
 
+TEST(VmathSpecial, Float16Precision) {
+    EXPECT_BITS_EQ(akg_exp_h(-kInf), 0.0f);
+    EXPECT_BITS_EQ(akg_exp_h(kInf), kInf);
+    EXPECT_TRUE(std::isnan(akg_exp_h(kNaN)));
+    EXPECT_TRUE(std::isnan(akg_exp_h(-kNaN)));
+    EXPECT_BITS_EQ(akg_exp_h(0.0f), 1.0f);
+    EXPECT_BITS_EQ(akg_exp_h(-0.0f), 1.0f);
+    EXPECT_BITS_EQ(akg_exp_h(88.8f), kInf);     // overflow
+    EXPECT_BITS_EQ(akg_exp_h(1e30f), kInf);
+    EXPECT_LT(akg_exp_h(88.7f), kInf);
+    EXPECT_BITS_EQ(akg_exp_h(-87.0f), 0.0f);    // flushed below 2^-124
+    EXPECT_BITS_EQ(akg_exp_h(-1e30f), 0.0f);
+    EXPECT_GT(akg_exp_h(-86.5f), 0x1p-126f);    // still normal
+    EXPECT_BITS_EQ(akg_tanh_h(kInf), 1.0f);
+    EXPECT_BITS_EQ(akg_tanh_h(-kInf), -1.0f);
+    EXPECT_TRUE(std::isnan(akg_tanh_h(kNaN)));
+    EXPECT_BITS_EQ(akg_tanh_h(0.0f), 0.0f);
+    EXPECT_BITS_EQ(akg_tanh_h(-0.0f), -0.0f);
+    EXPECT_BITS_EQ(akg_tanh_h(1e-20f), 1e-20f);
+    EXPECT_BITS_EQ(akg_tanh_h(-0x1p-149f), -0x1p-149f);
+    EXPECT_BITS_EQ(akg_tanh_h(20.0f), 1.0f);
+    EXPECT_BITS_EQ(akg_tanh_h(-1e30f), -1.0f);
+    EXPECT_BITS_EQ(akg_tanh_plus_one_h(kInf), 2.0f);
+    EXPECT_BITS_EQ(akg_tanh_plus_one_h(-kInf), 0.0f);
+    EXPECT_TRUE(std::isnan(akg_tanh_plus_one_h(kNaN)));
+    EXPECT_BITS_EQ(akg_tanh_plus_one_h(20.0f), 2.0f);
+    EXPECT_BITS_EQ(akg_tanh_plus_one_h(-50.0f), 0.0f);
+    EXPECT_LE(float16_precision_error(kTanhPlusOneH, akg_tanh_plus_one_h(-10.0f), 2.0 * std::exp(-20.0) / (1.0 + std::exp(-20.0))),
+              kFloat16PrecisionUnits);
+}
+
 TEST(VmathSpecial, Erf) {
     EXPECT_BITS_EQ(akg_erf(kInf), 1.0f);
     EXPECT_BITS_EQ(akg_erf(-kInf), -1.0f);
@@ -479,7 +569,8 @@ TEST(VmathSimd, MatchesScalarBitForBit) {
     const std::pair<Fn, const char *> fns[] = {{kExp, "exp"}, {kLog, "log"},
                                                {kTanh, "tanh"}, {kTanhPlusOne, "tanh+1"}, {kErf, "erf"},
                                                {kSigmoid, "sigmoid"}, {kRsqrt, "rsqrt"},
-                                               {kSqrt, "sqrt"}};
+                                               {kSqrt, "sqrt"}, {kExpH, "exp_h"}, {kTanhH, "tanh_h"},
+                                               {kTanhPlusOneH, "tanh+1_h"}};
     for (const auto &[fn, name] : fns) {
         eval_simd(fn, x.data(), y.data(), static_cast<long>(x.size()));
         long mismatches = 0;

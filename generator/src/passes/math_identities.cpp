@@ -15,26 +15,30 @@ bool is_float_constant(const Halide::Expr &e, double value) {
     return f && f->type == Halide::Float(32) && f->value == value;
 }
 
-// The argument of a float32 akg_tanh call, or undefined.
-Halide::Expr tanh_argument(const Halide::Expr &e) {
+// The argument of a float32 akg_tanh (or akg_tanh_h) call, or undefined; `name` gets the
+// 1 + tanh function of the same precision.
+Halide::Expr tanh_argument(const Halide::Expr &e, std::string &name) {
     const Call *c = e.as<Call>();
-    if (!c || c->name != "akg_tanh" || c->type != Halide::Float(32) || c->args.size() != 1) return Halide::Expr();
+    if (!c || (c->name != "akg_tanh" && c->name != "akg_tanh_h") || c->type != Halide::Float(32) || c->args.size() != 1) return Halide::Expr();
+    name = c->name == "akg_tanh" ? "akg_tanh_plus_one" : "akg_tanh_plus_one_h";
     return c->args[0];
 }
 
-Halide::Expr tanh_plus_one(const Halide::Expr &x) { return Call::make(Halide::Float(32), "akg_tanh_plus_one", {x}, Call::PureExtern); }
+Halide::Expr tanh_plus_one(const std::string &name, const Halide::Expr &x) { return Call::make(Halide::Float(32), name, {x}, Call::PureExtern); }
 
 class TanhPlusOne : public IRMutator {
     using IRMutator::visit;
     Halide::Expr visit(const Add *op) override {
         Halide::Expr a = mutate(op->a), b = mutate(op->b);
-        if (Halide::Expr x = tanh_argument(a); x.defined() && is_float_constant(b, 1.0)) return tanh_plus_one(x);
-        if (Halide::Expr x = tanh_argument(b); x.defined() && is_float_constant(a, 1.0)) return tanh_plus_one(x);
+        std::string name;
+        if (Halide::Expr x = tanh_argument(a, name); x.defined() && is_float_constant(b, 1.0)) return tanh_plus_one(name, x);
+        if (Halide::Expr x = tanh_argument(b, name); x.defined() && is_float_constant(a, 1.0)) return tanh_plus_one(name, x);
         return a.same_as(op->a) && b.same_as(op->b) ? Halide::Expr(op) : Add::make(a, b);
     }
     Halide::Expr visit(const Sub *op) override {
         Halide::Expr a = mutate(op->a), b = mutate(op->b);
-        if (Halide::Expr x = tanh_argument(b); x.defined() && is_float_constant(a, 1.0)) return tanh_plus_one(-x);
+        std::string name;
+        if (Halide::Expr x = tanh_argument(b, name); x.defined() && is_float_constant(a, 1.0)) return tanh_plus_one(name, -x);
         return a.same_as(op->a) && b.same_as(op->b) ? Halide::Expr(op) : Sub::make(a, b);
     }
 };

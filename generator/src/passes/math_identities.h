@@ -10,7 +10,8 @@ namespace akg {
 // cancels (at z = -8, every bit of the result is rounding error of tanh), while
 // 2 / (1 + e^-2z) is within 2.5 ulp everywhere (akg_vmath.h). It is also one exponential and a
 // division instead of tanh's exponential, division and polynomial: bias_gelu_f32 runs 1.3x
-// faster. Float32 only (float16 stages compute in float32 too).
+// faster. Float32 only (float16 stages compute in float32 too); the float16-precision tanh of
+// an op declared float16 becomes akg_tanh_plus_one_h.
 // And flags combined by max or min into one select:
 //   max(c1 ? t : f, c2 ? t : f)  ->  (c1 || c2) ? t : f     (t > f constants; && for min)
 // A gradient overflow check (isinf(x) or isnan(x) as 1.0 or 0.0) then costs one select.
