@@ -238,6 +238,22 @@ TEST(PipelineGolden, GeluComputesOnePlusTanhWithoutCancellation) {
     EXPECT_GE(count(graph, "akg_tanh_h("), 1u) << graph;
 }
 
+TEST(PipelineGolden, ExpensiveValuesWhoseUsesMeetAreComputedWhereTheyMeet) {
+    // tanh(x) feeds two terms that meet in one product (at the same element): tanh is inlined
+    // into the product, which is kept (it has two consumers: the float16 copy and the column
+    // sum), instead of tanh being stored and read back by each term.
+    std::string meet = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/tanh_terms_meet_then_column_sum_101x128.json",
+                                       "tanh_terms_meet_then_column_sum_101x128.json", "materialize");
+    EXPECT_NE(meet.find("[t0] g[101,128] = "), std::string::npos) << meet;
+    EXPECT_EQ(count(meet, "] th[101,128]"), 0u) << meet; // no buffer of its own
+    EXPECT_NE(meet.find("(inline) th[101,128]"), std::string::npos) << meet;
+    // One of the uses reads tanh transposed: computing it where they meet would evaluate it
+    // twice per element, so it keeps its buffer.
+    std::string transposed = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/tanh_terms_meet_one_transposed_37x37.json",
+                                             "tanh_terms_meet_one_transposed_37x37.json", "materialize");
+    EXPECT_NE(transposed.find("[t0] th[37,37] = (float32)akg_tanh("), std::string::npos) << transposed;
+}
+
 TEST(PipelineGolden, Float16OpsTakeFloat16PrecisionTranscendentals) {
     // An Exp or Tanh declared float16 calls the float16-precision function (akg_vmath.h,
     // relative error below 2^-16); declared float32, the float32 one. 1 + tanh keeps the
