@@ -1430,11 +1430,10 @@ private:
         }
         b.row_it = ast_expr(isl_ast_node_for_get_iterator(row_loop));
         std::set<std::string> accumulators, summed;
-        bool ok = true;
         int partials = 0;
         for (isl_ast_node *child : statements_of(without_single_blocks(isl_ast_node_for_get_body(row_loop)))) {
             ColumnSumLoop l;
-            if (ok && column_sum_loop(child, b.row_it, l)) {
+            if (column_sum_loop(child, b.row_it, l)) {
                 for (isl_ast_node *u : l.sums) {
                     const PolyStatement &st = *user_call(u).statement;
                     accumulators.insert(st.stage->buffer);
@@ -1447,6 +1446,7 @@ private:
             isl_ast_node_free(child);
         }
         // No statement of the rows reads an accumulator, and only the sums write them.
+        bool ok = true;
         isl_ast_node *body = isl_ast_node_for_get_body(row_loop);
         for (const auto &[st, reads] : statements_in_order(m_, body)) {
             for (const auto &a : accumulators) ok &= !reads.count(a);
