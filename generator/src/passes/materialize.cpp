@@ -110,6 +110,34 @@ bool reads_at_own_index(const Stage &consumer, const std::string &tensor) {
     return reads.own_index;
 }
 
+// Does `writer` read `buffer` (the target it writes in place) only at the element it writes?
+// Indices are compared after simplification within the writer's bounds (a reshape's flattened
+// index of the same layout is the element itself); what cannot be proved counts as another
+// element.
+bool reads_only_own_elements(const Stage &writer, const std::string &buffer) {
+    class Reads : public IRVisitor {
+    public:
+        std::string name;
+        std::vector<std::vector<Expr>> args;
+        using IRVisitor::visit;
+        void visit(const Call *op) override {
+            if (op->name == name) args.push_back(op->args);
+            IRVisitor::visit(op);
+        }
+    } reads;
+    reads.name = "buf$" + buffer;
+    writer.value.accept(&reads);
+    Scope<Interval> bounds;
+    for (size_t d = 0; d < writer.shape.size(); ++d)
+        bounds.push(index_var(static_cast<int>(d)), Interval(Expr(int64_t(0)), Expr(writer.shape[d] - 1)));
+    for (const auto &index : reads.args) {
+        if (index.size() != writer.shape.size()) return false;
+        for (size_t d = 0; d < index.size(); ++d)
+            if (!is_const_zero(simplify(index[d] - index_expr(static_cast<int>(d)), true, bounds))) return false;
+    }
+    return true;
+}
+
 using Consumers = std::map<std::string, std::vector<const Stage *>>;
 
 // The stage where every use of `s` meets when its value flows there element by element: each
@@ -291,6 +319,28 @@ void materialize_and_inline(TensorGraph &graph) {
         s.value.accept(&v);
         return v.found;
     };
+    // A value computed into scratch before any write; the write then copies it.
+    auto save_first = [&](Stage &w) {
+        Stage saved;
+        saved.tensor = "saved$" + w.tensor;
+        saved.kind = StageKind::Compute;
+        saved.shape = w.shape;
+        saved.dtype = scratch_dtype(w.value.type());
+        saved.value = w.value;
+        saved.materialized = true;
+        saved.buffer_kind = BufferKind::Scratch;
+        saved.buffer_index = scratch++;
+        saved.buffer = "t" + std::to_string(saved.buffer_index);
+        std::vector<Expr> args;
+        for (size_t d = 0; d < w.shape.size(); ++d) args.push_back(index_expr(static_cast<int>(d)));
+        w.value = Call::make(w.value.type(), "buf$" + saved.buffer, args, Call::PureExtern);
+        graph.stages.push_back(std::move(saved));
+    };
+    // A write that reads its own target at other elements (x = transpose(x) in place) would
+    // overwrite elements it has yet to read: its value goes through scratch. Reading each
+    // element where it writes it (x = x * m + g) is safe.
+    for (Stage &w : writes)
+        if (!reads_only_own_elements(w, w.buffer)) save_first(w);
     while (!writes.empty()) {
         size_t pick = writes.size();
         for (size_t a = 0; a < writes.size() && pick == writes.size(); ++a) {
@@ -302,21 +352,7 @@ void materialize_and_inline(TensorGraph &graph) {
         if (pick == writes.size()) {
             // A cycle (momentum: the weight update reads the old accumulator, the accumulator
             // update reads the old weight): compute one value into scratch before any write.
-            Stage &w = writes.front();
-            Stage saved;
-            saved.tensor = "saved$" + w.tensor;
-            saved.kind = StageKind::Compute;
-            saved.shape = w.shape;
-            saved.dtype = scratch_dtype(w.value.type());
-            saved.value = w.value;
-            saved.materialized = true;
-            saved.buffer_kind = BufferKind::Scratch;
-            saved.buffer_index = scratch++;
-            saved.buffer = "t" + std::to_string(saved.buffer_index);
-            std::vector<Expr> args;
-            for (size_t d = 0; d < w.shape.size(); ++d) args.push_back(index_expr(static_cast<int>(d)));
-            w.value = Call::make(w.value.type(), "buf$" + saved.buffer, args, Call::PureExtern);
-            graph.stages.push_back(std::move(saved));
+            save_first(writes.front());
             continue;
         }
         graph.stages.push_back(std::move(writes[pick]));
