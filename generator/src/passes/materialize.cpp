@@ -89,25 +89,31 @@ private:
     }
 };
 
-// Does `consumer` read `tensor` only at its own index (i0, i1, ... in order)?
-bool reads_at_own_index(const Stage &consumer, const std::string &tensor) {
-    class Reads : public IRVisitor {
+// The index of every call named `name` (a tensor read T$x or a buffer read buf$x) in `value`.
+std::vector<std::vector<Expr>> indices_of_calls(const Expr &value, const std::string &name) {
+    class Calls : public IRVisitor {
     public:
-        std::string tensor;
-        bool own_index = true;
+        std::string name;
+        std::vector<std::vector<Expr>> indices;
         using IRVisitor::visit;
         void visit(const Call *op) override {
-            if (is_tensor_read(op) && tensor_of(op) == tensor)
-                for (size_t d = 0; d < op->args.size(); ++d) {
-                    const Variable *v = op->args[d].as<Variable>();
-                    own_index &= v && v->name == index_var(static_cast<int>(d));
-                }
+            if (op->name == name) indices.push_back(op->args);
             IRVisitor::visit(op);
         }
-    } reads;
-    reads.tensor = tensor;
-    consumer.value.accept(&reads);
-    return reads.own_index;
+    } calls;
+    calls.name = name;
+    value.accept(&calls);
+    return calls.indices;
+}
+
+// Does `consumer` read `tensor` only at its own index (i0, i1, ... in order)?
+bool reads_at_own_index(const Stage &consumer, const std::string &tensor) {
+    for (const auto &index : indices_of_calls(consumer.value, kPrefix + tensor))
+        for (size_t d = 0; d < index.size(); ++d) {
+            const Variable *v = index[d].as<Variable>();
+            if (!v || v->name != index_var(static_cast<int>(d))) return false;
+        }
+    return true;
 }
 
 // Does `writer` read `buffer` (the target it writes in place) only at the element it writes?
@@ -115,22 +121,10 @@ bool reads_at_own_index(const Stage &consumer, const std::string &tensor) {
 // index of the same layout is the element itself); what cannot be proved counts as another
 // element.
 bool reads_only_own_elements(const Stage &writer, const std::string &buffer) {
-    class Reads : public IRVisitor {
-    public:
-        std::string name;
-        std::vector<std::vector<Expr>> args;
-        using IRVisitor::visit;
-        void visit(const Call *op) override {
-            if (op->name == name) args.push_back(op->args);
-            IRVisitor::visit(op);
-        }
-    } reads;
-    reads.name = "buf$" + buffer;
-    writer.value.accept(&reads);
     Scope<Interval> bounds;
     for (size_t d = 0; d < writer.shape.size(); ++d)
         bounds.push(index_var(static_cast<int>(d)), Interval(Expr(int64_t(0)), Expr(writer.shape[d] - 1)));
-    for (const auto &index : reads.args) {
+    for (const auto &index : indices_of_calls(writer.value, "buf$" + buffer)) {
         if (index.size() != writer.shape.size()) return false;
         for (size_t d = 0; d < index.size(); ++d)
             if (!is_const_zero(simplify(index[d] - index_expr(static_cast<int>(d)), true, bounds))) return false;
@@ -304,21 +298,7 @@ void materialize_and_inline(TensorGraph &graph) {
         writes.insert(writes.begin(), std::move(graph.stages.back()));
         graph.stages.pop_back();
     }
-    auto reads_buffer = [](const Stage &s, const std::string &buffer) {
-        class BufferReads : public IRVisitor {
-        public:
-            std::string buffer;
-            bool found = false;
-            using IRVisitor::visit;
-            void visit(const Call *op) override {
-                found |= op->name == "buf$" + buffer;
-                IRVisitor::visit(op);
-            }
-        } v;
-        v.buffer = buffer;
-        s.value.accept(&v);
-        return v.found;
-    };
+    auto reads_buffer = [](const Stage &s, const std::string &buffer) { return !indices_of_calls(s.value, "buf$" + buffer).empty(); };
     // A value computed into scratch before any write; the write then copies it.
     auto save_first = [&](Stage &w) {
         Stage saved;
