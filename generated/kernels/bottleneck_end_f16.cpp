@@ -15,37 +15,49 @@ static void akg_bottleneck_end_f16_parallel_body_0(int64_t c0, const uint16_t *_
 }
 
 static void akg_bottleneck_end_f16_parallel_body_1(int64_t c0, int64_t c1, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, const float *__restrict in3, const float *__restrict in4, const float *__restrict in5, float *__restrict t0, uint16_t *__restrict out0) {
-    float s_in0[196];
-    akg_f16_to_f32_n(in0 + ((int64_t)(c0) * 200704 + (int64_t)(c1) * 196), s_in0, 196);
-    float s_in1[196];
-    akg_f16_to_f32_n(in1 + ((int64_t)(c0) * 200704 + (int64_t)(c1) * 196), s_in1, 196);
-    float s_out0[196];
-    for (int64_t c2 = 0; (c2 <= 195); c2 += 64) {
-        if ((c2 <= 128)) {
-            #pragma omp simd
-            for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+    float s_out0[1568];
+    for (int64_t c2 = 0; (c2 <= 7); c2 += 1) {
+        for (int64_t c3 = 0; (c3 <= 195); c3 += 64) {
+            if ((c3 <= 128)) {
                 {
-                    [[maybe_unused]] const int64_t i0 = c0;
-                    [[maybe_unused]] const int64_t i1 = c1;
-                    [[maybe_unused]] const int64_t i2 = (c2 + c3);
-                    const float v_cse0 = t0[c1];
-                    s_out0[(i2 - (0))] = akg_fmax_c((((v_cse0 * ((float)s_in0[((c2 + c3) - (0))])) + (in5[c1] - (in2[c1] * v_cse0))) + ((float)s_in1[((c2 + c3) - (0))])), 0.0f);
+                    const int64_t c4_first = 0;
+                    float block_c4_0[64];
+                    akg_f16_to_f32_n(in0 + (((c0 * INT64_C(200704)) + (((c1 + c2) * INT64_C(196)) + (c3 + c4_first)))), block_c4_0, 64);
+                    float block_c4_1[64];
+                    akg_f16_to_f32_n(in1 + (((c0 * INT64_C(200704)) + (((c1 + c2) * INT64_C(196)) + (c3 + c4_first)))), block_c4_1, 64);
+                    #pragma omp simd
+                    for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
+                        {
+                            [[maybe_unused]] const int64_t i0 = c0;
+                            [[maybe_unused]] const int64_t i1 = (c1 + c2);
+                            [[maybe_unused]] const int64_t i2 = (c3 + c4);
+                            const float v_cse0 = t0[(c1 + c2)];
+                            s_out0[(i1 - (c1)) * 196 + (i2 - (0))] = akg_fmax_c((((v_cse0 * block_c4_0[(c4 - c4_first)]) + (in5[(c1 + c2)] - (in2[(c1 + c2)] * v_cse0))) + block_c4_1[(c4 - c4_first)]), 0.0f);
+                        }
+                    }
                 }
-            }
-        } else {
-            #pragma omp simd
-            for (int64_t c3 = 0; (c3 <= 3); c3 += 1) {
+            } else {
                 {
-                    [[maybe_unused]] const int64_t i0 = c0;
-                    [[maybe_unused]] const int64_t i1 = c1;
-                    [[maybe_unused]] const int64_t i2 = (c3 + 192);
-                    const float v_cse0 = t0[c1];
-                    s_out0[(i2 - (0))] = akg_fmax_c((((v_cse0 * ((float)s_in0[((c3 + INT64_C(192)) - (0))])) + (in5[c1] - (in2[c1] * v_cse0))) + ((float)s_in1[((c3 + INT64_C(192)) - (0))])), 0.0f);
+                    const int64_t c4_first = 0;
+                    float block_c4_0[4];
+                    akg_f16_to_f32_n(in0 + ((((c0 * INT64_C(200704)) + (((c1 + c2) * INT64_C(196)) + c4_first)) + INT64_C(192))), block_c4_0, 4);
+                    float block_c4_1[4];
+                    akg_f16_to_f32_n(in1 + ((((c0 * INT64_C(200704)) + (((c1 + c2) * INT64_C(196)) + c4_first)) + INT64_C(192))), block_c4_1, 4);
+                    #pragma omp simd
+                    for (int64_t c4 = 0; (c4 <= 3); c4 += 1) {
+                        {
+                            [[maybe_unused]] const int64_t i0 = c0;
+                            [[maybe_unused]] const int64_t i1 = (c1 + c2);
+                            [[maybe_unused]] const int64_t i2 = (c4 + 192);
+                            const float v_cse0 = t0[(c1 + c2)];
+                            s_out0[(i1 - (c1)) * 196 + (i2 - (0))] = akg_fmax_c((((v_cse0 * block_c4_0[(c4 - c4_first)]) + (in5[(c1 + c2)] - (in2[(c1 + c2)] * v_cse0))) + block_c4_1[(c4 - c4_first)]), 0.0f);
+                        }
+                    }
                 }
             }
         }
     }
-    akg_f32_to_f16_n(s_out0, out0 + ((int64_t)(c0) * 200704 + (int64_t)(c1) * 196), 196);
+    akg_stream_f32_to_f16_n(s_out0, out0 + ((int64_t)(c0) * 200704 + (int64_t)(c1) * 196), 1568);
 }
 
 extern "C" int akg_kernel_fn_bottleneck_end_f16(void *const *buffers) {
@@ -63,10 +75,14 @@ extern "C" int akg_kernel_fn_bottleneck_end_f16(void *const *buffers) {
     #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 1023); c0 += 64)
         akg_bottleneck_end_f16_parallel_body_0(c0, in0, in1, in2, in3, in4, in5, t0, out0);
-    #pragma omp parallel for collapse(2) schedule(static)
-    for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
-        for (int64_t c1 = 0; (c1 <= 1023); c1 += 1)
-            akg_bottleneck_end_f16_parallel_body_1(c0, c1, in0, in1, in2, in3, in4, in5, t0, out0);
+    #pragma omp parallel
+    {
+        #pragma omp for collapse(2) schedule(static) nowait
+        for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
+            for (int64_t c1 = 0; (c1 <= 1023); c1 += 8)
+                akg_bottleneck_end_f16_parallel_body_1(c0, c1, in0, in1, in2, in3, in4, in5, t0, out0);
+        akg_stream_fence();
+    }
     free(t0);
     return AKG_STATUS_OK;
 }

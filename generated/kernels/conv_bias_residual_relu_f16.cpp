@@ -5,36 +5,48 @@
 #include "akg_kernel_support.h"
 
 static void akg_conv_bias_residual_relu_f16_parallel_body_0(int64_t c0, int64_t c1, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const uint16_t *__restrict in2, uint16_t *__restrict out0) {
-    float s_in0[196];
-    akg_f16_to_f32_n(in0 + ((int64_t)(c0) * 200704 + (int64_t)(c1) * 196), s_in0, 196);
-    float s_in2[196];
-    akg_f16_to_f32_n(in2 + ((int64_t)(c0) * 200704 + (int64_t)(c1) * 196), s_in2, 196);
-    float s_out0[196];
-    const float hoisted0 = akg_f16_to_f32_scalar(in1[c1]);
-    for (int64_t c2 = 0; (c2 <= 195); c2 += 64) {
-        if ((c2 <= 128)) {
-            #pragma omp simd
-            for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+    float s_out0[1568];
+    for (int64_t c2 = 0; (c2 <= 7); c2 += 1) {
+        const float hoisted0 = akg_f16_to_f32_scalar(in1[(c1 + c2)]);
+        for (int64_t c3 = 0; (c3 <= 195); c3 += 64) {
+            if ((c3 <= 128)) {
                 {
-                    [[maybe_unused]] const int64_t i0 = c0;
-                    [[maybe_unused]] const int64_t i1 = c1;
-                    [[maybe_unused]] const int64_t i2 = (c2 + c3);
-                    s_out0[(i2 - (0))] = akg_fmax_c(((((float)s_in0[((c2 + c3) - (0))]) + hoisted0) + ((float)s_in2[((c2 + c3) - (0))])), 0.0f);
+                    const int64_t c4_first = 0;
+                    float block_c4_0[64];
+                    akg_f16_to_f32_n(in0 + (((c0 * INT64_C(200704)) + (((c1 + c2) * INT64_C(196)) + (c3 + c4_first)))), block_c4_0, 64);
+                    float block_c4_1[64];
+                    akg_f16_to_f32_n(in2 + (((c0 * INT64_C(200704)) + (((c1 + c2) * INT64_C(196)) + (c3 + c4_first)))), block_c4_1, 64);
+                    #pragma omp simd
+                    for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
+                        {
+                            [[maybe_unused]] const int64_t i0 = c0;
+                            [[maybe_unused]] const int64_t i1 = (c1 + c2);
+                            [[maybe_unused]] const int64_t i2 = (c3 + c4);
+                            s_out0[(i1 - (c1)) * 196 + (i2 - (0))] = akg_fmax_c(((block_c4_0[(c4 - c4_first)] + hoisted0) + block_c4_1[(c4 - c4_first)]), 0.0f);
+                        }
+                    }
                 }
-            }
-        } else {
-            #pragma omp simd
-            for (int64_t c3 = 0; (c3 <= 3); c3 += 1) {
+            } else {
                 {
-                    [[maybe_unused]] const int64_t i0 = c0;
-                    [[maybe_unused]] const int64_t i1 = c1;
-                    [[maybe_unused]] const int64_t i2 = (c3 + 192);
-                    s_out0[(i2 - (0))] = akg_fmax_c(((((float)s_in0[((c3 + INT64_C(192)) - (0))]) + hoisted0) + ((float)s_in2[((c3 + INT64_C(192)) - (0))])), 0.0f);
+                    const int64_t c4_first = 0;
+                    float block_c4_0[4];
+                    akg_f16_to_f32_n(in0 + ((((c0 * INT64_C(200704)) + (((c1 + c2) * INT64_C(196)) + c4_first)) + INT64_C(192))), block_c4_0, 4);
+                    float block_c4_1[4];
+                    akg_f16_to_f32_n(in2 + ((((c0 * INT64_C(200704)) + (((c1 + c2) * INT64_C(196)) + c4_first)) + INT64_C(192))), block_c4_1, 4);
+                    #pragma omp simd
+                    for (int64_t c4 = 0; (c4 <= 3); c4 += 1) {
+                        {
+                            [[maybe_unused]] const int64_t i0 = c0;
+                            [[maybe_unused]] const int64_t i1 = (c1 + c2);
+                            [[maybe_unused]] const int64_t i2 = (c4 + 192);
+                            s_out0[(i1 - (c1)) * 196 + (i2 - (0))] = akg_fmax_c(((block_c4_0[(c4 - c4_first)] + hoisted0) + block_c4_1[(c4 - c4_first)]), 0.0f);
+                        }
+                    }
                 }
             }
         }
     }
-    akg_f32_to_f16_n(s_out0, out0 + ((int64_t)(c0) * 200704 + (int64_t)(c1) * 196), 196);
+    akg_stream_f32_to_f16_n(s_out0, out0 + ((int64_t)(c0) * 200704 + (int64_t)(c1) * 196), 1568);
 }
 
 extern "C" int akg_kernel_fn_conv_bias_residual_relu_f16(void *const *buffers) {
@@ -42,10 +54,14 @@ extern "C" int akg_kernel_fn_conv_bias_residual_relu_f16(void *const *buffers) {
     const uint16_t *__restrict in1 = (const uint16_t *)buffers[1];
     const uint16_t *__restrict in2 = (const uint16_t *)buffers[2];
     uint16_t *__restrict out0 = (uint16_t *)buffers[3];
-    #pragma omp parallel for collapse(2) schedule(static)
-    for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
-        for (int64_t c1 = 0; (c1 <= 1023); c1 += 1)
-            akg_conv_bias_residual_relu_f16_parallel_body_0(c0, c1, in0, in1, in2, out0);
+    #pragma omp parallel
+    {
+        #pragma omp for collapse(2) schedule(static) nowait
+        for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
+            for (int64_t c1 = 0; (c1 <= 1023); c1 += 8)
+                akg_conv_bias_residual_relu_f16_parallel_body_0(c0, c1, in0, in1, in2, out0);
+        akg_stream_fence();
+    }
     return AKG_STATUS_OK;
 }
 

@@ -2,6 +2,7 @@
 // that follows them.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <regex>
 #include <sstream>
 
@@ -9,9 +10,10 @@
 
 namespace {
 
-std::string dump_after_file(const std::string &path, const std::string &pattern, const std::string &pass) {
-    akg::CompositeKernel kernel = akg::load_composite(path);
+std::string dump_after_kernel(const akg::CompositeKernel &kernel, const std::string &pattern, const std::string &pass,
+                              const akg::ScheduleOptions &schedule = {}) {
     akg::PipelineOptions o;
+    o.schedule = schedule;
     o.emit.kernel_name = o.emit.symbol = "golden";
     o.emit.pattern_file = pattern;
     std::ostringstream dump;
@@ -19,6 +21,10 @@ std::string dump_after_file(const std::string &path, const std::string &pattern,
     o.dump = &dump;
     akg::run_pipeline(kernel, o);
     return dump.str();
+}
+
+std::string dump_after_file(const std::string &path, const std::string &pattern, const std::string &pass) {
+    return dump_after_kernel(akg::load_composite(path), pattern, pass);
 }
 
 std::string dump_after(const std::string &pattern, const std::string &pass) {
@@ -135,9 +141,10 @@ TEST(PipelineGolden, LoopInvariantFloat16ValuesAreConvertedOnce) {
     EXPECT_EQ(count(code, "const uint16_t hoisted0 = akg_f32_to_f16_scalar((akg_f16_to_f32_scalar(in0[c0]) * "), 1u) << code;
     EXPECT_EQ(count(code, " = hoisted0;"), 2u) << code; // the vector loop and the last element
     EXPECT_EQ(count(code, "akg_f16_to_f32("), 0u) << code;
-    // A per-channel float16 bias over NCHW rows: converted once per channel.
+    // A per-channel float16 bias over NCHW rows: converted once per channel (in blocks of 8
+    // channels: ShortPlanesStreamInBlocksOfWholeLines).
     code = dump_after("conv_bias_residual_relu_f16.json", "emit");
-    EXPECT_EQ(count(code, "const float hoisted0 = akg_f16_to_f32_scalar(in1[c1]);"), 1u) << code;
+    EXPECT_EQ(count(code, "const float hoisted0 = akg_f16_to_f32_scalar(in1[(c1 + c2)]);"), 1u) << code;
     EXPECT_EQ(count(code, "akg_f16_to_f32(in1"), 0u) << code;
 }
 
@@ -318,15 +325,7 @@ TEST(PipelineGolden, OutputsStayCachedWhenSmallOrNotLineAligned) {
 }
 
 TEST(PipelineGolden, ColumnReductionsWalkRowsOverBlocksOfColumns) {
-    akg::PipelineOptions o;
-    o.emit.kernel_name = o.emit.symbol = "golden";
-    o.emit.pattern_file = "column_sum";
-    std::ostringstream dump;
-    o.dump_after = "emit";
-    o.dump = &dump;
-    akg::CompositeKernel kernel = akg::parse_composite(column_sum_json(1000, 768), "column_sum.json");
-    akg::run_pipeline(kernel, o);
-    std::string code = dump.str();
+    std::string code = dump_after_kernel(akg::parse_composite(column_sum_json(1000, 768), "column_sum.json"), "column_sum", "emit");
     // Blocks of 64 columns in parallel; the rows outside (in blocks of 32: see
     // ColumnSumsAddBlocksOfRowsInFloat), the block's columns inside as a vector loop over
     // contiguous elements.
@@ -562,14 +561,52 @@ TEST(PipelineGolden, ShortRowSumsRunSixteenRowsAtATime) {
 // non-temporal stores, the parallel region fenced. Planes of 196 halves (392 bytes, conv bias
 // + residual + ReLU) keep ordinary stores: streamed, they ran 2x slower.
 TEST(PipelineGolden, StagedPlanesOfShortRowsStreamOut) {
+    // Planes of 784 halves (1568 bytes, 24.5 lines): line-runs gives each iteration two.
     std::string plan = dump_after("bn_apply_relu_f16.json", "stage-float16");
-    EXPECT_NE(plan.find("out0 copied out from float [1,1,784] at offset (c0, c1, 0), one run inside the tensor, streamed"), std::string::npos) << plan;
+    EXPECT_NE(plan.find("out0 copied out from float [1,2,784] at offset (c0, c1, 0), one run inside the tensor, streamed"), std::string::npos) << plan;
     std::string code = dump_after("bn_apply_relu_f16.json", "emit");
-    EXPECT_NE(code.find("akg_stream_f32_to_f16_n(s_out0, out0 + ((int64_t)(c0) * 401408 + (int64_t)(c1) * 784), 784);"), std::string::npos) << code;
+    EXPECT_NE(code.find("akg_stream_f32_to_f16_n(s_out0, out0 + ((int64_t)(c0) * 401408 + (int64_t)(c1) * 784), 1568);"), std::string::npos) << code;
     EXPECT_NE(code.find("akg_stream_fence();"), std::string::npos) << code;
-    std::string short_planes = dump_after("conv_bias_residual_relu_f16.json", "emit");
-    EXPECT_EQ(short_planes.find("akg_stream"), std::string::npos) << short_planes;
-    EXPECT_NE(short_planes.find("akg_f32_to_f16_n(s_out0, out0"), std::string::npos) << short_planes;
+}
+
+// Composite JSON of the catalog's bias + residual + ReLU over [n, c, h, h] halves.
+std::string conv_bias_residual_relu_json(int64_t n, int64_t c, int64_t h) {
+    std::ifstream in(std::string(AKG_SOURCE_ROOT) + "/patterns/conv_bias_residual_relu_f16.json");
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string json = text.str();
+    json = std::regex_replace(json, std::regex(R"(\b32,\s*1024,\s*14,\s*14\b)"), std::to_string(n) + ", " + std::to_string(c) + ", " + std::to_string(h) + ", " + std::to_string(h));
+    return std::regex_replace(json, std::regex(R"(\b1024\b)"), std::to_string(c));
+}
+
+std::string line_runs_code(int64_t n, int64_t c, int64_t h, const std::string &pass) {
+    akg::ScheduleOptions stream_all;
+    stream_all.stream_outputs_above_bytes = 0; // whatever the kernel's size
+    return dump_after_kernel(akg::parse_composite(conv_bias_residual_relu_json(n, c, h), "planes.json"), "planes", pass, stream_all);
+}
+
+// Planes of 196 halves (392 bytes) end mid-line. Streamed one at a time, the partial lines at
+// both ends took ordinary stores next to the neighbours' streamed lines (2x slower); eight
+// planes are 49 whole lines, streamed as one run. The inputs are converted per vector loop.
+TEST(PipelineGolden, ShortPlanesStreamInBlocksOfWholeLines) {
+    std::string plan = dump_after("conv_bias_residual_relu_f16.json", "stage-float16");
+    EXPECT_NE(plan.find("out0 copied out from float [1,8,196] at offset (c0, c1, 0), one run inside the tensor, streamed"), std::string::npos) << plan;
+    EXPECT_EQ(plan.find("copied in"), std::string::npos) << plan;
+    EXPECT_NE(plan.find("[{ S0[i0, i1, i2] -> [(i0)] }, { S0[i0, i1, i2] -> [(i1 - (i1) mod 8)] }]"), std::string::npos) << plan;
+    std::string code = dump_after("conv_bias_residual_relu_f16.json", "emit");
+    EXPECT_NE(code.find("for (int64_t c1 = 0; (c1 <= 1023); c1 += 8)"), std::string::npos) << code;
+    EXPECT_NE(code.find("akg_stream_f32_to_f16_n(s_out0, out0 + ((int64_t)(c0) * 200704 + (int64_t)(c1) * 196), 1568);"), std::string::npos) << code;
+    EXPECT_NE(code.find("akg_f16_to_f32_n(in0 + "), std::string::npos) << code; // per vector loop
+    // The bias of each plane is still converted once per plane (the block loop's last value,
+    // 1016, bounds its read within the tensor).
+    EXPECT_NE(code.find("const float hoisted0 = akg_f16_to_f32_scalar(in1[(c1 + c2)]);"), std::string::npos) << code;
+    // Planes of 7x7 (98 bytes): 32 of them make 49 lines. Not when the channels are not a
+    // multiple of 32 (the last block's copy-out would write planes it does not compute).
+    EXPECT_NE(line_runs_code(32, 512, 7, "stage-float16").find("out0 copied out from float [1,32,49] at offset (c0, c1, 0), one run inside the tensor, streamed"),
+              std::string::npos);
+    std::string odd = line_runs_code(32, 520, 7, "stage-float16");
+    EXPECT_EQ(odd.find("mod 32"), std::string::npos) << odd;
+    EXPECT_EQ(odd.find("streamed"), std::string::npos) << odd;
 }
 
 // Column sums (LayerNorm's dgamma/dbeta) add each block of 32 rows in float partials, then

@@ -705,6 +705,9 @@ private:
             }
             isl_ast_expr_free(cond);
         }
+        // A strided loop's last value (c1 <= 1023 stepping by 8 ends at 1016): what bounds reads
+        // such as bias[c1 + c2], c2 < 8, within the tensor for hoisting.
+        if (known_lo && known_hi && known_step && hi >= lo) hi = lo + (hi - lo) / step * step;
         Interval bounds = Interval::everything();
         if (known_lo) bounds.min = Halide::Internal::make_const(Halide::Int(64), lo);
         if (known_lo && known_hi) bounds.max = Halide::Internal::make_const(Halide::Int(64), hi);

@@ -29,6 +29,7 @@
 #include "poly/sink_column_loops.h"
 #include "poly/stage_float16.h"
 #include "poly/stream_outputs.h"
+#include "poly/whole_line_runs.h"
 
 namespace akg {
 
@@ -36,8 +37,8 @@ const char *const kGeneratorVersion = "0.1.0";
 
 const std::vector<std::string> &pipeline_pass_names() {
     static const std::vector<std::string> names = {"validate", "lower", "materialize", "simplify", "math-identities", "compare-float16", "fold-dimensions", "fold-reductions", "nan-dominated-extrema", "poly-model",
-                                                   "dependences", "schedule", "fuse-reductions", "join-reductions", "order-loops", "parallelize", "split-bands", "sink-columns", "interleave-channels", "pair-rows", "group-rows", "vectorize",
-                                                   "promote", "stream-outputs", "stage-float16", "prefetch-rows", "prefetch-streams", "ast", "emit"};
+                                                   "dependences", "schedule", "fuse-reductions", "join-reductions", "order-loops", "parallelize", "split-bands", "sink-columns", "interleave-channels", "pair-rows", "group-rows", "stream-outputs",
+                                                   "line-runs", "vectorize", "promote", "stage-float16", "prefetch-rows", "prefetch-streams", "ast", "emit"};
     return names;
 }
 
@@ -216,12 +217,15 @@ std::string run_pipeline(const CompositeKernel &kernel, const PipelineOptions &o
         dump("pair-rows", [&] { return dump_schedule(model); });
         group_short_rows(model);
         dump("group-rows", [&] { return dump_schedule(model); });
+        // Before vectorize and promote: they see the blocks line-runs makes.
+        stream_large_outputs(model, options.schedule);
+        dump("stream-outputs", [&] { return dump_streamed_outputs(model); });
+        give_iterations_whole_lines(model);
+        dump("line-runs", [&] { return dump_schedule(model); });
         vectorize_inner_loops(model, options.schedule);
         dump("vectorize", [&] { return dump_schedule(model); });
         promote_to_local_buffers(model, options.schedule);
         dump("promote", [&] { return dump_schedule(model) + dump_promotion(model); });
-        stream_large_outputs(model, options.schedule);
-        dump("stream-outputs", [&] { return dump_streamed_outputs(model); });
         stage_float16_buffers(model);
         dump("stage-float16", [&] { return dump_schedule(model) + dump_float16_stagings(model); });
         prefetch_next_rows(model);

@@ -92,20 +92,11 @@ isl_schedule_node *group_under_mark(isl_schedule_node *node, void *user) {
         return node;
     }
     m.grouped_row_sums.insert(sum->name);
-    int n = isl_schedule_node_band_n_member(band);
     isl_schedule_node_free(node);
-    // Tile the innermost member by kRowsPerGroup (the others by 1: their tile loops are the
-    // band's loops as they were), and keep only that member's point loop.
-    isl_ctx *ctx = isl_schedule_node_get_ctx(band);
-    isl_val_list *sizes = isl_val_list_alloc(ctx, n);
-    for (int k = 0; k < n; ++k) sizes = isl_val_list_add(sizes, isl_val_int_from_si(ctx, k == n - 1 ? kRowsPerGroup : 1));
-    band = isl_schedule_node_band_tile(band, isl_multi_val_from_val_list(isl_schedule_node_band_get_space(band), sizes));
-    for (int k = 0; k < n; ++k) band = isl_schedule_node_band_member_set_coincident(band, k, 1);
-    isl_schedule_node *inner = isl_schedule_node_child(band, 0);
-    isl_multi_union_pw_aff *all = isl_schedule_node_band_get_partial_schedule(inner);
-    isl_multi_union_pw_aff *point = isl_multi_union_pw_aff_from_union_pw_aff(isl_multi_union_pw_aff_get_at(all, n - 1));
-    isl_multi_union_pw_aff_free(all);
-    return run_passes_for_the_tile(isl_schedule_node_delete(inner), point);
+    // Only the innermost member's point loop moves into the passes.
+    isl_multi_union_pw_aff *point = nullptr;
+    isl_schedule_node *sequence = tile_and_take_point_band(band, kRowsPerGroup, &point);
+    return run_passes_for_the_tile(sequence, point);
 }
 
 } // namespace

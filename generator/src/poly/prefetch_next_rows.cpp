@@ -37,9 +37,7 @@ bool plan_prefetch(PolyModel &m, const BufferInfo &b, isl_union_set *subtree, is
               contiguous_within_tensor(box.offset, box.extent, b, isl_map_domain(isl_map_copy(box.footprint)));
     if (ok) {
         // The iteration reads the whole run: nothing is prefetched that is not read.
-        isl_map *covered = isl_map_intersect_domain(clamped_box(box.offset, box.extent, b), isl_map_domain(isl_map_copy(box.footprint)));
-        ok = isl_map_is_equal(covered, box.footprint) == isl_bool_true;
-        isl_map_free(covered);
+        ok = box_is_footprint(box, b);
     }
     if (!ok) return false;
     // The offset at the next iteration of the band's loop (the last prefix dimension).

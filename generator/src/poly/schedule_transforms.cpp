@@ -262,6 +262,13 @@ bool footprint_box(isl_union_map *footprint, const BufferInfo &b, FootprintBox &
 
 // { prefix -> b[x] : offset(prefix) <= x < offset(prefix) + size, 0 <= x < shape } (without
 // the last condition when !clamped)
+bool box_is_footprint(const FootprintBox &box, const BufferInfo &b) {
+    isl_map *covered = isl_map_intersect_domain(clamped_box(box.offset, box.extent, b), isl_map_domain(isl_map_copy(box.footprint)));
+    bool equal = isl_map_is_equal(covered, box.footprint) == isl_bool_true;
+    isl_map_free(covered);
+    return equal;
+}
+
 isl_map *clamped_box(isl_multi_aff *offset, const Shape &size, const BufferInfo &b, bool clamped) {
     std::string lhs, rhs, cond;
     for (size_t d = 0; d < size.size(); ++d) {
@@ -613,12 +620,16 @@ isl_schedule_node *one_dimensional_parallel_band(isl_schedule_node *mark) {
 }
 
 isl_schedule_node *tile_and_take_point_band(isl_schedule_node *band, int64_t block, isl_multi_union_pw_aff **point) {
-    isl_multi_val *sizes = isl_multi_val_from_val_list(
-        isl_schedule_node_band_get_space(band), isl_val_list_from_val(isl_val_int_from_si(isl_schedule_node_get_ctx(band), block)));
-    band = isl_schedule_node_band_tile(band, sizes); // the tile loop, with the point loop below
-    band = isl_schedule_node_band_member_set_coincident(band, 0, 1);
+    int n = isl_schedule_node_band_n_member(band);
+    isl_ctx *ctx = isl_schedule_node_get_ctx(band);
+    isl_val_list *sizes = isl_val_list_alloc(ctx, n);
+    for (int k = 0; k < n; ++k) sizes = isl_val_list_add(sizes, isl_val_int_from_si(ctx, k == n - 1 ? block : 1));
+    band = isl_schedule_node_band_tile(band, isl_multi_val_from_val_list(isl_schedule_node_band_get_space(band), sizes));
+    for (int k = 0; k < n; ++k) band = isl_schedule_node_band_member_set_coincident(band, k, 1);
     isl_schedule_node *inner = isl_schedule_node_child(band, 0);
-    *point = isl_schedule_node_band_get_partial_schedule(inner);
+    isl_multi_union_pw_aff *all = isl_schedule_node_band_get_partial_schedule(inner);
+    *point = isl_multi_union_pw_aff_from_union_pw_aff(isl_multi_union_pw_aff_get_at(all, n - 1));
+    isl_multi_union_pw_aff_free(all);
     return isl_schedule_node_delete(inner);
 }
 

@@ -14,9 +14,10 @@ long member_extent(isl_schedule_node *node, int member);
 // When `mark` (kept) is a "parallel_1" mark over a one-member band with bands below it, that
 // band (a new reference); null otherwise.
 isl_schedule_node *one_dimensional_parallel_band(isl_schedule_node *mark);
-// Tiles the one-member `band` by `block` (the tile loop stays coincident), deletes the point
-// band and returns the node in its place; the point band's partial schedule goes to `*point`
-// for the caller to insert lower down and free.
+// Tiles the innermost member of `band` (taken) by `block` and the others by 1 (their tile loops
+// are the band's loops as they were; all stay coincident), deletes the point band and returns
+// the node in its place; the innermost member's point schedule goes to `*point` for the caller
+// to insert lower down and free.
 isl_schedule_node *tile_and_take_point_band(isl_schedule_node *band, int64_t block, isl_multi_union_pw_aff **point);
 
 // Whether a band node lies below `node` (not counting `node` itself).
@@ -86,6 +87,9 @@ struct FootprintBox {
 // The box of `footprint` (taken: { prefix -> b[x] }, b's elements only): false when isl finds
 // no fixed box.
 bool footprint_box(isl_union_map *footprint, const BufferInfo &b, FootprintBox &out);
+// Whether every element of `box` (within the tensor) is one its footprint touches: what a copy
+// of the whole box may read or write.
+bool box_is_footprint(const FootprintBox &box, const BufferInfo &b);
 // { prefix -> b[x] : offset(prefix) <= x < offset(prefix) + size, 0 <= x < shape } (without
 // the last condition when !clamped). `offset` is kept.
 isl_map *clamped_box(isl_multi_aff *offset, const Shape &size, const BufferInfo &b, bool clamped = true);

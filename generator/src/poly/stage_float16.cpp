@@ -46,6 +46,14 @@ bool read_only_by_grouped_sums(const PolyModel &m, isl_union_map *reads) {
     return only;
 }
 
+// Whether the kernel writes buffer `b` in `subtree` (kept).
+bool writes_under(const PolyModel &m, const BufferInfo &b, isl_union_set *subtree) {
+    isl_union_map *writes = isl_union_map_intersect_domain(accesses_to_buffer(m.writes.get(), b), isl_union_set_copy(subtree));
+    bool any = isl_union_map_is_empty(writes) != isl_bool_true;
+    isl_union_map_free(writes);
+    return any;
+}
+
 // The staging of buffer `b` for one iteration of the parallel band, if it pays and is exact.
 bool plan_staging(PolyModel &m, const BufferInfo &b, isl_union_set *subtree, isl_union_map *prefix, int depth, Float16Staging &out) {
     if (b.dtype != DType::Float16 || b.shape.empty()) return false;
@@ -87,9 +95,7 @@ bool plan_staging(PolyModel &m, const BufferInfo &b, isl_union_set *subtree, isl
     if (ok && output) {
         // The copy-out writes the whole box (within the tensor): every element of it must be
         // one the loop writes.
-        isl_map *covered = isl_map_intersect_domain(clamped_box(box.offset, box.extent, b), isl_map_domain(isl_map_copy(box.footprint)));
-        ok = isl_map_is_equal(covered, box.footprint) == isl_bool_true;
-        isl_map_free(covered);
+        ok = box_is_footprint(box, b);
     }
     if (ok) {
         out.buffer = b.name;
@@ -110,8 +116,14 @@ isl_schedule_node *stage_under_mark(isl_schedule_node *node, void *user) {
     {
         ParallelIteration iteration(node);
         int64_t staged = 0;
+        // The inputs of an iteration line-runs made a block of runs are converted per vector
+        // loop, next to their use (whole_line_runs.h): staged for the whole block first, the
+        // conversions and the arithmetic ran one after the other, 1.3x slower (bottleneck_end_f16).
+        bool blocked = false;
+        for (const auto &b : m.buffers) blocked |= b.written_in_line_blocks && writes_under(m, b, iteration.subtree);
         for (const auto &b : m.buffers) {
             Float16Staging s;
+            if (blocked && b.kind == BufferKind::KernelInput) continue;
             if (plan_staging(m, b, iteration.subtree, iteration.prefix, iteration.depth, s) &&
                 staged + element_count(s.box) <= kMaxStagedElementsPerBody) {
                 staged += element_count(s.box);
