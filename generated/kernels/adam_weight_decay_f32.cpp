@@ -6,37 +6,40 @@
 
 static void akg_adam_weight_decay_f32_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, const float *__restrict in1, const float *__restrict in2, float *__restrict in3, float *__restrict in4, float *__restrict in5, float *__restrict out0) {
     float t0[2048];
-    float s_in0[2048];
-    akg_f16_to_f32_n(in0 + ((int64_t)(c0)), s_in0, 2048);
     for (int64_t c1 = 0; (c1 <= 2047); c1 += 64) {
-        alignas(64) float blk_out0[64];
-        #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
-                const float v_cse0 = in3[((c0 + c1) + c2)];
-                const float v_cse1 = (((float)s_in0[(((c0 + c1) + c2) - (c0))]) / in1[0]);
-                t0[(i0 - (c0))] = (float)((v_cse0 - (in2[0] * ((((in4[((c0 + c1) + c2)] * 0.899999976f) + (v_cse1 * 0.100000024f)) / (akg_sqrt(((in5[((c0 + c1) + c2)] * 0.999000013f) + ((v_cse1 * v_cse1) * 0.000999987125f))) + 9.99999997e-07f)) + (v_cse0 * 9.99999975e-06f)))));
+        {
+            const int64_t c2_first = 0;
+            float block_c2_0[64];
+            akg_f16_to_f32_n(in0 + (((c0 + c1) + c2_first)), block_c2_0, 64);
+            alignas(64) float blk_out0[64];
+            #pragma omp simd
+            for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+                {
+                    [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
+                    const float v_cse0 = in3[((c0 + c1) + c2)];
+                    const float v_cse1 = (block_c2_0[(c2 - c2_first)] / in1[0]);
+                    t0[(i0 - (c0))] = (float)((v_cse0 - (in2[0] * ((((in4[((c0 + c1) + c2)] * 0.899999976f) + (v_cse1 * 0.100000024f)) / (akg_sqrt(((in5[((c0 + c1) + c2)] * 0.999000013f) + ((v_cse1 * v_cse1) * 0.000999987125f))) + 9.99999997e-07f)) + (v_cse0 * 9.99999975e-06f)))));
+                }
+                {
+                    [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
+                    in3[i0] = (float)(t0[(((c0 + c1) + c2) - (c0))]);
+                }
+                {
+                    [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
+                    blk_out0[c2] = (float)(t0[(((c0 + c1) + c2) - (c0))]);
+                }
+                {
+                    [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
+                    const float v_cse0 = (block_c2_0[(c2 - c2_first)] / in1[0]);
+                    in5[i0] = (float)(((in5[((c0 + c1) + c2)] * 0.999000013f) + ((v_cse0 * v_cse0) * 0.000999987125f)));
+                }
+                {
+                    [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
+                    in4[i0] = (float)(((in4[((c0 + c1) + c2)] * 0.899999976f) + ((block_c2_0[(c2 - c2_first)] / in1[0]) * 0.100000024f)));
+                }
             }
-            {
-                [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
-                in3[i0] = (float)(t0[(((c0 + c1) + c2) - (c0))]);
-            }
-            {
-                [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
-                blk_out0[c2] = (float)(t0[(((c0 + c1) + c2) - (c0))]);
-            }
-            {
-                [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
-                const float v_cse0 = (((float)s_in0[(((c0 + c1) + c2) - (c0))]) / in1[0]);
-                in5[i0] = (float)(((in5[((c0 + c1) + c2)] * 0.999000013f) + ((v_cse0 * v_cse0) * 0.000999987125f)));
-            }
-            {
-                [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
-                in4[i0] = (float)(((in4[((c0 + c1) + c2)] * 0.899999976f) + ((((float)s_in0[(((c0 + c1) + c2) - (c0))]) / in1[0]) * 0.100000024f)));
-            }
+            akg_stream_f32_n(blk_out0, out0 + ((c0 + c1)), 64);
         }
-        akg_stream_f32_n(blk_out0, out0 + ((c0 + c1)), 64);
     }
 }
 

@@ -15,24 +15,27 @@ static void akg_bias_dropout_residual_f16_parallel_body_0(int64_t c0, const floa
 }
 
 static void akg_bias_dropout_residual_f16_parallel_body_1(int64_t c0, const float *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, const uint16_t *__restrict in3, float *__restrict t0, uint16_t *__restrict out0, uint16_t *__restrict out1) {
-    float s_in1[768];
-    akg_f16_to_f32_n(in1 + ((int64_t)(c0) * 768), s_in1, 768);
-    float s_in3[768];
-    akg_f16_to_f32_n(in3 + ((int64_t)(c0) * 768), s_in3, 768);
     float s_out0[768];
     float s_out1[768];
     for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
-        #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                s_out0[(i1 - (0))] = akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f);
-            }
-            {
-                [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                s_out1[(i1 - (0))] = ((((((float)s_in1[((c1 + c2) - (0))]) + ((float)t0[(c1 + c2)])) * akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + ((float)s_in3[((c1 + c2) - (0))]));
+        {
+            const int64_t c2_first = 0;
+            float block_c2_0[64];
+            akg_f16_to_f32_n(in1 + (((c0 * INT64_C(768)) + (c1 + c2_first))), block_c2_0, 64);
+            float block_c2_1[64];
+            akg_f16_to_f32_n(in3 + (((c0 * INT64_C(768)) + (c1 + c2_first))), block_c2_1, 64);
+            #pragma omp simd
+            for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+                {
+                    [[maybe_unused]] const int64_t i0 = c0;
+                    [[maybe_unused]] const int64_t i1 = (c1 + c2);
+                    s_out0[(i1 - (0))] = akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f);
+                }
+                {
+                    [[maybe_unused]] const int64_t i0 = c0;
+                    [[maybe_unused]] const int64_t i1 = (c1 + c2);
+                    s_out1[(i1 - (0))] = ((((block_c2_0[(c2 - c2_first)] + ((float)t0[(c1 + c2)])) * akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + block_c2_1[(c2 - c2_first)]);
+                }
             }
         }
     }

@@ -34,15 +34,6 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_2(int64_t c0, 
     double t3[1];
     double t4[1];
     float t0[1];
-    float s_in0_data[768];
-    float *__restrict s_in0 = s_in0_data;
-    akg_f16_to_f32_n(in0 + ((int64_t)(c0) * 768), s_in0, 768);
-    float s_in1_data[768];
-    float *__restrict s_in1 = s_in1_data;
-    akg_f16_to_f32_n(in1 + (0), s_in1, 768);
-    float s_in3_data[768];
-    float *__restrict s_in3 = s_in3_data;
-    akg_f16_to_f32_n(in3 + ((int64_t)(c0) * 768), s_in3, 768);
     float s_out0[768];
     float s_out1[768];
     {
@@ -68,24 +59,36 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_2(int64_t c0, 
             if (c1_end - c1_begin >= 64) {
                 const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 64 * 64;
                 for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 64) {
+                    float block_c1_0[64];
+                    akg_f16_to_f32_n(in0 + (((c0 * INT64_C(768)) + c1_block)), block_c1_0, 64);
+                    float block_c1_1[64];
+                    akg_f16_to_f32_n(in1 + (c1_block), block_c1_1, 64);
+                    float block_c1_2[64];
+                    akg_f16_to_f32_n(in3 + (((c0 * INT64_C(768)) + c1_block)), block_c1_2, 64);
                     #pragma omp simd
                     for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
                         const int64_t c1 = c1_block + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
-                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + ((((((float)s_in0[(c1 - (0))]) + ((float)s_in1[(c1 - (0))])) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + ((float)s_in3[(c1 - (0))]));
+                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + ((((block_c1_0[c1_lane] + block_c1_1[c1_lane]) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + block_c1_2[c1_lane]);
                         }
                     }
                     akg_end_of_lane_block();
                 }
                 if (c1_full < c1_end) {
                     const int64_t c1_last = c1_end - 64;
+                    float block_c1_0[64];
+                    akg_f16_to_f32_n(in0 + (((c0 * INT64_C(768)) + c1_last)), block_c1_0, 64);
+                    float block_c1_1[64];
+                    akg_f16_to_f32_n(in1 + (c1_last), block_c1_1, 64);
+                    float block_c1_2[64];
+                    akg_f16_to_f32_n(in3 + (((c0 * INT64_C(768)) + c1_last)), block_c1_2, 64);
                     #pragma omp simd
                     for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
                         const int64_t c1 = c1_last + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
-                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_select(c1 >= c1_full, float(((((((float)s_in0[(c1 - (0))]) + ((float)s_in1[(c1 - (0))])) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + ((float)s_in3[(c1 - (0))]))), float(0.0f));
+                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_select(c1 >= c1_full, float(((((block_c1_0[c1_lane] + block_c1_1[c1_lane]) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + block_c1_2[c1_lane])), float(0.0f));
                         }
                     }
                 }
@@ -93,7 +96,7 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_2(int64_t c0, 
                 for (int64_t c1 = c1_begin; c1 < c1_end; ++c1) {
                     {
                         [[maybe_unused]] const int64_t r0 = c1;
-                        lanes_c1[0] = lanes_c1[0] + ((((((float)s_in0[(c1 - (0))]) + ((float)s_in1[(c1 - (0))])) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + ((float)s_in3[(c1 - (0))]));
+                        lanes_c1[0] = lanes_c1[0] + ((((akg_f16_to_f32(in0[c0 * 768 + c1]) + akg_f16_to_f32(in1[c1])) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + akg_f16_to_f32(in3[c0 * 768 + c1]));
                     }
                 }
             }
@@ -115,12 +118,18 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_2(int64_t c0, 
             if (c1_end - c1_begin >= 64) {
                 const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 64 * 64;
                 for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 64) {
+                    float block_c1_0[64];
+                    akg_f16_to_f32_n(in0 + (((c0 * INT64_C(768)) + c1_block)), block_c1_0, 64);
+                    float block_c1_1[64];
+                    akg_f16_to_f32_n(in1 + (c1_block), block_c1_1, 64);
+                    float block_c1_2[64];
+                    akg_f16_to_f32_n(in3 + (((c0 * INT64_C(768)) + c1_block)), block_c1_2, 64);
                     #pragma omp simd
                     for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
                         const int64_t c1 = c1_block + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
-                            const float v_cse0 = (((((((float)s_in0[(c1 - (0))]) + ((float)s_in1[(c1 - (0))])) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + ((float)s_in3[(c1 - (0))])) - (akg_round_f16(((float)t3[0])) * 0.00130176544f));
+                            const float v_cse0 = (((((block_c1_0[c1_lane] + block_c1_1[c1_lane]) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + block_c1_2[c1_lane]) - (akg_round_f16(((float)t3[0])) * 0.00130176544f));
                             lanes_c1[c1_lane] = lanes_c1[c1_lane] + (v_cse0 * v_cse0);
                         }
                     }
@@ -128,12 +137,18 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_2(int64_t c0, 
                 }
                 if (c1_full < c1_end) {
                     const int64_t c1_last = c1_end - 64;
+                    float block_c1_0[64];
+                    akg_f16_to_f32_n(in0 + (((c0 * INT64_C(768)) + c1_last)), block_c1_0, 64);
+                    float block_c1_1[64];
+                    akg_f16_to_f32_n(in1 + (c1_last), block_c1_1, 64);
+                    float block_c1_2[64];
+                    akg_f16_to_f32_n(in3 + (((c0 * INT64_C(768)) + c1_last)), block_c1_2, 64);
                     #pragma omp simd
                     for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
                         const int64_t c1 = c1_last + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
-                            const float v_cse0 = (((((((float)s_in0[(c1 - (0))]) + ((float)s_in1[(c1 - (0))])) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + ((float)s_in3[(c1 - (0))])) - (akg_round_f16(((float)t3[0])) * 0.00130176544f));
+                            const float v_cse0 = (((((block_c1_0[c1_lane] + block_c1_1[c1_lane]) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + block_c1_2[c1_lane]) - (akg_round_f16(((float)t3[0])) * 0.00130176544f));
                             lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_select(c1 >= c1_full, float((v_cse0 * v_cse0)), float(0.0f));
                         }
                     }
@@ -142,7 +157,7 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_2(int64_t c0, 
                 for (int64_t c1 = c1_begin; c1 < c1_end; ++c1) {
                     {
                         [[maybe_unused]] const int64_t r0 = c1;
-                        const float v_cse0 = (((((((float)s_in0[(c1 - (0))]) + ((float)s_in1[(c1 - (0))])) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + ((float)s_in3[(c1 - (0))])) - (akg_round_f16(((float)t3[0])) * 0.00130176544f));
+                        const float v_cse0 = (((((akg_f16_to_f32(in0[c0 * 768 + c1]) + akg_f16_to_f32(in1[c1])) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + akg_f16_to_f32(in3[c0 * 768 + c1])) - (akg_round_f16(((float)t3[0])) * 0.00130176544f));
                         lanes_c1[0] = lanes_c1[0] + (v_cse0 * v_cse0);
                     }
                 }
@@ -158,17 +173,26 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_2(int64_t c0, 
         t0[0] = (float)(akg_rsqrt(((akg_round_f16_scalar(((float)t4[0])) * 0.00130176544f) + 1.1920929e-07f)));
     }
     for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
-        #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                s_out1[(i1 - (0))] = ((((((((((float)s_in0[((c1 + c2) - (0))]) + ((float)s_in1[((c1 + c2) - (0))])) * akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + ((float)s_in3[((c1 + c2) - (0))])) - (akg_round_f16(((float)t3[0])) * 0.00130176544f)) * ((float)t0[0])) * ((float)t1[(c1 + c2)])) + ((float)t2[(c1 + c2)]));
-            }
-            {
-                [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                s_out0[(i1 - (0))] = ((((((float)s_in0[((c1 + c2) - (0))]) + ((float)s_in1[((c1 + c2) - (0))])) * akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + ((float)s_in3[((c1 + c2) - (0))]));
+        {
+            const int64_t c2_first = 0;
+            float block_c2_0[64];
+            akg_f16_to_f32_n(in0 + (((c0 * INT64_C(768)) + (c1 + c2_first))), block_c2_0, 64);
+            float block_c2_1[64];
+            akg_f16_to_f32_n(in1 + ((c1 + c2_first)), block_c2_1, 64);
+            float block_c2_2[64];
+            akg_f16_to_f32_n(in3 + (((c0 * INT64_C(768)) + (c1 + c2_first))), block_c2_2, 64);
+            #pragma omp simd
+            for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+                {
+                    [[maybe_unused]] const int64_t i0 = c0;
+                    [[maybe_unused]] const int64_t i1 = (c1 + c2);
+                    s_out1[(i1 - (0))] = ((((((((block_c2_0[(c2 - c2_first)] + block_c2_1[(c2 - c2_first)]) * akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + block_c2_2[(c2 - c2_first)]) - (akg_round_f16(((float)t3[0])) * 0.00130176544f)) * ((float)t0[0])) * ((float)t1[(c1 + c2)])) + ((float)t2[(c1 + c2)]));
+                }
+                {
+                    [[maybe_unused]] const int64_t i0 = c0;
+                    [[maybe_unused]] const int64_t i1 = (c1 + c2);
+                    s_out0[(i1 - (0))] = ((((block_c2_0[(c2 - c2_first)] + block_c2_1[(c2 - c2_first)]) * akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + block_c2_2[(c2 - c2_first)]);
+                }
             }
         }
     }

@@ -15,27 +15,30 @@ static void akg_bias_gelu_f16_parallel_body_0(int64_t c0, const float *__restric
 }
 
 static void akg_bias_gelu_f16_parallel_body_1(int64_t c0, int64_t c1, const float *__restrict in0, const uint16_t *__restrict in1, float *__restrict t0, uint16_t *__restrict out0, uint16_t *__restrict out1) {
-    float s_in1[512];
-    akg_f16_to_f32_n(in1 + ((int64_t)(c0) * 3072 + (int64_t)(c1)), s_in1, 512);
     for (int64_t c3 = 0; (c3 <= 511); c3 += 64) {
-        alignas(64) float blk_out0[64];
-        alignas(64) float blk_out1[64];
-        #pragma omp simd
-        for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = ((c1 + c3) + c4);
-                blk_out0[c4] = (((float)s_in1[(((c1 + c3) + c4) - (c1))]) + ((float)t0[((c1 + c3) + c4)]));
+        {
+            const int64_t c4_first = 0;
+            float block_c4_0[64];
+            akg_f16_to_f32_n(in1 + (((c0 * INT64_C(3072)) + ((c1 + c3) + c4_first))), block_c4_0, 64);
+            alignas(64) float blk_out0[64];
+            alignas(64) float blk_out1[64];
+            #pragma omp simd
+            for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
+                {
+                    [[maybe_unused]] const int64_t i0 = c0;
+                    [[maybe_unused]] const int64_t i1 = ((c1 + c3) + c4);
+                    blk_out0[c4] = (block_c4_0[(c4 - c4_first)] + ((float)t0[((c1 + c3) + c4)]));
+                }
+                {
+                    [[maybe_unused]] const int64_t i0 = c0;
+                    [[maybe_unused]] const int64_t i1 = ((c1 + c3) + c4);
+                    const float v_cse0 = (block_c4_0[(c4 - c4_first)] + ((float)t0[((c1 + c3) + c4)]));
+                    blk_out1[c4] = ((v_cse0 * akg_tanh_plus_one_h((((((v_cse0 * v_cse0) * v_cse0) * 0.044708252f) + v_cse0) * 0.797851562f))) * 0.5f);
+                }
             }
-            {
-                [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = ((c1 + c3) + c4);
-                const float v_cse0 = (((float)s_in1[(((c1 + c3) + c4) - (c1))]) + ((float)t0[((c1 + c3) + c4)]));
-                blk_out1[c4] = ((v_cse0 * akg_tanh_plus_one_h((((((v_cse0 * v_cse0) * v_cse0) * 0.044708252f) + v_cse0) * 0.797851562f))) * 0.5f);
-            }
+            akg_stream_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(3072)) + (c1 + c3))), 64);
+            akg_stream_f32_to_f16_n(blk_out1, out1 + (((c0 * INT64_C(3072)) + (c1 + c3))), 64);
         }
-        akg_stream_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(3072)) + (c1 + c3))), 64);
-        akg_stream_f32_to_f16_n(blk_out1, out1 + (((c0 * INT64_C(3072)) + (c1 + c3))), 64);
     }
 }
 

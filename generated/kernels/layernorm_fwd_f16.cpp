@@ -8,9 +8,6 @@ static void akg_layernorm_fwd_f16_parallel_body_0(int64_t c0, const uint16_t *__
     double t1[2];
     double t2[2];
     float t0[2];
-    float s_in0_data[1536];
-    float *__restrict s_in0 = s_in0_data;
-    akg_f16_to_f32_n(in0 + ((int64_t)(c0) * 768), s_in0, 1536);
     float s_out0[1536];
     #pragma omp simd
     for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
@@ -34,24 +31,28 @@ static void akg_layernorm_fwd_f16_parallel_body_0(int64_t c0, const uint16_t *__
                 if (c2_end - c2_begin >= 64) {
                     const int64_t c2_full = c2_begin + (c2_end - c2_begin) / 64 * 64;
                     for (int64_t c2_block = c2_begin; c2_block < c2_full; c2_block += 64) {
+                        float block_c2_0[64];
+                        akg_f16_to_f32_n(in0 + ((((c0 + c1) * INT64_C(768)) + c2_block)), block_c2_0, 64);
                         #pragma omp simd
                         for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) {
                             const int64_t c2 = c2_block + c2_lane;
                             {
                                 [[maybe_unused]] const int64_t r0 = c2;
-                                lanes_c2[c2_lane] = lanes_c2[c2_lane] + ((float)s_in0[((c0 + c1) - (c0)) * 768 + (c2 - (0))]);
+                                lanes_c2[c2_lane] = lanes_c2[c2_lane] + block_c2_0[c2_lane];
                             }
                         }
                         akg_end_of_lane_block();
                     }
                     if (c2_full < c2_end) {
                         const int64_t c2_last = c2_end - 64;
+                        float block_c2_0[64];
+                        akg_f16_to_f32_n(in0 + ((((c0 + c1) * INT64_C(768)) + c2_last)), block_c2_0, 64);
                         #pragma omp simd
                         for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) {
                             const int64_t c2 = c2_last + c2_lane;
                             {
                                 [[maybe_unused]] const int64_t r0 = c2;
-                                lanes_c2[c2_lane] = lanes_c2[c2_lane] + akg_select(c2 >= c2_full, float(((float)s_in0[((c0 + c1) - (c0)) * 768 + (c2 - (0))])), float(0.0f));
+                                lanes_c2[c2_lane] = lanes_c2[c2_lane] + akg_select(c2 >= c2_full, float(block_c2_0[c2_lane]), float(0.0f));
                             }
                         }
                     }
@@ -59,7 +60,7 @@ static void akg_layernorm_fwd_f16_parallel_body_0(int64_t c0, const uint16_t *__
                     for (int64_t c2 = c2_begin; c2 < c2_end; ++c2) {
                         {
                             [[maybe_unused]] const int64_t r0 = c2;
-                            lanes_c2[0] = lanes_c2[0] + ((float)s_in0[((c0 + c1) - (c0)) * 768 + (c2 - (0))]);
+                            lanes_c2[0] = lanes_c2[0] + akg_f16_to_f32(in0[(c0 + c1) * 768 + c2]);
                         }
                     }
                 }
@@ -91,12 +92,14 @@ static void akg_layernorm_fwd_f16_parallel_body_0(int64_t c0, const uint16_t *__
                 if (c2_end - c2_begin >= 64) {
                     const int64_t c2_full = c2_begin + (c2_end - c2_begin) / 64 * 64;
                     for (int64_t c2_block = c2_begin; c2_block < c2_full; c2_block += 64) {
+                        float block_c2_0[64];
+                        akg_f16_to_f32_n(in0 + ((((c0 + c1) * INT64_C(768)) + c2_block)), block_c2_0, 64);
                         #pragma omp simd
                         for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) {
                             const int64_t c2 = c2_block + c2_lane;
                             {
                                 [[maybe_unused]] const int64_t r0 = c2;
-                                const float v_cse0 = (((float)s_in0[((c0 + c1) - (c0)) * 768 + (c2 - (0))]) - (((float)t1[((c0 + c1) - (c0))]) * 0.00130208337f));
+                                const float v_cse0 = (block_c2_0[c2_lane] - (((float)t1[((c0 + c1) - (c0))]) * 0.00130208337f));
                                 lanes_c2[c2_lane] = lanes_c2[c2_lane] + (v_cse0 * v_cse0);
                             }
                         }
@@ -104,12 +107,14 @@ static void akg_layernorm_fwd_f16_parallel_body_0(int64_t c0, const uint16_t *__
                     }
                     if (c2_full < c2_end) {
                         const int64_t c2_last = c2_end - 64;
+                        float block_c2_0[64];
+                        akg_f16_to_f32_n(in0 + ((((c0 + c1) * INT64_C(768)) + c2_last)), block_c2_0, 64);
                         #pragma omp simd
                         for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) {
                             const int64_t c2 = c2_last + c2_lane;
                             {
                                 [[maybe_unused]] const int64_t r0 = c2;
-                                const float v_cse0 = (((float)s_in0[((c0 + c1) - (c0)) * 768 + (c2 - (0))]) - (((float)t1[((c0 + c1) - (c0))]) * 0.00130208337f));
+                                const float v_cse0 = (block_c2_0[c2_lane] - (((float)t1[((c0 + c1) - (c0))]) * 0.00130208337f));
                                 lanes_c2[c2_lane] = lanes_c2[c2_lane] + akg_select(c2 >= c2_full, float((v_cse0 * v_cse0)), float(0.0f));
                             }
                         }
@@ -118,7 +123,7 @@ static void akg_layernorm_fwd_f16_parallel_body_0(int64_t c0, const uint16_t *__
                     for (int64_t c2 = c2_begin; c2 < c2_end; ++c2) {
                         {
                             [[maybe_unused]] const int64_t r0 = c2;
-                            const float v_cse0 = (((float)s_in0[((c0 + c1) - (c0)) * 768 + (c2 - (0))]) - (((float)t1[((c0 + c1) - (c0))]) * 0.00130208337f));
+                            const float v_cse0 = (akg_f16_to_f32(in0[(c0 + c1) * 768 + c2]) - (((float)t1[((c0 + c1) - (c0))]) * 0.00130208337f));
                             lanes_c2[0] = lanes_c2[0] + (v_cse0 * v_cse0);
                         }
                     }
@@ -149,12 +154,17 @@ static void akg_layernorm_fwd_f16_parallel_body_0(int64_t c0, const uint16_t *__
     }
     for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
         for (int64_t c2 = 0; (c2 <= 767); c2 += 64) {
-            #pragma omp simd
-            for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
-                {
-                    [[maybe_unused]] const int64_t i0 = (c0 + c1);
-                    [[maybe_unused]] const int64_t i1 = (c2 + c3);
-                    s_out0[(i0 - (c0)) * 768 + (i1 - (0))] = (in2[(c2 + c3)] + (in1[(c2 + c3)] * (t0[((c0 + c1) - (c0))] * (((float)s_in0[((c0 + c1) - (c0)) * 768 + ((c2 + c3) - (0))]) - (((float)t1[((c0 + c1) - (c0))]) * 0.00130208337f)))));
+            {
+                const int64_t c3_first = 0;
+                float block_c3_0[64];
+                akg_f16_to_f32_n(in0 + ((((c0 + c1) * INT64_C(768)) + (c2 + c3_first))), block_c3_0, 64);
+                #pragma omp simd
+                for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+                    {
+                        [[maybe_unused]] const int64_t i0 = (c0 + c1);
+                        [[maybe_unused]] const int64_t i1 = (c2 + c3);
+                        s_out0[(i0 - (c0)) * 768 + (i1 - (0))] = (in2[(c2 + c3)] + (in1[(c2 + c3)] * (t0[((c0 + c1) - (c0))] * (block_c3_0[(c3 - c3_first)] - (((float)t1[((c0 + c1) - (c0))]) * 0.00130208337f)))));
+                    }
                 }
             }
         }

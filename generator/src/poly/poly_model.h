@@ -44,9 +44,6 @@ struct BufferInfo {
     // Set by stream-outputs: a float16 output whose rows are too short to stream by vector
     // blocks; where stage-float16 stages it as long runs, the copy-out streams them.
     bool streamed_when_staged = false;
-    // Set by line-runs: a parallel iteration writes a block of runs of it that makes whole
-    // cache lines; stage-float16 then leaves that iteration's inputs to the vector loops.
-    bool written_in_line_blocks = false;
     // Set by prefetch-streams: a large input of a kernel that mostly reads, prefetched ahead of
     // the first lane reduction that streams through it.
     bool prefetched_ahead = false;

@@ -26,6 +26,15 @@ constexpr int64_t kMinInnerExtent = 16; // one AVX-512 vector of the innermost d
 // default with libgomp): at most 128 KiB per tensor and 512 KiB in all per body.
 constexpr int64_t kMaxStagedElements = 1 << 15;
 constexpr int64_t kMaxStagedElementsPerBody = 1 << 17;
+// Input boxes from this size on are left to the vector loops, which convert each block of 64
+// right before using it. Measured against staging the whole box per iteration (harness,
+// 1 thread / 2 threads): bias + dropout + residual + LayerNorm f16 (rows of 768) 0.65 -> 0.54 /
+// 0.28 -> 0.26 ms, bias + dropout + residual f16 0.21 -> 0.18 / 0.11 -> 0.10, BiasAdd + GeLU
+// f16 (512) 1.57 -> 1.46 / 0.79 -> 0.74, the residual gradient (512) 0.79 / 0.35 -> 0.27,
+// conv bias + residual + ReLU (8 planes of 196) 0.83 -> 0.63; LayerNorm f16 and Adam as
+// before. Below it staging wins: the attention softmax (rows of 128) 1.52 -> 1.44 ms, the
+// softmax gradient (128) slightly, the head split (64, read transposed) 0.15 -> 0.07 ms.
+constexpr int64_t kMinInputElementsConvertedPerLoop = 256;
 
 struct Ctx {
     PolyModel *m;
@@ -44,14 +53,6 @@ bool read_only_by_grouped_sums(const PolyModel &m, isl_union_map *reads) {
     }
     isl_union_set_free(readers);
     return only;
-}
-
-// Whether the kernel writes buffer `b` in `subtree` (kept).
-bool writes_under(const PolyModel &m, const BufferInfo &b, isl_union_set *subtree) {
-    isl_union_map *writes = isl_union_map_intersect_domain(accesses_to_buffer(m.writes.get(), b), isl_union_set_copy(subtree));
-    bool any = isl_union_map_is_empty(writes) != isl_bool_true;
-    isl_union_map_free(writes);
-    return any;
 }
 
 // The staging of buffer `b` for one iteration of the parallel band, if it pays and is exact.
@@ -92,6 +93,10 @@ bool plan_staging(PolyModel &m, const BufferInfo &b, isl_union_set *subtree, isl
     // 49 elements of a pooling gradient's row ran 8x slower staged.
     bool whole_vectors = output && elements % kMinInnerExtent == 0;
     ok = ok && (elements >= kMinStagedElements || whole_vectors) && elements <= kMaxStagedElements && box.extent.back() >= kMinInnerExtent;
+    // A larger input box is converted per vector loop instead (the emitter's block staging),
+    // next to its use: converted for the whole iteration first, the conversions and the
+    // arithmetic ran one after the other.
+    ok = ok && !(input && elements >= kMinInputElementsConvertedPerLoop);
     if (ok && output) {
         // The copy-out writes the whole box (within the tensor): every element of it must be
         // one the loop writes.
@@ -116,14 +121,8 @@ isl_schedule_node *stage_under_mark(isl_schedule_node *node, void *user) {
     {
         ParallelIteration iteration(node);
         int64_t staged = 0;
-        // The inputs of an iteration line-runs made a block of runs are converted per vector
-        // loop, next to their use (whole_line_runs.h): staged for the whole block first, the
-        // conversions and the arithmetic ran one after the other, 1.3x slower (bottleneck_end_f16).
-        bool blocked = false;
-        for (const auto &b : m.buffers) blocked |= b.written_in_line_blocks && writes_under(m, b, iteration.subtree);
         for (const auto &b : m.buffers) {
             Float16Staging s;
-            if (blocked && b.kind == BufferKind::KernelInput) continue;
             if (plan_staging(m, b, iteration.subtree, iteration.prefix, iteration.depth, s) &&
                 staged + element_count(s.box) <= kMaxStagedElementsPerBody) {
                 staged += element_count(s.box);

@@ -50,7 +50,7 @@ int64_t runs_per_block(const BufferInfo &b, int64_t run) {
 }
 
 isl_schedule_node *block_under_mark(isl_schedule_node *node, void *user) {
-    PolyModel &m = *static_cast<PolyModel *>(user);
+    const PolyModel &m = *static_cast<const PolyModel *>(user);
     if (mark_name(node).rfind("parallel_", 0) != 0) return node;
     isl_schedule_node *band = isl_schedule_node_child(isl_schedule_node_copy(node), 0);
     int n = isl_schedule_node_get_type(band) == isl_schedule_node_band ? isl_schedule_node_band_n_member(band) : 0;
@@ -88,7 +88,6 @@ isl_schedule_node *block_under_mark(isl_schedule_node *node, void *user) {
         isl_schedule_node_free(blocked);
         return node;
     }
-    for (const auto &[b, run] : runs) m.buffer(b->name).written_in_line_blocks = true;
     isl_schedule_node_free(node);
     return blocked;
 }
