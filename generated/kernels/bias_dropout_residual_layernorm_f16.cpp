@@ -34,8 +34,6 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_2(int64_t c0, 
     double t3[1];
     double t4[1];
     float t0[1];
-    float s_out0[768];
-    float s_out1[768];
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
@@ -181,19 +179,23 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_2(int64_t c0, 
             akg_f16_to_f32_n(in1 + ((c1 + c2_first)), block_c2_1, 64);
             float block_c2_2[64];
             akg_f16_to_f32_n(in3 + (((c0 * INT64_C(768)) + (c1 + c2_first))), block_c2_2, 64);
+            alignas(64) float blk_out1[64];
+            alignas(64) float blk_out0[64];
             #pragma omp simd
             for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                    s_out1[(i1 - (0))] = ((((((((block_c2_0[(c2 - c2_first)] + block_c2_1[(c2 - c2_first)]) * akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + block_c2_2[(c2 - c2_first)]) - (akg_round_f16(((float)t3[0])) * 0.00130176544f)) * ((float)t0[0])) * ((float)t1[(c1 + c2)])) + ((float)t2[(c1 + c2)]));
+                    blk_out1[c2] = ((((((((block_c2_0[(c2 - c2_first)] + block_c2_1[(c2 - c2_first)]) * akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + block_c2_2[(c2 - c2_first)]) - (akg_round_f16(((float)t3[0])) * 0.00130176544f)) * ((float)t0[0])) * ((float)t1[(c1 + c2)])) + ((float)t2[(c1 + c2)]));
                 }
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                    s_out0[(i1 - (0))] = ((((block_c2_0[(c2 - c2_first)] + block_c2_1[(c2 - c2_first)]) * akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + block_c2_2[(c2 - c2_first)]);
+                    blk_out0[c2] = ((((block_c2_0[(c2 - c2_first)] + block_c2_1[(c2 - c2_first)]) * akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + block_c2_2[(c2 - c2_first)]);
                 }
             }
+            akg_f32_to_f16_n(blk_out1, out1 + (((c0 * INT64_C(768)) + c1)), 64);
+            akg_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(768)) + c1)), 64);
         }
     }
     {
@@ -206,26 +208,24 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_2(int64_t c0, 
         [[maybe_unused]] const int64_t i1 = 0;
         out3[i0] = akg_f32_to_f16_scalar((akg_round_f16_scalar(((float)t3[0])) * 0.00130176544f));
     }
-    akg_f32_to_f16_n(s_out0, out0 + ((int64_t)(c0) * 768), 768);
-    akg_f32_to_f16_n(s_out1, out1 + ((int64_t)(c0) * 768), 768);
 }
 
 static void akg_bias_dropout_residual_layernorm_f16_parallel_body_3(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, const uint16_t *__restrict in3, const float *__restrict in4, const float *__restrict in5, float *__restrict t1, float *__restrict t2, uint16_t *__restrict out0, uint16_t *__restrict out1, uint16_t *__restrict out2, uint16_t *__restrict out3, uint16_t *__restrict out4) {
     double t3[1];
     double t4[1];
     float t0[1];
-    float s_out4[768];
     for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
+        alignas(64) float blk_out4[64];
         #pragma omp simd
         for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                s_out4[(i1 - (0))] = akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f);
+                blk_out4[c2] = akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f);
             }
         }
+        akg_f32_to_f16_n(blk_out4, out4 + (((c0 * INT64_C(768)) + c1)), 64);
     }
-    akg_f32_to_f16_n(s_out4, out4 + ((int64_t)(c0) * 768), 768);
 }
 
 extern "C" int akg_kernel_fn_bias_dropout_residual_layernorm_f16(void *const *buffers) {

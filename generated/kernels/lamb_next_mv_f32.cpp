@@ -6,8 +6,8 @@
 
 static void akg_lamb_next_mv_f32_parallel_body_0(int64_t c0, const float *__restrict in0, float *__restrict in1, const float *__restrict in2, const float *__restrict in3, float *__restrict in4, const float *__restrict in5, const float *__restrict in6, float *__restrict out1, float *__restrict out0) {
     for (int64_t c1 = 0; (c1 <= 4095); c1 += 64) {
-        alignas(64) float blk_out0[64];
         alignas(64) float blk_out1[64];
+        alignas(64) float blk_out0[64];
         #pragma omp simd
         for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
@@ -27,8 +27,8 @@ static void akg_lamb_next_mv_f32_parallel_body_0(int64_t c0, const float *__rest
                 in1[i0] = (float)(((in1[((c0 + c1) + c2)] * 0.999000013f) + (in0[((c0 + c1) + c2)] * 0.000999987125f)));
             }
         }
-        akg_stream_f32_n(blk_out0, out0 + ((c0 + c1)), 64);
         akg_stream_f32_n(blk_out1, out1 + ((c0 + c1)), 64);
+        akg_stream_f32_n(blk_out0, out0 + ((c0 + c1)), 64);
     }
 }
 

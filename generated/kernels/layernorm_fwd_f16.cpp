@@ -8,7 +8,6 @@ static void akg_layernorm_fwd_f16_parallel_body_0(int64_t c0, const uint16_t *__
     double t1[2];
     double t2[2];
     float t0[2];
-    float s_out0[1536];
     #pragma omp simd
     for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
         {
@@ -158,18 +157,19 @@ static void akg_layernorm_fwd_f16_parallel_body_0(int64_t c0, const uint16_t *__
                 const int64_t c3_first = 0;
                 float block_c3_0[64];
                 akg_f16_to_f32_n(in0 + ((((c0 + c1) * INT64_C(768)) + (c2 + c3_first))), block_c3_0, 64);
+                alignas(64) float blk_out0[64];
                 #pragma omp simd
                 for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
                     {
                         [[maybe_unused]] const int64_t i0 = (c0 + c1);
                         [[maybe_unused]] const int64_t i1 = (c2 + c3);
-                        s_out0[(i0 - (c0)) * 768 + (i1 - (0))] = (in2[(c2 + c3)] + (in1[(c2 + c3)] * (t0[((c0 + c1) - (c0))] * (block_c3_0[(c3 - c3_first)] - (((float)t1[((c0 + c1) - (c0))]) * 0.00130208337f)))));
+                        blk_out0[c3] = (in2[(c2 + c3)] + (in1[(c2 + c3)] * (t0[((c0 + c1) - (c0))] * (block_c3_0[(c3 - c3_first)] - (((float)t1[((c0 + c1) - (c0))]) * 0.00130208337f)))));
                     }
                 }
+                akg_f32_to_f16_n(blk_out0, out0 + ((((c0 + c1) * INT64_C(768)) + c2)), 64);
             }
         }
     }
-    akg_f32_to_f16_n(s_out0, out0 + ((int64_t)(c0) * 768), 1536);
 }
 
 extern "C" int akg_kernel_fn_layernorm_fwd_f16(void *const *buffers) {

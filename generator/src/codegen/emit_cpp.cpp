@@ -163,6 +163,12 @@ public:
         block_ = BlockStaging{iterator, first, lane, lanes, std::move(written), {}, {}, {}};
         block_active_ = true;
     }
+    // The integer CSE temporaries of the statement being printed (index arithmetic shared by
+    // several reads), so that block staging sees through them to the loop iterators.
+    void forget_index_lets() { index_lets_.clear(); }
+    void note_index_let(const std::string &name, const Halide::Expr &value) {
+        if (value.type().is_int()) index_lets_[name] = substitute(index_lets_, value);
+    }
     // The reads of the last block whose inputs prefetch-streams chose: (buffer, offset of the
     // block's first element), in the order first read.
     const std::vector<std::pair<std::string, std::string>> &block_streams() const { return block_.streams; }
@@ -219,6 +225,7 @@ private:
         std::vector<std::pair<std::string, std::string>> streams; // (buffer, base) of prefetched inputs
     };
     BlockStaging block_;
+    std::map<std::string, Halide::Expr> index_lets_;
     bool block_active_ = false;
     std::string f16_suffix_;
     Hoister hoister_;
@@ -227,7 +234,9 @@ private:
     // address does not advance by exactly one element per iteration of the block's loop.
     std::string block_base(const BufferInfo &b, const std::vector<Halide::Expr> &args) {
         if (args.size() != b.shape.size()) return "";
-        std::vector<Halide::Expr> idx = index_exprs(args);
+        std::vector<Halide::Expr> resolved;
+        for (const auto &a : args) resolved.push_back(substitute(index_lets_, a));
+        std::vector<Halide::Expr> idx = index_exprs(resolved);
         if (idx.empty()) return "";
         Halide::Expr flat = Halide::Internal::make_zero(Halide::Int(64));
         int64_t stride = 1;
@@ -878,9 +887,11 @@ private:
         // the output byte-for-byte reproducible.
         Halide::Expr e = common_subexpression_elimination(stored_value(s));
         int n = 0;
+        printer_.forget_index_lets();
         while (const Let *let = e.as<Let>()) {
             std::string name = "cse" + std::to_string(n++);
             lets += indent + "const " + c_type_of(let->value.type()) + " v_" + name + " = " + printer_.print(let->value) + ";\n";
+            printer_.note_index_let(name, let->value);
             e = substitute(let->name, Variable::make(let->value.type(), name), let->body);
         }
         return printer_.print(e);
@@ -907,23 +918,30 @@ private:
     // loop the block is streamed out with non-temporal stores. Fine-grained on purpose: streaming
     // each 64-element block right after computing it keeps the loads and the streaming stores
     // interleaved (one burst of stores per parallel task measured slower than ordinary stores).
+    // Outputs converted per block (BufferInfo::converted_per_block) go the same way with
+    // ordinary stores: every statement storing to such an output gets a block of its own (a
+    // transposing cast writes nine planes of one output per iteration), copied out in the
+    // statements' order.
     struct StreamedBlock {
-        std::string array, base; // the block array; the element offset of its first element
+        std::string buffer, array, base; // the output; the block array; the element offset of its first element
     };
     struct StreamedLoop {
         std::string iterator;
         int64_t lo = 0, trip = 0;
         int conditional_depth = 0;
-        std::map<std::string, StreamedBlock> blocks; // by buffer
+        std::vector<StreamedBlock> blocks;
+        bool has_block_of(const std::string &buffer) const {
+            return std::any_of(blocks.begin(), blocks.end(), [&](const StreamedBlock &block) { return block.buffer == buffer; });
+        }
     };
     StreamedLoop *streamed_loop_ = nullptr;
     int conditional_depth_ = 0;        // if-nodes around the node being emitted
     bool streams_in_function_ = false; // the function being emitted streams: it fences at its end
     const std::map<std::string, Halide::Expr> *statement_index_ = nullptr; // i0.. of the statement
 
-    bool kernel_streams() const {
+    bool kernel_writes_blocks() const {
         for (const auto &b : m_.buffers)
-            if (b.streamed) return true;
+            if (b.streamed || b.converted_per_block) return true;
         return false;
     }
 
@@ -931,7 +949,8 @@ private:
     std::string streamed_block_access(const PolyStatement &st) {
         const BufferInfo &b = m_.buffer(st.stage->buffer);
         StreamedLoop *loop = streamed_loop_;
-        if (!b.streamed || !loop || !statement_index_ || loop->conditional_depth != conditional_depth_ || loop->blocks.count(b.name))
+        if (!(b.streamed || b.converted_per_block) || !loop || !statement_index_ || loop->conditional_depth != conditional_depth_ ||
+            (b.streamed && loop->has_block_of(b.name)))
             return "";
         Halide::Expr linear = store_offset(b, *statement_index_);
         if (!linear.defined()) return "";
@@ -945,9 +964,11 @@ private:
         const int64_t line = 64, bytes = dtype_bytes(b.dtype);
         ModulusRemainder at = Halide::Internal::modulus_remainder(base, loop_alignment_);
         bool whole_lines = (at.modulus * bytes) % line == 0 && (at.remainder * bytes) % line == 0;
-        if ((loop->trip * bytes) % line != 0 || (!whole_lines && b.shape.back() * bytes < kLongStreamedRowBytes)) return "";
+        if (b.streamed && ((loop->trip * bytes) % line != 0 || (!whole_lines && b.shape.back() * bytes < kLongStreamedRowBytes))) return "";
         std::string array = "blk_" + b.name;
-        loop->blocks[b.name] = StreamedBlock{array, printer_.print(base)};
+        for (int k = 1; std::any_of(loop->blocks.begin(), loop->blocks.end(), [&](const StreamedBlock &other) { return other.array == array; }); ++k)
+            array = "blk_" + b.name + "_" + std::to_string(k);
+        loop->blocks.push_back(StreamedBlock{b.name, array, printer_.print(base)});
         return array + "[" + loop->iterator + (loop->lo ? " - " + std::to_string(loop->lo) : "") + "]";
     }
 
@@ -1094,13 +1115,14 @@ private:
     // Around a vector loop: the block arrays before it, the streaming stores after it.
     std::string with_streamed_blocks(const StreamedLoop &loop, int depth, const std::string &loop_code) {
         if (loop.blocks.empty()) return loop_code;
-        streams_in_function_ = true;
         std::string before, after;
-        for (const auto &[buffer, block] : loop.blocks) {
+        for (const auto &block : loop.blocks) {
+            const std::string &buffer = block.buffer;
             const BufferInfo &b = m_.buffer(buffer);
+            streams_in_function_ |= b.streamed;
+            std::string copy = !b.streamed ? "akg_f32_to_f16_n(" : b.dtype == DType::Float16 ? "akg_stream_f32_to_f16_n(" : "akg_stream_f32_n(";
             before += pad(depth) + "alignas(64) float " + block.array + "[" + std::to_string(loop.trip) + "];\n";
-            after += pad(depth) + (b.dtype == DType::Float16 ? "akg_stream_f32_to_f16_n(" : "akg_stream_f32_n(") + block.array + ", " + buffer +
-                     " + (" + block.base + "), " + std::to_string(loop.trip) + ");\n";
+            after += pad(depth) + copy + block.array + ", " + buffer + " + (" + block.base + "), " + std::to_string(loop.trip) + ");\n";
         }
         return before + loop_code + after;
     }
@@ -2286,7 +2308,7 @@ private:
                 StreamedLoop streamed;
                 StreamedLoop *outer_streamed = streamed_loop_;
                 bool constant = vector_loop && constant_unit_loop(node, it, streamed);
-                streamed_loop_ = constant && kernel_streams() ? &streamed : nullptr;
+                streamed_loop_ = constant && kernel_writes_blocks() ? &streamed : nullptr;
                 GroupedLoop grouped{streamed.iterator, streamed.lo, streamed.trip, {}};
                 GroupedLoop *outer_grouped = grouped_loop_;
                 if (constant) find_grouped_blocks(body, grouped);

@@ -44,6 +44,10 @@ struct BufferInfo {
     // Set by stream-outputs: a float16 output whose rows are too short to stream by vector
     // blocks; where stage-float16 stages it as long runs, the copy-out streams them.
     bool streamed_when_staged = false;
+    // Set by stage-float16: a float16 output whose box per parallel iteration is too large to
+    // stage; the emitter stores each vector loop's block of it to a float array and converts
+    // the block right after the loop (akg_f32_to_f16_n), as it streams streamed outputs.
+    bool converted_per_block = false;
     // Set by prefetch-streams: a large input of a kernel that mostly reads, prefetched ahead of
     // the first lane reduction that streams through it.
     bool prefetched_ahead = false;

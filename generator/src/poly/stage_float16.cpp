@@ -26,15 +26,16 @@ constexpr int64_t kMinInnerExtent = 16; // one AVX-512 vector of the innermost d
 // default with libgomp): at most 128 KiB per tensor and 512 KiB in all per body.
 constexpr int64_t kMaxStagedElements = 1 << 15;
 constexpr int64_t kMaxStagedElementsPerBody = 1 << 17;
-// Input boxes from this size on are left to the vector loops, which convert each block of 64
-// right before using it. Measured against staging the whole box per iteration (harness,
-// 1 thread / 2 threads): bias + dropout + residual + LayerNorm f16 (rows of 768) 0.65 -> 0.54 /
-// 0.28 -> 0.26 ms, bias + dropout + residual f16 0.21 -> 0.18 / 0.11 -> 0.10, BiasAdd + GeLU
-// f16 (512) 1.57 -> 1.46 / 0.79 -> 0.74, the residual gradient (512) 0.79 / 0.35 -> 0.27,
-// conv bias + residual + ReLU (8 planes of 196) 0.83 -> 0.63; LayerNorm f16 and Adam as
-// before. Below it staging wins: the attention softmax (rows of 128) 1.52 -> 1.44 ms, the
-// softmax gradient (128) slightly, the head split (64, read transposed) 0.15 -> 0.07 ms.
-constexpr int64_t kMinInputElementsConvertedPerLoop = 256;
+// Boxes from this size on, accessed at unit stride, are left to the vector loops: inputs
+// converted per block of 64 right before the loop, outputs right after it. Measured against
+// staging the whole box per iteration (harness, 1 thread / 2 threads): inputs: bias +
+// dropout + residual + LayerNorm f16 (rows of 768) 0.65 -> 0.54 / 0.28 -> 0.26 ms, BiasAdd +
+// GeLU f16 (512) 1.57 -> 1.46 / 0.79 -> 0.74, the residual gradient (512) 0.79 / 0.35 -> 0.27,
+// conv bias + residual + ReLU (8 planes of 196) 0.83 -> 0.63; outputs too: LayerNorm f16
+// 0.149 -> 0.132 / 0.079 -> 0.068, bias + dropout + residual + LayerNorm f16 0.52 -> 0.49.
+// Below it staging wins: the attention softmax (rows of 128) 1.44 vs 1.52 ms, the softmax
+// gradient (128) slightly; so it does for the head split (64, read transposed: 0.07 vs 0.15).
+constexpr int64_t kMinElementsConvertedPerLoop = 256;
 
 struct Ctx {
     PolyModel *m;
@@ -55,8 +56,71 @@ bool read_only_by_grouped_sums(const PolyModel &m, isl_union_map *reads) {
     return only;
 }
 
+// The element offset of each element of buffer `b`: { b[x0, ..] -> [x0 * stride0 + ..] }.
+isl_map *linear_offsets(isl_ctx *ctx, const BufferInfo &b) {
+    std::string dims, sum;
+    int64_t stride = 1;
+    for (int d = static_cast<int>(b.shape.size()) - 1; d >= 0; --d) {
+        dims = "x" + std::to_string(d) + (dims.empty() ? "" : ", ") + dims;
+        sum += (sum.empty() ? "" : " + ") + std::to_string(stride) + "x" + std::to_string(d);
+        stride *= b.shape[d];
+    }
+    return isl_map_read_from_str(ctx, ("{ " + b.name + "[" + dims + "] -> [" + (sum.empty() ? "0" : sum) + "] }").c_str());
+}
+
+struct UnitStrideCtx {
+    const PolyModel *m;
+    isl_union_map *accesses; // to the buffer
+    isl_map *offsets;
+    bool unit = true;
+};
+
+// Whether the accesses of the statements at `leaf` advance by one element from one iteration
+// of the innermost loop around them to the next (and that loop runs more than once).
+isl_bool leaf_accesses_unit_stride(isl_schedule_node *node, void *user) {
+    auto &c = *static_cast<UnitStrideCtx *>(user);
+    if (!c.unit) return isl_bool_false;
+    if (isl_schedule_node_get_type(node) != isl_schedule_node_leaf) return isl_bool_true;
+    isl_union_map *mine = isl_union_map_intersect_domain(isl_union_map_copy(c.accesses), isl_schedule_node_get_domain(node));
+    if (isl_union_map_is_empty(mine) == isl_bool_true) {
+        isl_union_map_free(mine);
+        return isl_bool_true;
+    }
+    int depth = isl_schedule_node_get_schedule_depth(node);
+    if (depth == 0) {
+        isl_union_map_free(mine);
+        c.unit = false;
+        return isl_bool_false;
+    }
+    // [loops] -> [offset], then pairs of offsets at consecutive values of the innermost loop.
+    isl_union_map *at = isl_union_map_apply_range(isl_union_map_reverse(isl_schedule_node_get_prefix_schedule_relation(node)), mine);
+    isl_map *offset = isl_map_apply_range(isl_map_from_union_map(at), isl_map_copy(c.offsets));
+    isl_space *loops = isl_space_domain(isl_map_get_space(offset));
+    isl_multi_aff *next = isl_multi_aff_identity(isl_space_map_from_set(loops));
+    next = isl_multi_aff_set_at(next, depth - 1, isl_aff_add_constant_si(isl_multi_aff_get_at(next, depth - 1), 1));
+    isl_map *step = isl_map_apply_range(isl_map_apply_range(isl_map_reverse(isl_map_copy(offset)), isl_map_from_multi_aff(next)), offset);
+    isl_set *deltas = isl_map_deltas(step);
+    isl_set *one = isl_set_read_from_str(isl_set_get_ctx(deltas), "{ [1] }");
+    c.unit = isl_set_is_empty(deltas) != isl_bool_true && isl_set_is_subset(deltas, one) == isl_bool_true;
+    isl_set_free(one);
+    isl_set_free(deltas);
+    return c.unit ? isl_bool_true : isl_bool_false;
+}
+
+// Whether every access of `accesses` (kept, to buffer `b`) under `band` advances by one element
+// per iteration of its innermost loop: the vector loops then convert it block by block.
+bool accessed_at_unit_stride(const PolyModel &m, const BufferInfo &b, isl_union_map *accesses, isl_schedule_node *band) {
+    UnitStrideCtx c{&m, accesses, linear_offsets(isl_union_map_get_ctx(accesses), b)};
+    isl_schedule_node_foreach_descendant_top_down(band, leaf_accesses_unit_stride, &c);
+    isl_map_free(c.offsets);
+    return c.unit;
+}
+
 // The staging of buffer `b` for one iteration of the parallel band, if it pays and is exact.
-bool plan_staging(PolyModel &m, const BufferInfo &b, isl_union_set *subtree, isl_union_map *prefix, int depth, Float16Staging &out) {
+bool plan_staging(PolyModel &m, const BufferInfo &b, const ParallelIteration &iteration, Float16Staging &out) {
+    isl_union_set *subtree = iteration.subtree;
+    isl_union_map *prefix = iteration.prefix;
+    int depth = iteration.depth;
     if (b.dtype != DType::Float16 || b.shape.empty()) return false;
     bool input = b.kind == BufferKind::KernelInput, output = b.kind == BufferKind::KernelOutput;
     if (!input && !output) return false;
@@ -84,6 +148,7 @@ bool plan_staging(PolyModel &m, const BufferInfo &b, isl_union_set *subtree, isl
         isl_union_map_free(mine);
         return false;
     }
+    bool unit_stride = accessed_at_unit_stride(m, b, mine, iteration.band);
     FootprintBox box;
     bool ok = footprint_box(isl_union_map_apply_range(isl_union_map_reverse(isl_union_map_copy(prefix)), mine), b, box);
     int64_t elements = element_count(box.extent);
@@ -93,10 +158,16 @@ bool plan_staging(PolyModel &m, const BufferInfo &b, isl_union_set *subtree, isl
     // 49 elements of a pooling gradient's row ran 8x slower staged.
     bool whole_vectors = output && elements % kMinInnerExtent == 0;
     ok = ok && (elements >= kMinStagedElements || whole_vectors) && elements <= kMaxStagedElements && box.extent.back() >= kMinInnerExtent;
-    // A larger input box is converted per vector loop instead (the emitter's block staging),
-    // next to its use: converted for the whole iteration first, the conversions and the
-    // arithmetic ran one after the other.
-    ok = ok && !(input && elements >= kMinInputElementsConvertedPerLoop);
+    // A larger box is converted per vector loop instead, next to its use (the emitter's block
+    // staging of inputs, its per-block conversion of outputs): converted for the whole
+    // iteration at once, the conversions and the arithmetic ran one after the other. Only
+    // where every access advances by one element per iteration of its innermost loop (a
+    // column walk reading rows of 512 would convert element by element), and not for an
+    // output whose staged run is streamed (stream_outputs.h): its lines must be whole.
+    if (ok && elements >= kMinElementsConvertedPerLoop && unit_stride && !(output && b.streamed_when_staged)) {
+        if (output) m.buffer(b.name).converted_per_block = true;
+        ok = false;
+    }
     if (ok && output) {
         // The copy-out writes the whole box (within the tensor): every element of it must be
         // one the loop writes.
@@ -123,7 +194,7 @@ isl_schedule_node *stage_under_mark(isl_schedule_node *node, void *user) {
         int64_t staged = 0;
         for (const auto &b : m.buffers) {
             Float16Staging s;
-            if (plan_staging(m, b, iteration.subtree, iteration.prefix, iteration.depth, s) &&
+            if (plan_staging(m, b, iteration, s) &&
                 staged + element_count(s.box) <= kMaxStagedElementsPerBody) {
                 staged += element_count(s.box);
                 stagings.push_back(s);
