@@ -69,7 +69,6 @@ isl_map *linear_offsets(isl_ctx *ctx, const BufferInfo &b) {
 }
 
 struct UnitStrideCtx {
-    const PolyModel *m;
     isl_union_map *accesses; // to the buffer
     isl_map *offsets;
     bool unit = true;
@@ -109,8 +108,8 @@ isl_bool leaf_accesses_unit_stride(isl_schedule_node *node, void *user) {
 
 // Whether every access of `accesses` (kept, to buffer `b`) under `band` advances by one element
 // per iteration of its innermost loop: the vector loops then convert it block by block.
-bool accessed_at_unit_stride(const PolyModel &m, const BufferInfo &b, isl_union_map *accesses, isl_schedule_node *band) {
-    UnitStrideCtx c{&m, accesses, linear_offsets(isl_union_map_get_ctx(accesses), b)};
+bool accessed_at_unit_stride(const BufferInfo &b, isl_union_map *accesses, isl_schedule_node *band) {
+    UnitStrideCtx c{accesses, linear_offsets(isl_union_map_get_ctx(accesses), b)};
     isl_schedule_node_foreach_descendant_top_down(band, leaf_accesses_unit_stride, &c);
     isl_map_free(c.offsets);
     return c.unit;
@@ -148,7 +147,7 @@ bool plan_staging(PolyModel &m, const BufferInfo &b, const ParallelIteration &it
         isl_union_map_free(mine);
         return false;
     }
-    bool unit_stride = accessed_at_unit_stride(m, b, mine, iteration.band);
+    bool unit_stride = accessed_at_unit_stride(b, mine, iteration.band);
     FootprintBox box;
     bool ok = footprint_box(isl_union_map_apply_range(isl_union_map_reverse(isl_union_map_copy(prefix)), mine), b, box);
     int64_t elements = element_count(box.extent);
