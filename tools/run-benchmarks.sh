@@ -37,7 +37,9 @@ if [ "$install" = 1 ] && command -v apt-get >/dev/null; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
   required=(build-essential meson ninja-build pkg-config libisl-dev libhalide14-0-dev
             nlohmann-json3-dev libcli11-dev libbenchmark-dev)
-  optional=(libdnnl-dev python3-torch python3-matplotlib)
+  # Debian's oneDNN is built with an OpenCL GPU runtime: its CMake package needs the OpenCL
+  # headers and loader (a Recommends of libdnnl-dev, which --no-install-recommends skips).
+  optional=(libdnnl-dev ocl-icd-opencl-dev python3-torch python3-matplotlib)
   missing=()
   for p in "${required[@]}" "${optional[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
   if [ ${#missing[@]} -gt 0 ]; then
