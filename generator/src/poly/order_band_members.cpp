@@ -62,17 +62,7 @@ isl_aff *largest_access_address(const PolyModel &m, isl_union_set *domain, isl_s
         isl_union_map_free(accesses);
         return nullptr;
     }
-    // address = x0 * s0 + x1 * s1 + ... (row-major)
-    std::string lhs, rhs;
-    int64_t stride = 1;
-    for (int d = static_cast<int>(largest->shape.size()) - 1; d >= 0; --d) {
-        std::string x = "x" + std::to_string(d);
-        lhs = x + (lhs.empty() ? "" : ", " + lhs);
-        rhs += (rhs.empty() ? "" : " + ") + std::to_string(stride) + " * " + x;
-        stride *= largest->shape[d];
-    }
-    isl_map *linear = isl_map_read_from_str(isl_union_map_get_ctx(accesses),
-                                            ("{ " + largest->name + "[" + lhs + "] -> [" + rhs + "] }").c_str());
+    isl_map *linear = row_major_offsets(isl_union_map_get_ctx(accesses), *largest);
     isl_union_map *address = isl_union_map_apply_range(accesses, isl_union_map_from_map(linear));
     isl_map_list *list = isl_union_map_get_map_list(address);
     isl_map *first = isl_map_list_size(list) > 0 ? isl_map_list_get_at(list, 0) : nullptr;

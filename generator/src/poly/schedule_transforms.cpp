@@ -142,6 +142,17 @@ bool is_outermost_band(isl_schedule_node *node) {
     return outer;
 }
 
+isl_map *row_major_offsets(isl_ctx *ctx, const BufferInfo &b) {
+    std::string dims, sum;
+    int64_t stride = 1;
+    for (int d = static_cast<int>(b.shape.size()) - 1; d >= 0; --d) {
+        dims = "x" + std::to_string(d) + (dims.empty() ? "" : ", ") + dims;
+        sum += (sum.empty() ? "" : " + ") + std::to_string(stride) + "x" + std::to_string(d);
+        stride *= b.shape[d];
+    }
+    return isl_map_read_from_str(ctx, ("{ " + b.name + "[" + dims + "] -> [" + (sum.empty() ? "0" : sum) + "] }").c_str());
+}
+
 isl_union_map *accesses_to_buffer(isl_union_map *accesses, const BufferInfo &b) {
     isl_space *space = isl_space_set_alloc(isl_union_map_get_ctx(accesses), 0, b.shape.size());
     space = isl_space_set_tuple_name(space, isl_dim_set, b.name.c_str());
@@ -260,8 +271,6 @@ bool footprint_box(isl_union_map *footprint, const BufferInfo &b, FootprintBox &
     return valid;
 }
 
-// { prefix -> b[x] : offset(prefix) <= x < offset(prefix) + size, 0 <= x < shape } (without
-// the last condition when !clamped)
 bool box_is_footprint(const FootprintBox &box, const BufferInfo &b) {
     isl_map *covered = isl_map_intersect_domain(clamped_box(box.offset, box.extent, b), isl_map_domain(isl_map_copy(box.footprint)));
     bool equal = isl_map_is_equal(covered, box.footprint) == isl_bool_true;
@@ -269,6 +278,8 @@ bool box_is_footprint(const FootprintBox &box, const BufferInfo &b) {
     return equal;
 }
 
+// { prefix -> b[x] : offset(prefix) <= x < offset(prefix) + size, 0 <= x < shape } (without
+// the last condition when !clamped)
 isl_map *clamped_box(isl_multi_aff *offset, const Shape &size, const BufferInfo &b, bool clamped) {
     std::string lhs, rhs, cond;
     for (size_t d = 0; d < size.size(); ++d) {

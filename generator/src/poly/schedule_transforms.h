@@ -25,6 +25,8 @@ bool has_band_below(isl_schedule_node *node);
 // Whether only the domain, filters and sequences lie above `node` (no band, no mark).
 bool is_outermost_band(isl_schedule_node *node);
 
+// The row-major element offset of each element of buffer `b`: { b[x0, ..] -> [x0 * s0 + ..] }.
+isl_map *row_major_offsets(isl_ctx *ctx, const BufferInfo &b);
 // The part of `accesses` (kept) whose range is buffer `b`.
 isl_union_map *accesses_to_buffer(isl_union_map *accesses, const BufferInfo &b);
 // Whether the kernel only computes buffer `b` elementwise (no reduction accumulates in it) and

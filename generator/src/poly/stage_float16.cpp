@@ -56,18 +56,6 @@ bool read_only_by_grouped_sums(const PolyModel &m, isl_union_map *reads) {
     return only;
 }
 
-// The element offset of each element of buffer `b`: { b[x0, ..] -> [x0 * stride0 + ..] }.
-isl_map *linear_offsets(isl_ctx *ctx, const BufferInfo &b) {
-    std::string dims, sum;
-    int64_t stride = 1;
-    for (int d = static_cast<int>(b.shape.size()) - 1; d >= 0; --d) {
-        dims = "x" + std::to_string(d) + (dims.empty() ? "" : ", ") + dims;
-        sum += (sum.empty() ? "" : " + ") + std::to_string(stride) + "x" + std::to_string(d);
-        stride *= b.shape[d];
-    }
-    return isl_map_read_from_str(ctx, ("{ " + b.name + "[" + dims + "] -> [" + (sum.empty() ? "0" : sum) + "] }").c_str());
-}
-
 struct UnitStrideCtx {
     isl_union_map *accesses; // to the buffer
     isl_map *offsets;
@@ -109,7 +97,7 @@ isl_bool leaf_accesses_unit_stride(isl_schedule_node *node, void *user) {
 // Whether every access of `accesses` (kept, to buffer `b`) under `band` advances by one element
 // per iteration of its innermost loop: the vector loops then convert it block by block.
 bool accessed_at_unit_stride(const BufferInfo &b, isl_union_map *accesses, isl_schedule_node *band) {
-    UnitStrideCtx c{accesses, linear_offsets(isl_union_map_get_ctx(accesses), b)};
+    UnitStrideCtx c{accesses, row_major_offsets(isl_union_map_get_ctx(accesses), b)};
     isl_schedule_node_foreach_descendant_top_down(band, leaf_accesses_unit_stride, &c);
     isl_map_free(c.offsets);
     return c.unit;
@@ -147,9 +135,8 @@ bool plan_staging(PolyModel &m, const BufferInfo &b, const ParallelIteration &it
         isl_union_map_free(mine);
         return false;
     }
-    bool unit_stride = accessed_at_unit_stride(b, mine, iteration.band);
     FootprintBox box;
-    bool ok = footprint_box(isl_union_map_apply_range(isl_union_map_reverse(isl_union_map_copy(prefix)), mine), b, box);
+    bool ok = footprint_box(isl_union_map_apply_range(isl_union_map_reverse(isl_union_map_copy(prefix)), isl_union_map_copy(mine)), b, box);
     int64_t elements = element_count(box.extent);
     // Smaller output boxes of whole vectors too: the 16 averages of a group of short rows
     // (group-rows) converted by one vcvtps2ph instead of the vector loop's integer code (global
@@ -163,10 +150,12 @@ bool plan_staging(PolyModel &m, const BufferInfo &b, const ParallelIteration &it
     // where every access advances by one element per iteration of its innermost loop (a
     // column walk reading rows of 512 would convert element by element), and not for an
     // output whose staged run is streamed (stream_outputs.h): its lines must be whole.
-    if (ok && elements >= kMinElementsConvertedPerLoop && unit_stride && !(output && b.streamed_when_staged)) {
+    if (ok && elements >= kMinElementsConvertedPerLoop && !(output && b.streamed_when_staged) &&
+        accessed_at_unit_stride(b, mine, iteration.band)) {
         if (output) m.buffer(b.name).converted_per_block = true;
         ok = false;
     }
+    isl_union_map_free(mine);
     if (ok && output) {
         // The copy-out writes the whole box (within the tensor): every element of it must be
         // one the loop writes.
