@@ -137,10 +137,10 @@ struct Converter {
                 return v.type() == op->type ? v : Cast::make(op->type, v);
             }
             const std::string &n = op->name;
-            if (n == "akg_exp") return exp(args[0]);
+            if (n == "akg_exp" || n == "akg_exp_no_overflow") return exp(args[0]);
             // Float16-precision variants (ops declared float16): Halide's fast_exp, accurate to
             // about the last 5 bits of a float, a like-for-like cheaper polynomial.
-            if (n == "akg_exp_h") return fast_exp(args[0]);
+            if (n == "akg_exp_h" || n == "akg_exp_h_no_overflow") return fast_exp(args[0]);
             if (n == "akg_tanh_h") return 1.0f - 2.0f / (fast_exp(2.0f * args[0]) + 1.0f);
             if (n == "akg_tanh_plus_one_h") return 2.0f / (1.0f + fast_exp(-2.0f * args[0]));
             if (n == "akg_log") return log(args[0]);

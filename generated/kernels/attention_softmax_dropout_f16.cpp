@@ -93,7 +93,7 @@ static void akg_attention_softmax_dropout_f16_parallel_body_0(int64_t c0, int64_
                 [[maybe_unused]] const int64_t i1 = c1;
                 [[maybe_unused]] const int64_t i2 = c2;
                 [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                t0[(i3 - (0))] = (float)(akg_exp_h((((((float)s_in0[((c3 + c4) - (0))]) * 0.125f) + ((float)s_in1[((c3 + c4) - (0))])) - ((float)t2[0]))));
+                t0[(i3 - (0))] = (float)(akg_exp_h_no_overflow((((((float)s_in0[((c3 + c4) - (0))]) * 0.125f) + ((float)s_in1[((c3 + c4) - (0))])) - ((float)t2[0]))));
             }
         }
     }

@@ -72,7 +72,7 @@ static void akg_attention_softmax_dropout_f32_parallel_body_0(int64_t c0, int64_
                 [[maybe_unused]] const int64_t i1 = c1;
                 [[maybe_unused]] const int64_t i2 = c2;
                 [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                t0[(i3 - (0))] = (float)(akg_exp(((in1[c0 * 128 + (c3 + c4)] + (in0[c0 * 196608 + c1 * 16384 + c2 * 128 + (c3 + c4)] * 0.125f)) - ((float)t1[0]))));
+                t0[(i3 - (0))] = (float)(akg_exp_no_overflow(((in1[c0 * 128 + (c3 + c4)] + (in0[c0 * 196608 + c1 * 16384 + c2 * 128 + (c3 + c4)] * 0.125f)) - ((float)t1[0]))));
             }
         }
     }

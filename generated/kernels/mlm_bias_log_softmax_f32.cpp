@@ -85,7 +85,7 @@ static void akg_mlm_bias_log_softmax_f32_parallel_body_0(int64_t c0, const float
                         const int64_t c1 = c1_block + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
-                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_exp(((in0[c0 * 21128 + c1] + in1[c1]) - ((float)t1[0])));
+                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_exp_no_overflow(((in0[c0 * 21128 + c1] + in1[c1]) - ((float)t1[0])));
                         }
                     }
                     akg_prefetch_l2(in0, c1_next_in0 + (c1_block - c1_begin) / 64 * c1_share_in0, c1_share_in0, 27043840);
@@ -98,7 +98,7 @@ static void akg_mlm_bias_log_softmax_f32_parallel_body_0(int64_t c0, const float
                         const int64_t c1 = c1_last + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
-                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_select(c1 >= c1_full, float(akg_exp(((in0[c0 * 21128 + c1] + in1[c1]) - ((float)t1[0])))), float(0.0f));
+                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_select(c1 >= c1_full, float(akg_exp_no_overflow(((in0[c0 * 21128 + c1] + in1[c1]) - ((float)t1[0])))), float(0.0f));
                         }
                     }
                 }
@@ -106,7 +106,7 @@ static void akg_mlm_bias_log_softmax_f32_parallel_body_0(int64_t c0, const float
                 for (int64_t c1 = c1_begin; c1 < c1_end; ++c1) {
                     {
                         [[maybe_unused]] const int64_t r0 = c1;
-                        lanes_c1[0] = lanes_c1[0] + akg_exp(((in0[c0 * 21128 + c1] + in1[c1]) - ((float)t1[0])));
+                        lanes_c1[0] = lanes_c1[0] + akg_exp_no_overflow(((in0[c0 * 21128 + c1] + in1[c1]) - ((float)t1[0])));
                     }
                 }
             }

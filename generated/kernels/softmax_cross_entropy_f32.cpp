@@ -68,7 +68,7 @@ static void akg_softmax_cross_entropy_f32_parallel_body_0(int64_t c0, const floa
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                    t0[(i1 - (0))] = (float)(akg_exp(((in0[c0 * 1001 + (c1 + c2)] + in1[(c1 + c2)]) - ((float)t1[0]))));
+                    t0[(i1 - (0))] = (float)(akg_exp_no_overflow(((in0[c0 * 1001 + (c1 + c2)] + in1[(c1 + c2)]) - ((float)t1[0]))));
                 }
             }
         } else {
@@ -77,7 +77,7 @@ static void akg_softmax_cross_entropy_f32_parallel_body_0(int64_t c0, const floa
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = (c2 + 960);
-                    t0[(i1 - (0))] = (float)(akg_exp(((in0[c0 * 1001 + (c2 + INT64_C(960))] + in1[(c2 + INT64_C(960))]) - ((float)t1[0]))));
+                    t0[(i1 - (0))] = (float)(akg_exp_no_overflow(((in0[c0 * 1001 + (c2 + INT64_C(960))] + in1[(c2 + INT64_C(960))]) - ((float)t1[0]))));
                 }
             }
         }

@@ -9,8 +9,10 @@
  * Methods: exp: Cody-Waite reduction by ln2 + degree-6 polynomial; log: exponent/mantissa split
  * around sqrt(2) + degree-10 polynomial for log1p; tanh: odd degree-11 polynomial below 0.625,
  * (1-e^-2|x|)/(1+e^-2|x|) above; erf: odd polynomial below 1, 1 - exp(poly(|x|) - x^2) up to 4;
- * pow: log2 and exp2 in double precision. All coefficients were fitted for this file with a
- * weighted (relative- or absolute-error) Remez exchange in mpmath, then rounded to float/double.
+ * pow: log2 and exp2 in double precision; tanh to float16 precision: a rational function (see
+ * tanh_rational_h). The polynomial coefficients were fitted for this file with a weighted
+ * (relative- or absolute-error) Remez exchange in mpmath, the rational one by iteratively
+ * reweighted least squares (Lawson) on a dense grid, then rounded to float/double.
  * Every multiply-add is an explicit fma so that the scalar and the vector code round
  * identically whatever -ffp-contract is in force (tests check bit-for-bit agreement).
  *
@@ -238,18 +240,25 @@ AKG_VM_INLINE float f16_to_f32_soft(uint16_t hv) {
 } /* namespace akg_vm_detail */
 
 /* ---- exp ------------------------------------------------------------------------------ */
-AKG_VM_INLINE float akg_exp(float x) {
+/* e^x for x <= 88 only: a softmax's exp(x - max(x)), which the generator's math-identities pass
+ * proves to be at most 0 (up to the rounding of the maximum). akg_exp without its upper clamp
+ * (a compare and a blend per vector), so the same bits there. Up to x = 175 the result is still
+ * the right +inf; beyond, garbage. */
+AKG_VM_INLINE float akg_exp_no_overflow(float x) {
     using namespace akg_vm_detail;
-    /* Clamp (NaN passes through: comparisons with NaN are false). e^89 overflows to inf and
-     * e^-104 rounds to 0, so the clamps do not change any result. */
-    float xc = sel(x > 89.0f, 89.0f, x);
-    xc = sel(xc < -104.0f, -104.0f, xc);
+    /* e^-104 rounds to 0, so the clamp changes no result; NaN passes (the comparison is false). */
+    float xc = sel(x < -104.0f, -104.0f, x);
     int32_t k;
-    float p = exp_reduce(xc, k); /* k in [-150, 128] */
+    float p = exp_reduce(xc, k); /* k in [-150, 254] */
     /* 2^k in two normal factors so that subnormal results are rounded once, and overflow -> inf */
     int32_t k1 = k >> 1;
     int32_t k2 = k - k1;
     return (p * u2f((uint32_t)(k1 + 127) << 23)) * u2f((uint32_t)(k2 + 127) << 23);
+}
+
+AKG_VM_INLINE float akg_exp(float x) {
+    /* e^89 overflows to inf, so the clamp changes no result; NaN passes. */
+    return akg_exp_no_overflow(akg_vm_detail::sel(x > 89.0f, 89.0f, x));
 }
 
 /* ---- log ------------------------------------------------------------------------------ */
@@ -343,19 +352,24 @@ AKG_VM_INLINE float akg_tanh_plus_one(float x) { return akg_vm_detail::tanh_plus
 /* For ops declared float16 (the generator's lowering): a float16 value carries 11 bits, so
  * these keep a relative error below 2^-16 (1/32 of a float16 ulp) instead of float32's 1-2.5
  * ulp, with a shorter polynomial and one reduction constant (exp, 1 + tanh: 1.3-1.4x cheaper) or
- * a rational function instead of an exponential (tanh: 2x cheaper). Same special values as the float32
- * functions; akg_exp_h flushes results below 2^-124.9 (x < -86.6) to +0. */
-AKG_VM_INLINE float akg_exp_h(float x) {
+ * a rational function instead of an exponential (tanh: 2x cheaper). Same special values as the
+ * float32 functions; akg_exp_h flushes results below 2^-124.9 (x < -86.6) to +0.
+ * akg_exp_h_no_overflow is akg_exp_h for x <= 88 only (a softmax's exponent, as
+ * akg_exp_no_overflow): the same bits there, without the upper clamp. */
+AKG_VM_INLINE float akg_exp_h_no_overflow(float x) {
     using namespace akg_vm_detail;
-    /* e^89 overflows (k = 128 with e^r > 1); NaN passes the clamp. */
-    float xc = sel(x > 89.0f, 89.0f, x);
     int32_t k;
-    float p = exp_reduce_h(xc, k);
+    float p = exp_reduce_h(x, k);
     /* (2 e^r) * 2^(k-1): the scale is a normal float for k in [-125, 129] (129: +inf, the
      * overflow of x > 88.72); below x = -86.6 the result (under 2^-124.9) is flushed to +0,
      * which also covers the garbage scale of smaller k and of x = -inf. Unsigned: no overflow. */
     float e = (p + p) * u2f(((uint32_t)k + 126u) << 23);
     return sel(x < -86.6f, 0.0f, e);
+}
+
+AKG_VM_INLINE float akg_exp_h(float x) {
+    /* e^89 overflows (k = 128 with e^r > 1); NaN passes the clamp. */
+    return akg_exp_h_no_overflow(akg_vm_detail::sel(x > 89.0f, 89.0f, x));
 }
 
 AKG_VM_INLINE float akg_tanh_h(float x) { return akg_vm_detail::tanh_rational_h(x); }

@@ -237,7 +237,7 @@ TEST(PipelineGolden, GeluBackwardWalksTheRowsOnce) {
     // Softmax keeps its exponentials out of the loop of their sum, whose loop is the
     // contiguous one: fused, it would run scalar.
     code = dump_after("attention_softmax_dropout_f32.json", "emit");
-    EXPECT_EQ(count(code, "akg_exp("), 1u) << code;
+    EXPECT_EQ(count(code, "akg_exp_no_overflow("), 1u) << code;
     EXPECT_GE(count(code, "akg_end_of_lane_block();"), 2u) << code; // the max and the sum are lane reductions
 }
 
@@ -268,6 +268,30 @@ TEST(PipelineGolden, GeluComputesOnePlusTanhWithoutCancellation) {
     graph = dump_after("bias_gelu_grad_f16.json", "math-identities");
     EXPECT_EQ(count(graph, "akg_tanh_plus_one"), 0u) << graph;
     EXPECT_GE(count(graph, "akg_tanh_h("), 1u) << graph;
+}
+
+// exp(x - max(x)) cannot overflow: the softmaxes of the catalog take the exp without its
+// overflow clamp, float32 and float16 (the log-softmax's maximum is of x rounded to float16).
+// Near misses keep the clamp: exp(y - max(x)), exp(max(x) - x), exp(2x - max(x))
+// (tests/robustness/exp_below_maximum.json; the numerics test runs them into +inf).
+TEST(PipelineGolden, SoftmaxExponentsNeedNoOverflowClamp) {
+    for (const char *pattern : {"mlm_bias_log_softmax_f32.json", "attention_softmax_dropout_f32.json", "softmax_cross_entropy_f32.json"}) {
+        std::string code = dump_after(pattern, "emit");
+        EXPECT_GE(count(code, "akg_exp_no_overflow("), 1u) << pattern << "\n" << code;
+        EXPECT_EQ(count(code, "akg_exp("), 0u) << pattern << "\n" << code;
+    }
+    std::string f16 = dump_after("attention_softmax_dropout_f16.json", "emit");
+    EXPECT_EQ(count(f16, "akg_exp_h_no_overflow("), 1u) << f16;
+    EXPECT_EQ(count(f16, "akg_exp_h("), 0u) << f16;
+
+    std::string near = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/robustness/exp_below_maximum.json", "exp_below_maximum.json",
+                                       "math-identities");
+    for (const char *rewritten : {"exp_x_minus_max[5,37] = (float32)akg_exp_no_overflow(", "exp_x_minus_column_max[5,37] = (float32)akg_exp_no_overflow(",
+                                  "output$5[5,37] = (float32)akg_exp_h_no_overflow("})
+        EXPECT_NE(near.find(rewritten), std::string::npos) << rewritten << "\n" << near;
+    for (const char *kept : {"exp_y_minus_max_x[5,37] = (float32)akg_exp(", "exp_max_minus_x[5,37] = (float32)akg_exp(",
+                             "exp_twice_x_minus_max[5,37] = (float32)akg_exp("})
+        EXPECT_NE(near.find(kept), std::string::npos) << kept << "\n" << near;
 }
 
 TEST(PipelineGolden, ExpensiveValuesWhoseUsesMeetAreComputedWhereTheyMeet) {
@@ -308,9 +332,9 @@ TEST(PipelineGolden, Float16OpsTakeFloat16PrecisionTranscendentals) {
     EXPECT_EQ(count(f32, "akg_tanh_plus_one("), 1u) << f32;
     EXPECT_EQ(count(f32, "_h("), 0u) << f32;
     f16 = dump_after("attention_softmax_dropout_f16.json", "emit"), f32 = dump_after("attention_softmax_dropout_f32.json", "emit");
-    EXPECT_EQ(count(f16, "akg_exp_h("), 1u) << f16;
-    EXPECT_EQ(count(f16, "akg_exp("), 0u) << f16;
-    EXPECT_EQ(count(f32, "akg_exp("), 1u) << f32;
+    EXPECT_EQ(count(f16, "akg_exp_h_no_overflow("), 1u) << f16; // a softmax's exponent: no overflow clamp
+    EXPECT_EQ(count(f16, "akg_exp_no_overflow("), 0u) << f16;
+    EXPECT_EQ(count(f32, "akg_exp_no_overflow("), 1u) << f32;
     f16 = dump_after("pooler_bias_tanh_f16.json", "emit");
     EXPECT_EQ(count(f16, "akg_tanh_h("), 1u) << f16;
 }
@@ -525,7 +549,7 @@ TEST(PipelineGolden, SecondPassOverALongRowPrefetchesTheNextRow) {
     EXPECT_EQ(prefetches.find(": in1 "), std::string::npos) << prefetches;
     std::string code = dump_after("mlm_bias_log_softmax_f32.json", "emit");
     EXPECT_EQ(count(code, "akg_prefetch_l2(in0, "), 1u) << code;
-    size_t max_pass = code.find("akg_max_ordered(lanes_c1"), sum_pass = code.find("akg_exp(((in0["), prefetch = code.find("akg_prefetch_l2(");
+    size_t max_pass = code.find("akg_max_ordered(lanes_c1"), sum_pass = code.find("akg_exp_no_overflow(((in0["), prefetch = code.find("akg_prefetch_l2(");
     ASSERT_NE(sum_pass, std::string::npos) << code;
     EXPECT_LT(max_pass, sum_pass);
     EXPECT_GT(prefetch, sum_pass) << "the sum pass prefetches, not the max pass that reads the row from memory";

@@ -399,6 +399,32 @@ TEST(NanSemantics, UnorderedComparisonsMatchTheReference) {
     }
 }
 
+// tests/robustness/exp_below_maximum.json: exp(x - max(x)) over rows and over columns, and
+// float16 exp(h - max(h)), which math-identities computes without the overflow clamp
+// (akg_exp_no_overflow / akg_exp_h_no_overflow), beside near misses that overflow: exp(y -
+// max(x)), exp(max(x) - x), exp(2x - max(x)). Values spread over +-100 (e^200 is +inf in
+// float; e^-200 is 0), with NaN and +-Inf in places.
+TEST(NanSemantics, ExponentsBelowTheirMaximumMatchTheReference) {
+    SharedKernel sk;
+    ASSERT_NO_FATAL_FAILURE(open_shared_kernel(AKG_EXP_BELOW_MAXIMUM_SO, "exp_below_maximum", sk));
+    for (uint64_t seed : {1u, 2u, 3u}) {
+        std::vector<Tensor> inputs = ref::random_inputs(sk.json, seed);
+        for (auto &t : inputs)
+            for (size_t i = 0; i < t.data.size(); ++i) {
+                // float16 h stays within its range (e^(h - max) is what is tested there)
+                const double spread = t.dtype == "float16" ? 60.0 : 100.0;
+                t.data[i] = to_dtype(spread * std::sin(0.37 * static_cast<double>(i * seed) + static_cast<double>(seed)), t.dtype);
+            }
+        Outcome o = run_and_compare(sk.kernel, sk.json, inputs, true, sk.run);
+        EXPECT_TRUE(o.mismatches.empty()) << "seed " << seed << ":\n" << o.mismatches;
+        EXPECT_GT(o.special_outputs, 0u) << "the near misses overflow to +inf";
+    }
+    for (Special s : {Special::NaN, Special::PosInf, Special::NegInf, Special::Mixed, Special::Sprinkled}) {
+        Outcome o = run_and_compare(sk.kernel, sk.json, with_specials(ref::random_inputs(sk.json, 9), s, 9), true, sk.run);
+        EXPECT_TRUE(o.mismatches.empty()) << special_name(s) << ":\n" << o.mismatches;
+    }
+}
+
 // ---- denormals and large magnitudes: softmax, LayerNorm, GeLU ----------------------------
 
 bool is_sensitive(const std::string &name) {

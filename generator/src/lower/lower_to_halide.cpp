@@ -397,10 +397,24 @@ Expr float16_rounded_operand(const Expr &value) {
     return Expr();
 }
 
+Expr strip_float_casts(Expr e) {
+    while (const Cast *c = e.as<Cast>()) {
+        if (!c->type.is_float() || !c->value.type().is_float()) break;
+        e = c->value;
+    }
+    return e;
+}
+
+void push_stage_bounds(const Stage &s, Scope<Interval> &bounds) {
+    for (size_t d = 0; d < s.shape.size(); ++d) bounds.push(index_var(static_cast<int>(d)), Interval(Expr(int64_t(0)), Expr(s.shape[d] - 1)));
+    for (size_t d = 0; d < s.reduce_extents.size(); ++d)
+        bounds.push(reduce_var(static_cast<int>(d)), Interval(Expr(int64_t(0)), Expr(s.reduce_extents[d] - 1)));
+}
+
 bool is_math_function(const std::string &name) { return name.rfind("akg_", 0) == 0; }
 
 bool is_expensive_math(const std::string &name) {
-    return name == "akg_exp" || name == "akg_exp_h" || name == "akg_log" || name == "akg_tanh" || name == "akg_tanh_h" || name == "akg_tanh_plus_one" ||
+    return name == "akg_exp" || name == "akg_exp_h" || name == "akg_exp_no_overflow" || name == "akg_exp_h_no_overflow" || name == "akg_log" || name == "akg_tanh" || name == "akg_tanh_h" || name == "akg_tanh_plus_one" ||
            name == "akg_tanh_plus_one_h" || name == "akg_erf" || name == "akg_pow" || name == "akg_sqrt" || name == "akg_rsqrt";
 }
 

@@ -79,6 +79,11 @@ Halide::Expr tensor_read(const std::string &name, DType dtype, const std::vector
 bool is_tensor_read(const Halide::Internal::Call *call);
 // x when `value` is x rounded to float16 (Cast(f32, Cast(f16, x)) with x float32), else undefined.
 Halide::Expr float16_rounded_operand(const Halide::Expr &value);
+// `e` without the float-to-float casts around it (a read of a float16 or float64 buffer as float32).
+Halide::Expr strip_float_casts(Halide::Expr e);
+// The range of each of a stage's index variables (i0.. over its shape, r0.. over its reduced
+// extents), for Halide's bounds queries and simplifier.
+void push_stage_bounds(const Stage &s, Halide::Internal::Scope<Halide::Internal::Interval> &bounds);
 
 // Math functions are PureExtern calls to these names; the emitted code defines them (akg_vmath.h).
 bool is_math_function(const std::string &name);

@@ -15,6 +15,9 @@ namespace akg {
 // And flags combined by max or min into one select:
 //   max(c1 ? t : f, c2 ? t : f)  ->  (c1 || c2) ? t : f     (t > f constants; && for min)
 // A gradient overflow check (isinf(x) or isnan(x) as 1.0 or 0.0) then costs one select.
+// And a softmax's exponent, which is at most 0:
+//   exp(x - max_r(x))            ->  akg_exp_no_overflow(x - max_r(x))   (akg_exp_h_...: float16)
+// the exp without its overflow clamp (the same bits for x <= 88).
 void rewrite_math_identities(TensorGraph &graph);
 
 // Whether `e` is a select between two constants, neither NaN: a max/min reduction of such

@@ -17,16 +17,8 @@ const std::string kBufferRead = "buf$";
 constexpr int kMaxExpansionDepth = 8;
 
 bool propagates_nan(const std::string &math) {
-    return math == "akg_exp" || math == "akg_exp_h" || math == "akg_log" || math == "akg_sqrt" || math == "akg_rsqrt" || math == "akg_tanh" ||
+    return math == "akg_exp" || math == "akg_exp_h" || math == "akg_exp_no_overflow" || math == "akg_exp_h_no_overflow" || math == "akg_log" || math == "akg_sqrt" || math == "akg_rsqrt" || math == "akg_tanh" ||
            math == "akg_tanh_h" || math == "akg_tanh_plus_one" || math == "akg_tanh_plus_one_h" || math == "akg_erf" || math == "akg_abs";
-}
-
-Halide::Expr strip_float_casts(Halide::Expr e) {
-    while (const Cast *c = e.as<Cast>()) {
-        if (!c->type.is_float() || !c->value.type().is_float()) break;
-        e = c->value;
-    }
-    return e;
 }
 
 class NanDominance {
