@@ -556,7 +556,31 @@ private:
         else { out.exact = t.exact; out.positive = t.positive; }
         json attrs = json::array({axis_attr(axes, rank), attr("keep_dims", keep, "bool")});
         if (rng_.chance(0.2)) attrs.push_back(attr("enable_atomic_add", false, "bool"));
-        emit(op, {{of(i)}}, out, attrs);
+        int m = emit(op, {{of(i)}}, out, attrs);
+        if (op == "ReduceMax" && is_float(t.dtype) && keep && rng_.chance(0.5)) softmax_exponent(i, m);
+    }
+
+    // exp(x - max(x)) over the axes `m` reduced, a softmax's exponent (the generator drops the
+    // exp's overflow clamp there); now and then exp(max(x) - x) instead, which it must not.
+    void softmax_exponent(int x, int m) {
+        const Tensor t = pool_[static_cast<size_t>(x)];
+        const bool reversed = rng_.chance(0.2);
+        Tensor d = t;
+        d.bound = 2 * t.bound;
+        d.exact = false;
+        d.positive = false;
+        d.lo = 0;
+        int di = reversed ? emit("Sub", {{of(m)}, {of(x)}}, d) : emit("Sub", {{of(x)}, {of(m)}}, d);
+        if (reversed) di = tame(di, 3);
+        Tensor e = pool_[static_cast<size_t>(di)];
+        const double exponent_bound = e.bound; // |exponent| <= this
+        e.exact = false;
+        e.bound = reversed ? std::exp(exponent_bound) : 1;
+        // Positive only where no value underflows (float16: e^-16 is below its subnormals).
+        const double lowest = -exponent_bound;
+        e.positive = lowest > (t.dtype == "float16" ? -15.0 : -80.0);
+        e.lo = e.positive ? std::exp(lowest) : 0;
+        emit("Exp", {{of(di)}}, e);
     }
 
     void cast() {
