@@ -121,50 +121,45 @@ class UnorderedComparison : public IRMutator {
     }
 };
 
+// The graph's materialized max reductions, by buffer.
+using Maxima = std::map<std::string, const Stage *>;
+
 // exp(x - m) where m is read from a max reduction whose operand, at some element of its reduced
 // domain, is x itself: x <= m, so the exponent is at most 0 (plus the rounding of m when it is
 // stored as float16, or of x when the reduction takes x rounded to float16: half a float16 ulp,
-// at most 16), and e^(x - m) cannot overflow. Such an exp
-// (every softmax's) becomes akg_exp_no_overflow / akg_exp_h_no_overflow: the same bits without
-// the overflow clamp. "x itself" is structural: the reduction's operand, its indices taken at
+// at most 16), and e^(x - m) cannot overflow. Such an exp (every softmax's) becomes
+// akg_exp_no_overflow / akg_exp_h_no_overflow: the same bits without the overflow clamp. "x itself" is structural: the reduction's operand, its indices taken at
 // the read and its reduced variables bound by matching (Halide's expr_match), equals x, and each
 // reduced variable's value lies in its extent over the consumer's whole domain.
 class ExpBelowItsMaximum : public IRMutator {
 public:
-    ExpBelowItsMaximum(const TensorGraph &graph, const Stage &consumer) {
-        for (const auto &s : graph.stages)
-            if (s.materialized && s.kind == StageKind::Reduce && s.reduce_kind == ReduceKind::Max) maxima_[s.buffer] = &s;
-        push_stage_bounds(consumer, consumer_bounds_);
-    }
+    ExpBelowItsMaximum(const Maxima &maxima, const Stage &consumer) : maxima_(maxima) { push_stage_bounds(consumer, consumer_bounds_); }
 
 private:
     using IRMutator::visit;
-    std::map<std::string, const Stage *> maxima_;
+    const Maxima &maxima_;
     Scope<Interval> consumer_bounds_;
 
-    // The max reduction `read` reads (through float casts), or null.
-    const Stage *maximum_read_by(const Halide::Expr &read) const {
-        const Call *c = strip_float_casts(read).as<Call>();
-        if (!c || c->name.rfind("buf$", 0) != 0) return nullptr;
-        auto it = maxima_.find(c->name.substr(4));
-        return it != maxima_.end() && it->second->shape.size() == c->args.size() ? it->second : nullptr;
-    }
-
     bool at_most_its_maximum(const Halide::Expr &x, const Halide::Expr &read) const {
-        const Stage *m = maximum_read_by(read);
-        if (!m) return false;
+        // The max reduction `read` reads (through float casts).
+        const Call *c = strip_float_casts(read).as<Call>();
+        if (!c || c->name.rfind("buf$", 0) != 0) return false;
+        auto it = maxima_.find(c->name.substr(4));
+        if (it == maxima_.end() || it->second->shape.size() != c->args.size()) return false;
+        const Stage &m = *it->second;
+        // The pattern: the reduction's operand with its reduced variables renamed and its
+        // indices taken at the read. A maximum of values rounded to float16 (a float16 Max op)
+        // bounds them within half a float16 ulp too: at most 16 below 65504, and larger values
+        // round to inf.
         const std::string reduced_prefix = "max$";
         std::map<std::string, Halide::Expr> renamed, at_read;
-        for (size_t k = 0; k < m->reduce_extents.size(); ++k)
+        for (size_t k = 0; k < m.reduce_extents.size(); ++k)
             renamed[reduce_var(static_cast<int>(k))] = Variable::make(Halide::Int(64), reduced_prefix + reduce_var(static_cast<int>(k)));
-        const Call *c = strip_float_casts(read).as<Call>();
         for (size_t d = 0; d < c->args.size(); ++d) at_read[index_var(static_cast<int>(d))] = c->args[d];
+        const Halide::Expr rounded = float16_rounded_operand(m.value);
+        const Halide::Expr pattern = substitute(at_read, substitute(renamed, rounded.defined() ? rounded : m.value));
         // Every variable of the pattern binds: the renamed reduced variables to their values in
         // x, the consumer's own variables (from the read's indices) to themselves.
-        // A maximum of values rounded to float16 (a float16 Max op) bounds them within half a
-        // float16 ulp too: at most 16 below 65504, and larger values round to inf.
-        const Halide::Expr rounded = float16_rounded_operand(m->value);
-        const Halide::Expr pattern = substitute(at_read, substitute(renamed, rounded.defined() ? rounded : m->value));
         std::map<std::string, Halide::Expr> bound;
         if (!expr_match(pattern, x, bound)) return false;
         for (const auto &[name, value] : bound) {
@@ -172,7 +167,7 @@ private:
                 if (!equal(value, Variable::make(value.type(), name))) return false;
                 continue;
             }
-            const int64_t extent = m->reduce_extents.at(static_cast<size_t>(std::stoi(name.substr(reduced_prefix.size() + 1))));
+            const int64_t extent = m.reduce_extents.at(static_cast<size_t>(std::stoi(name.substr(reduced_prefix.size() + 1))));
             const Interval range = bounds_of_expr_in_scope(value, consumer_bounds_);
             if (!range.is_bounded() || !can_prove(range.min >= Halide::Expr(int64_t(0))) || !can_prove(range.max <= Halide::Expr(extent - 1)))
                 return false;
@@ -199,10 +194,13 @@ bool is_nan_free_flag(const Halide::Expr &e) {
 }
 
 void rewrite_math_identities(TensorGraph &graph) {
+    Maxima maxima;
+    for (const auto &s : graph.stages)
+        if (s.materialized && s.kind == StageKind::Reduce && s.reduce_kind == ReduceKind::Max) maxima[s.buffer] = &s;
     for (auto &s : graph.stages) {
         if (!s.materialized || s.kind == StageKind::Input) continue;
         s.value = UnorderedComparison().mutate(MaxOfFlags().mutate(TanhPlusOne().mutate(s.value)));
-        s.value = ExpBelowItsMaximum(graph, s).mutate(s.value);
+        s.value = ExpBelowItsMaximum(maxima, s).mutate(s.value);
     }
 }
 
