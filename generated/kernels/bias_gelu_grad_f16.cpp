@@ -5,67 +5,67 @@
 #include "akg_kernel_support.h"
 
 static void akg_bias_gelu_grad_f16_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, float *__restrict in2, uint16_t *__restrict out0) {
-    float t0[64];
-    double t1[64];
+    float t0[128];
+    double t1[128];
     #pragma omp simd
-    for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+    for (int64_t c2 = 0; (c2 <= 127); c2 += 1) {
         {
-            [[maybe_unused]] const int64_t i0 = (c0 + c3);
+            [[maybe_unused]] const int64_t i0 = (c0 + c2);
             t1[(i0 - (c0))] = 0.0f;
         }
     }
     for (int64_t c1_block = 0; c1_block <= 2047; c1_block += 32) {
-        float partial_c1[64] = {0};
+        float partial_c1[128] = {0};
         for (int64_t c1 = c1_block; c1 <= akg_imin(c1_block + 31, 2047); c1 += 1) {
             {
-                const int64_t c3_first = 0;
-                float block_c3_0[64];
-                akg_f16_to_f32_n(in1 + (((c1 * INT64_C(3072)) + (c0 + c3_first))), block_c3_0, 64);
-                float block_c3_1[64];
-                akg_f16_to_f32_n(in0 + (((c1 * INT64_C(3072)) + (c0 + c3_first))), block_c3_1, 64);
+                const int64_t c2_first = 0;
+                float block_c2_0[128];
+                akg_f16_to_f32_n(in1 + (((c1 * INT64_C(3072)) + (c0 + c2_first))), block_c2_0, 128);
+                float block_c2_1[128];
+                akg_f16_to_f32_n(in0 + (((c1 * INT64_C(3072)) + (c0 + c2_first))), block_c2_1, 128);
                 #pragma omp simd
-                for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+                for (int64_t c2 = 0; (c2 <= 127); c2 += 1) {
                     {
                         [[maybe_unused]] const int64_t i0 = c1;
-                        [[maybe_unused]] const int64_t i1 = (c0 + c3);
-                        const float v_cse0 = block_c3_0[(c3 - c3_first)];
+                        [[maybe_unused]] const int64_t i1 = (c0 + c2);
+                        const float v_cse0 = block_c2_0[(c2 - c2_first)];
                         const float v_cse1 = (v_cse0 * v_cse0);
                         const float v_cse2 = akg_tanh_h(((((v_cse1 * v_cse0) * 0.044708252f) + v_cse0) * 0.797851562f));
-                        t0[(i1 - (c0))] = (float)(((((v_cse2 + (((1.0f - (v_cse2 * v_cse2)) * v_cse0) * ((v_cse1 * 0.107035995f) + 0.797851562f))) * 0.5f) + 0.5f) * block_c3_1[(c3 - c3_first)]));
+                        t0[(i1 - (c0))] = (float)(((((v_cse2 + (((1.0f - (v_cse2 * v_cse2)) * v_cse0) * ((v_cse1 * 0.107035995f) + 0.797851562f))) * 0.5f) + 0.5f) * block_c2_1[(c2 - c2_first)]));
                     }
                 }
             }
             #pragma omp simd
-            for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+            for (int64_t c2 = 0; (c2 <= 127); c2 += 1) {
                 {
                     [[maybe_unused]] const int64_t r0 = c1;
-                    partial_c1[(c3)] = partial_c1[(c3)] + ((float)t0[((c0 + c3) - (c0))]);
+                    partial_c1[(c2)] = partial_c1[(c2)] + ((float)t0[((c0 + c2) - (c0))]);
                 }
             }
-            alignas(64) float blk_out0[64];
+            alignas(64) float blk_out0[128];
             #pragma omp simd
-            for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+            for (int64_t c2 = 0; (c2 <= 127); c2 += 1) {
                 {
                     [[maybe_unused]] const int64_t i0 = c1;
-                    [[maybe_unused]] const int64_t i1 = (c0 + c3);
-                    blk_out0[c3] = ((float)t0[((c0 + c3) - (c0))]);
+                    [[maybe_unused]] const int64_t i1 = (c0 + c2);
+                    blk_out0[c2] = ((float)t0[((c0 + c2) - (c0))]);
                 }
             }
-            akg_stream_f32_to_f16_n(blk_out0, out0 + (((c1 * INT64_C(3072)) + c0)), 64);
+            akg_stream_f32_to_f16_n(blk_out0, out0 + (((c1 * INT64_C(3072)) + c0)), 128);
         }
         #pragma omp simd
-        for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+        for (int64_t c2 = 0; (c2 <= 127); c2 += 1) {
             {
-                [[maybe_unused]] const int64_t i0 = (c0 + c3);
-                t1[(i0 - (c0))] = (double)(t1[(i0 - (c0))] + partial_c1[(c3)]);
+                [[maybe_unused]] const int64_t i0 = (c0 + c2);
+                t1[(i0 - (c0))] = (double)(t1[(i0 - (c0))] + partial_c1[(c2)]);
             }
         }
     }
     #pragma omp simd
-    for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+    for (int64_t c1 = 0; (c1 <= 127); c1 += 1) {
         {
-            [[maybe_unused]] const int64_t i0 = (c0 + c2);
-            in2[i0] = (float)(((float)t1[((c0 + c2) - (c0))]));
+            [[maybe_unused]] const int64_t i0 = (c0 + c1);
+            in2[i0] = (float)(((float)t1[((c0 + c1) - (c0))]));
         }
     }
 }
@@ -75,12 +75,12 @@ extern "C" int akg_kernel_fn_bias_gelu_grad_f16(void *const *buffers) {
     const uint16_t *__restrict in1 = (const uint16_t *)buffers[1];
     float *__restrict in2 = (float *)buffers[2];
     uint16_t *__restrict out0 = (uint16_t *)buffers[3];
-    float t0[64];
-    double t1[64];
+    float t0[128];
+    double t1[128];
     #pragma omp parallel
     {
         #pragma omp for schedule(static) nowait
-        for (int64_t c0 = 0; (c0 <= 3071); c0 += 64)
+        for (int64_t c0 = 0; (c0 <= 3071); c0 += 128)
             akg_bias_gelu_grad_f16_parallel_body_0(c0, in0, in1, in2, out0);
         akg_stream_fence();
     }

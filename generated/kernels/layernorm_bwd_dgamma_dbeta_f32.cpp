@@ -18,16 +18,16 @@ static void akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_1(int64_t c0, const
     double t1[64];
     double t2[64];
     #pragma omp simd
-    for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+    for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
         {
-            [[maybe_unused]] const int64_t i0 = (c0 + c2);
+            [[maybe_unused]] const int64_t i0 = (c0 + c1);
             t2[(i0 - (c0))] = 0.0f;
         }
     }
     #pragma omp simd
-    for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+    for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
         {
-            [[maybe_unused]] const int64_t i0 = (c0 + c2);
+            [[maybe_unused]] const int64_t i0 = (c0 + c1);
             t1[(i0 - (c0))] = 0.0f;
         }
     }
@@ -36,41 +36,41 @@ static void akg_layernorm_bwd_dgamma_dbeta_f32_parallel_body_1(int64_t c0, const
         float partial_c1_1[64] = {0};
         for (int64_t c1 = c1_block; c1 <= akg_imin(c1_block + 31, 2047); c1 += 1) {
             #pragma omp simd
-            for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+            for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
                 {
                     [[maybe_unused]] const int64_t r0 = c1;
-                    partial_c1[(c3)] = partial_c1[(c3)] + (in1[c1 * 768 + (c0 + c3)] * (t0[c1] * (in0[c1 * 768 + (c0 + c3)] - in3[c1])));
+                    partial_c1[(c2)] = partial_c1[(c2)] + in1[c1 * 768 + (c0 + c2)];
                 }
                 {
                     [[maybe_unused]] const int64_t r0 = c1;
-                    partial_c1_1[(c3)] = partial_c1_1[(c3)] + in1[c1 * 768 + (c0 + c3)];
+                    partial_c1_1[(c2)] = partial_c1_1[(c2)] + (in1[c1 * 768 + (c0 + c2)] * (t0[c1] * (in0[c1 * 768 + (c0 + c2)] - in3[c1])));
                 }
             }
         }
         #pragma omp simd
-        for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
-                [[maybe_unused]] const int64_t i0 = (c0 + c3);
-                t1[(i0 - (c0))] = (double)(t1[(i0 - (c0))] + partial_c1[(c3)]);
+                [[maybe_unused]] const int64_t i0 = (c0 + c2);
+                t2[(i0 - (c0))] = (double)(t2[(i0 - (c0))] + partial_c1[(c2)]);
             }
             {
-                [[maybe_unused]] const int64_t i0 = (c0 + c3);
-                t2[(i0 - (c0))] = (double)(t2[(i0 - (c0))] + partial_c1_1[(c3)]);
+                [[maybe_unused]] const int64_t i0 = (c0 + c2);
+                t1[(i0 - (c0))] = (double)(t1[(i0 - (c0))] + partial_c1_1[(c2)]);
             }
         }
     }
     #pragma omp simd
-    for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+    for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
         {
-            [[maybe_unused]] const int64_t i0 = (c0 + c2);
-            out1[i0] = (float)(((float)t2[((c0 + c2) - (c0))]));
+            [[maybe_unused]] const int64_t i0 = (c0 + c1);
+            out1[i0] = (float)(((float)t2[((c0 + c1) - (c0))]));
         }
     }
     #pragma omp simd
-    for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+    for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
         {
-            [[maybe_unused]] const int64_t i0 = (c0 + c2);
-            out0[i0] = (float)(((float)t1[((c0 + c2) - (c0))]));
+            [[maybe_unused]] const int64_t i0 = (c0 + c1);
+            out0[i0] = (float)(((float)t1[((c0 + c1) - (c0))]));
         }
     }
 }

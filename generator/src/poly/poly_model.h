@@ -98,6 +98,10 @@ struct PolyModel {
     // Set by group-rows: the sums over short rows that the emitter computes 16 rows at a time
     // (akg_row_sums_*), by statement name. Their input is read by that call, not staged.
     std::set<std::string> grouped_row_sums;
+    // Set by sink-columns: the statements below its blocks of columns. vectorize keeps a block's
+    // loop over its columns one vector loop (not strip-mined), so that the emitter's column sums
+    // find the block's columns in one loop below each row.
+    std::set<std::string> column_block_statements;
 
     const PolyStatement &statement(const std::string &name) const;
     BufferInfo &buffer(const std::string &name);
@@ -115,6 +119,11 @@ struct ScheduleOptions {
     // Inner loops are strip-mined by vector_width * vector_unroll when long enough: GCC fully
     // unrolls 16-iteration loops before its loop vectorizer sees them.
     int vector_unroll = 4;
+    // sink-columns' column blocks read at least this many bytes of each row they walk down: with
+    // 128-byte rows (64 float16 columns) one core's column walk ran 1.2x slower than with 256
+    // (the float16 GeLU backward's bias gradient); wider rows gained nothing (float32 dgamma) or
+    // lost (512-byte float16 rows: 1.1x slower, 1 KiB: 2.3x).
+    int64_t column_block_row_bytes = 256;
     int64_t parallel_chunk = 4096;  // iterations per parallel task of a one-dimensional loop
     int64_t staged_bytes_per_task = 8 * 1024; // float copies of float16 tensors per such task (L1)
     int64_t promotion_limit = 1 << 16; // elements of a per-iteration local buffer

@@ -456,9 +456,35 @@ void split_bands_by_dimensionality(PolyModel &m) {
     });
 }
 
+namespace {
+
+// Whether every statement below `node` lies in one of sink-columns' blocks of columns.
+bool in_column_block(const PolyModel &m, isl_schedule_node *node) {
+    if (m.column_block_statements.empty()) return false;
+    isl_union_set *below = isl_schedule_node_get_domain(node);
+    struct Check {
+        const std::set<std::string> *names;
+        bool all = true;
+    } check{&m.column_block_statements};
+    isl_union_set_foreach_set(
+        below,
+        [](isl_set *set, void *user) -> isl_stat {
+            auto &c = *static_cast<Check *>(user);
+            c.all &= c.names->count(isl_set_get_tuple_name(set)) > 0;
+            isl_set_free(set);
+            return isl_stat_ok;
+        },
+        &check);
+    isl_union_set_free(below);
+    return check.all;
+}
+
+} // namespace
+
 void vectorize_inner_loops(PolyModel &m, const ScheduleOptions &options) {
     int width = options.vector_width, unroll = options.vector_unroll;
-    map_bottom_up(m, [width, unroll](isl_schedule_node *node) {
+    const PolyModel &model = m;
+    map_bottom_up(m, [width, unroll, &model](isl_schedule_node *node) {
         if (!is_band(node) || has_band_below(node)) return node;
         int n = isl_schedule_node_band_n_member(node);
         int descended = 0;
@@ -485,10 +511,11 @@ void vectorize_inner_loops(PolyModel &m, const ScheduleOptions &options) {
             node = insert_mark(node, "reduction");
         } else {
             // Strip-mine by several vectors when the loop is long enough (see vector_unroll),
-            // by one vector when it is shorter, not at all below one vector.
+            // by one vector when it is shorter, not at all below one vector nor in a block of
+            // columns (sink-columns sized it).
             long extent = band_extent(node);
             int strip = extent >= width * unroll ? width * unroll : width;
-            if (extent >= width) {
+            if (extent >= width && !in_column_block(model, node)) {
                 isl_ctx *ctx = isl_schedule_node_get_ctx(node);
                 isl_multi_val *sizes = isl_multi_val_from_val_list(
                     isl_schedule_node_band_get_space(node), isl_val_list_from_val(isl_val_int_from_si(ctx, strip)));

@@ -11,6 +11,8 @@
 #include <isl/union_set.h>
 #include <isl/val.h>
 
+#include <algorithm>
+
 namespace akg {
 
 namespace {
@@ -21,8 +23,9 @@ struct Ctx {
 };
 
 // Whether one iteration of `band` reads a column: the largest buffer read below it has a fixed
-// footprint per iteration that spans several rows but one element of the last dimension.
-bool reads_columns(const PolyModel &m, isl_schedule_node *band) {
+// footprint per iteration that spans several rows but one element of the last dimension. Returns
+// the bytes of that buffer's elements, or 0 when the band does not read columns.
+int64_t column_element_bytes(const PolyModel &m, isl_schedule_node *band) {
     isl_schedule_node *inside = isl_schedule_node_child(isl_schedule_node_copy(band), 0);
     isl_union_map *prefix = isl_schedule_node_get_prefix_schedule_relation(inside);
     isl_union_set *subtree = isl_schedule_node_get_domain(band);
@@ -42,7 +45,7 @@ bool reads_columns(const PolyModel &m, isl_schedule_node *band) {
     }
     isl_union_map_free(prefix);
     isl_union_set_free(subtree);
-    if (!footprint) return false;
+    if (!footprint) return 0;
     bool column = false;
     isl_fixed_box *box = isl_map_get_range_simple_fixed_box_hull(footprint);
     if (isl_fixed_box_is_valid(box) == isl_bool_true) {
@@ -61,7 +64,7 @@ bool reads_columns(const PolyModel &m, isl_schedule_node *band) {
     }
     isl_fixed_box_free(box);
     isl_map_free(footprint);
-    return column;
+    return column ? dtype_bytes(largest->dtype) : 0;
 }
 
 isl_schedule_node *insert_at_leaves(isl_schedule_node *node, isl_multi_union_pw_aff *point) {
@@ -91,16 +94,29 @@ isl_schedule_node *sink_under_mark(isl_schedule_node *node, void *user) {
     auto &c = *static_cast<Ctx *>(user);
     isl_schedule_node *band = one_dimensional_parallel_band(node);
     if (!band) return node;
-    bool apply = reads_columns(*c.m, band);
+    int64_t element_bytes = column_element_bytes(*c.m, band);
+    bool apply = element_bytes > 0;
     int64_t trips = apply ? member_extent(band, 0) : 0;
-    // A block of a few vectors per iteration; smaller when that would leave a core idle.
+    // A block of a few vectors per iteration, wide enough that each row it walks down reads
+    // column_block_row_bytes of the largest input; smaller when that would leave a core idle.
     int64_t block = static_cast<int64_t>(c.options->vector_width) * c.options->vector_unroll;
+    if (apply) block = std::max(block, c.options->column_block_row_bytes / element_bytes);
     while (block > c.options->vector_width && trips < 2 * block) block /= 2;
     if (!apply || trips < 2 * block) {
         isl_schedule_node_free(band);
         return node;
     }
     isl_schedule_node_free(node);
+    isl_union_set *sunk = isl_schedule_node_get_domain(band);
+    isl_union_set_foreach_set(
+        sunk,
+        [](isl_set *set, void *user) -> isl_stat {
+            static_cast<std::set<std::string> *>(user)->insert(isl_set_get_tuple_name(set));
+            isl_set_free(set);
+            return isl_stat_ok;
+        },
+        &c.m->column_block_statements);
+    isl_union_set_free(sunk);
     isl_multi_union_pw_aff *partial = nullptr;
     isl_schedule_node *point = tile_and_take_point_band(band, block, &partial);
     point = insert_at_leaves(point, partial);
