@@ -149,6 +149,13 @@ akg_status akg_bn_running_stats_update_f32(float *input_0, float *input_6, const
  */
 akg_status akg_bn_train_stats_f16(const uint16_t *input_0, float *out_output_0_1, float *out_output_0_3);
 
+/* bn_train_stats_nhwc_f16 (patterns/bn_train_stats_nhwc_f16.json)
+ *   in  input_0 float16[32,56,56,256]
+ *   out output_0_1 float32[256]
+ *   out output_0_3 float32[256]
+ */
+akg_status akg_bn_train_stats_nhwc_f16(const uint16_t *input_0, float *out_output_0_1, float *out_output_0_3);
+
 /* bottleneck_end_f16 (patterns/bottleneck_end_f16.json)
  *   in  input_5 float16[32,1024,14,14]
  *   in  input_6 float16[32,1024,14,14]

@@ -944,19 +944,32 @@ def chw(g, v, C):
     return g.reshape(v, [C, 1, 1])
 
 
+def bn_sums(g, x, axes):
+    """BNTrainingReduce: the per-channel sum and sum of squares of float16 `x` over `axes`, in fp32."""
+    x32 = g.cast(x, 'float32')
+    sm = g.reduce_sum(x32, axes, False)
+    sq = g.mul(x32, x32)
+    ss = g.reduce_sum(sq, axes, False)
+    g.out(sm, 'sum [C]'); g.out(ss, 'sum of squares [C]')
+    return g
+
+
 @pattern('bn_train_stats_f16', 'ResNet-50', 'float16 input, float32 sums',
          'BatchNorm training statistics: per-channel sum and sum of squares over N,H,W '
          '(BNTrainingReduce), accumulated in fp32')
 def _(s):
     g = Graph(s)
     N, C, H, W = s['N'], s['C1'], s['H1'], s['W1']
-    x = g.inp([N, C, H, W], 'float16', 'conv output (NCHW)')
-    x32 = g.cast(x, 'float32')
-    sm = g.reduce_sum(x32, [0, 2, 3], False)
-    sq = g.mul(x32, x32)
-    ss = g.reduce_sum(sq, [0, 2, 3], False)
-    g.out(sm, 'sum [C]'); g.out(ss, 'sum of squares [C]')
-    return g
+    return bn_sums(g, g.inp([N, C, H, W], 'float16', 'conv output (NCHW)'), [0, 2, 3])
+
+
+@pattern('bn_train_stats_nhwc_f16', 'ResNet-50', 'float16 input, float32 sums',
+         'BatchNorm training statistics in NHWC (channels last, as the fp16 ResNet-50 runs in '
+         'MindSpore on GPU): per-channel sum and sum of squares over N,H,W, accumulated in fp32')
+def _(s):
+    g = Graph(s)
+    N, C, H, W = s['N'], s['C1'], s['H1'], s['W1']
+    return bn_sums(g, g.inp([N, H, W, C], 'float16', 'conv output (NHWC)', fmt='NHWC'), [0, 1, 2])
 
 
 @pattern('bn_apply_relu_f16', 'ResNet-50', 'float16 activations, float32 statistics',

@@ -662,6 +662,31 @@ TEST(PipelineGolden, ShortPlanesStreamInBlocksOfWholeLines) {
     EXPECT_EQ(odd.find("streamed"), std::string::npos) << odd;
 }
 
+// NHWC BatchNorm statistics: column sums over 100352 rows of 256 float16 channels (512 bytes).
+// Walked down blocks of columns, one core reads 23 GB/s; sink-columns makes each row one
+// contiguous vector loop and the emitter runs the rows in 16 chunks in parallel, each into
+// accumulators of its own (a slice of akg_row_chunks), added in chunk order afterwards.
+TEST(PipelineGolden, NarrowColumnSumsRunInChunksOfWholeRows) {
+    std::string ast = dump_after("bn_train_stats_nhwc_f16.json", "ast");
+    EXPECT_EQ(count(ast, "// row_chunks_16"), 1u) << ast;
+    EXPECT_EQ(count(ast, "// parallel_"), 0u) << ast;
+    std::string code = dump_after("bn_train_stats_nhwc_f16.json", "emit");
+    EXPECT_EQ(count(code, "#pragma omp parallel for schedule(static)\n        for (int64_t chunk = 0; chunk < 16; ++chunk)\n"), 1u) << code;
+    EXPECT_EQ(count(code, "for (int64_t c0_block = chunk * 6272; c0_block <= akg_imin(chunk * 6272 + 6271, 100351); c0_block += 32) {"), 1u) << code;
+    EXPECT_EQ(count(code, "for (int64_t c1 = 0; (c1 <= 255); c1 += 1) {"), 2u) << code; // the whole row, its partials
+    EXPECT_EQ(count(code, "[e] += akg_row_chunks[chunk * INT64_C(512) + "), 2u) << code;
+    EXPECT_EQ(count(code, "free(akg_row_chunks);"), 1u) << code;
+    // NCHW keeps its parallel loop over the channels (each channel's rows are contiguous).
+    EXPECT_EQ(count(dump_after("bn_train_stats_f16.json", "emit"), "akg_row_chunks"), 0u);
+    // 10858 rows (not a multiple of 32) of 200 channels: chunks of 704 rows, the last short,
+    // and the row's float16 output stored in the same vector loop as the sums.
+    std::string odd = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/row_chunks_nhwc_column_sums_f16_2x61x89x200.json",
+                                      "row_chunks_nhwc_column_sums_f16_2x61x89x200.json", "emit");
+    EXPECT_EQ(count(odd, "c0_block = chunk * 704; c0_block <= akg_imin(chunk * 704 + 703, 10857);"), 1u) << odd;
+    EXPECT_EQ(count(odd, "for (int64_t chunk = 0; chunk < 16; ++chunk)"), 2u) << odd;
+    EXPECT_EQ(count(odd, "partial_c0[(c1)] = partial_c0[(c1)] + "), 1u) << odd;
+}
+
 // Column sums (LayerNorm's dgamma/dbeta) add each block of 32 rows in float partials, then
 // the partials to the double accumulators: one double addition per column and block instead
 // of two conversions and a double addition per element. The last block of 1029 rows is short.

@@ -2,7 +2,9 @@
 // against the double-precision reference evaluator on several random seeds.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <fstream>
+#include <omp.h>
 
 #include "kernel_check.h"
 
@@ -62,6 +64,59 @@ std::vector<std::string> catalog_names() {
 
 INSTANTIATE_TEST_SUITE_P(All, CatalogKernel, ::testing::ValuesIn(catalog_names()),
                          [](const auto &info) { return info.param; });
+
+// Every output of `kernel` on fixed pseudo-random inputs, as bytes, run with `threads` OpenMP
+// threads.
+std::vector<std::vector<unsigned char>> outputs_with_threads(const akg_kernel *kernel, int threads) {
+    auto bytes_of = [](akg_dtype t) -> size_t { return t == AKG_DTYPE_FLOAT16 ? 2 : t == AKG_DTYPE_FLOAT64 ? 8 : 4; };
+    std::vector<std::vector<unsigned char>> in(akg_kernel_num_inputs(kernel)), out(akg_kernel_num_outputs(kernel));
+    std::vector<akg_tensor> ins, outs;
+    uint32_t state = 12345;
+    for (size_t k = 0; k < in.size(); ++k) {
+        akg_tensor_info info{};
+        akg_kernel_input_info(kernel, k, &info);
+        size_t n = 1;
+        for (int d = 0; d < info.rank; ++d) n *= static_cast<size_t>(info.shape[d]);
+        in[k].resize(n * bytes_of(info.dtype));
+        for (size_t i = 0; i < n; ++i) {
+            state = state * 1664525u + 1013904223u;
+            float v = static_cast<float>(state >> 8) / 16777216.0f * 4.0f - 2.0f;
+            if (info.dtype == AKG_DTYPE_FLOAT16) {
+                uint16_t h = static_cast<uint16_t>(0x3c00u | ((state >> 9) & 0x3ffu)) ^ static_cast<uint16_t>((state & 1u) << 15); // +-[1, 2)
+                std::memcpy(&in[k][2 * i], &h, 2);
+            } else {
+                std::memcpy(&in[k][4 * i], &v, 4);
+            }
+        }
+        ins.push_back({in[k].data(), info.dtype, info.rank, info.shape, nullptr});
+    }
+    for (size_t k = 0; k < out.size(); ++k) {
+        akg_tensor_info info{};
+        akg_kernel_output_info(kernel, k, &info);
+        size_t n = 1;
+        for (int d = 0; d < info.rank; ++d) n *= static_cast<size_t>(info.shape[d]);
+        out[k].assign(n * bytes_of(info.dtype), 0);
+        outs.push_back({out[k].data(), info.dtype, info.rank, info.shape, nullptr});
+    }
+    int saved = omp_get_max_threads();
+    omp_set_num_threads(threads);
+    akg_status status = akg_run(kernel, ins.data(), ins.size(), outs.data(), outs.size());
+    omp_set_num_threads(saved);
+    EXPECT_EQ(status, AKG_STATUS_OK) << akg_kernel_name(kernel);
+    return out;
+}
+
+// Column sums split across threads combine in an order fixed by the generator (the chunks of
+// rows of NHWC BatchNorm's statistics, the blocks of columns of the others), not by the thread
+// count: 1, 2 and 3 threads give the same bits.
+TEST(Catalog, ColumnSumsGiveTheSameBitsAtEveryThreadCount) {
+    for (const char *name : {"bn_train_stats_nhwc_f16", "bn_train_stats_f16", "bias_gelu_grad_f16", "layernorm_bwd_dgamma_dbeta_f32"}) {
+        const akg_kernel *k = akg_kernel_lookup(name);
+        ASSERT_NE(k, nullptr) << name;
+        auto one = outputs_with_threads(k, 1);
+        for (int threads : {2, 3}) EXPECT_TRUE(outputs_with_threads(k, threads) == one) << name << " with " << threads << " threads";
+    }
+}
 
 TEST(Catalog, EveryKernelHasAnOddShapeTwin) {
     EXPECT_EQ(catalog_names(), names(akg_test_small_kernels, akg_test_small_kernel_count));

@@ -1417,9 +1417,9 @@ private:
     // at 1 thread, 0.09 -> 0.075 ms at 2; GeLU's backward (each row computes, sums and stores):
     // 3.2 -> 2.8 ms at 1 thread (harness). The block's float sum adds at most kColumnBlockRows
     // terms, as the lanes of a row reduction do. Applies to a loop over the reduction index
-    // whose body holds one or more vector loops over columns holding only such sums (float
-    // values, double accumulators indexed by the column alone), the rest of the body neither
-    // reading nor writing their accumulators.
+    // whose body holds one or more vector loops over columns holding such sums (float values,
+    // double accumulators indexed by the column alone), the rest of the body (also the other
+    // statements of those loops) neither reading nor writing their accumulators.
     static constexpr int64_t kColumnBlockRows = 32;
     struct ColumnSumLoop {
         isl_ast_node *columns = nullptr; // the vector loop over columns (owned)
@@ -1488,7 +1488,7 @@ private:
     }
 
     // Whether `node` (borrowed) is a "simd" mark around a vector loop over columns whose body
-    // holds only column sums over the rows of `row_it`; fills `l` (which then owns its nodes).
+    // holds column sums over the rows of `row_it`; fills `l` (which then owns its nodes).
     bool column_sum_loop(isl_ast_node *node, const std::string &row_it, ColumnSumLoop &l) {
         if (isl_ast_node_get_type(node) != isl_ast_node_mark) return false;
         isl_id *id = isl_ast_node_mark_get_id(node);
@@ -1508,23 +1508,26 @@ private:
         std::vector<isl_ast_node *> sums;
         if (ok) {
             l.col_it = ast_expr(isl_ast_node_for_get_iterator(columns));
-            sums = statements_of(unwrapped(isl_ast_node_for_get_body(columns)));
-            for (isl_ast_node *u : sums) {
+            // The loop's column sums; its other statements (the row's elementwise outputs) stay
+            // as they are.
+            for (isl_ast_node *u : statements_of(unwrapped(isl_ast_node_for_get_body(columns)))) {
                 if (isl_ast_node_get_type(u) != isl_ast_node_user) {
                     ok = false;
-                    break;
+                    isl_ast_node_free(u);
+                    continue;
                 }
                 UserCall c = user_call(u);
                 const PolyStatement &st = *c.statement;
-                ok &= st.role == StatementRole::ReduceUpdate && st.stage->reduce_kind == ReduceKind::Sum && st.stage->value.type() == Halide::Float(32) &&
-                      m_.buffer(st.stage->buffer).dtype == DType::Float64 && !m_.side_statements.count(st.name);
-                for (int d = 0; ok && d < st.out_dims; ++d) ok &= !mentions(c.args[d], row_it);
+                bool sum = st.role == StatementRole::ReduceUpdate && st.stage->reduce_kind == ReduceKind::Sum && st.stage->value.type() == Halide::Float(32) &&
+                           m_.buffer(st.stage->buffer).dtype == DType::Float64 && !m_.side_statements.count(st.name);
+                for (int d = 0; sum && d < st.out_dims; ++d) sum &= !mentions(c.args[d], row_it);
                 bool over_rows = false;
-                for (int d = st.out_dims; ok && d < static_cast<int>(c.args.size()); ++d) {
+                for (int d = st.out_dims; sum && d < static_cast<int>(c.args.size()); ++d) {
                     over_rows |= c.args[d] == row_it;
-                    ok &= !mentions(c.args[d], l.col_it);
+                    sum &= !mentions(c.args[d], l.col_it);
                 }
-                ok &= over_rows;
+                if (sum && over_rows) sums.push_back(u);
+                else isl_ast_node_free(u);
             }
         }
         if (ok && !sums.empty()) {
@@ -1541,8 +1544,13 @@ private:
     // blocks, with the partials declared before and added to the accumulators after each block.
     std::string blocked_rows_code(ColumnBlocking &b, const std::string &rows_code, int depth) {
         std::string block = b.row_it + "_block";
-        std::string out = pad(depth) + "for (int64_t " + block + " = " + std::to_string(b.lo) + "; " + block + " <= " + std::to_string(b.hi) + "; " + block +
-                          " += " + std::to_string(kColumnBlockRows) + ") {\n";
+        std::string lo = std::to_string(b.lo), hi = std::to_string(b.hi);
+        if (chunk_rows_ > 0) { // the rows of one chunk (emit_row_chunks)
+            lo = (b.lo ? std::to_string(b.lo) + " + " : std::string()) + "chunk * " + std::to_string(chunk_rows_);
+            hi = "akg_imin(" + lo + " + " + std::to_string(chunk_rows_ - 1) + ", " + hi + ")";
+        }
+        std::string out = pad(depth) + "for (int64_t " + block + " = " + lo + "; " + block + " <= " + hi + "; " + block + " += " +
+                          std::to_string(kColumnBlockRows) + ") {\n";
         for (const auto &l : b.loops)
             for (const auto &p : l.partials) out += pad(depth + 1) + "float " + p + "[" + std::to_string(l.col_hi - l.col_lo + 1) + "] = {0};\n";
         out += indented(rows_code);
@@ -2235,6 +2243,123 @@ private:
         return out + pad(depth + 1) + "akg_stream_fence();\n" + pad(depth) + "}\n";
     }
 
+    // sink-columns' whole-row column sums (a loop over the rows marked "row_chunks_N", at the top
+    // of the kernel): the rows run in N chunks of chunk_rows_ (a whole number of blocks of
+    // kColumnBlockRows), in parallel, each chunk adding into accumulators of its own, a slice
+    // of akg_row_chunks that the chunk zeroes first; then the slices are added to the kernel's
+    // accumulators in chunk order, so that the bits do not depend on the thread count. "" when
+    // the loop does not qualify: its column sums block (column_blocking), their accumulators are
+    // kernel scratch, every other statement of the loop writes elements of its own row only
+    // (nothing carries from row to row), and the loop's local arrays are used nowhere else.
+    std::string emit_row_chunks(isl_ast_node *row_loop, int chunks_wanted, int depth) {
+        if (in_parallel_body_ || !iterators_.empty()) return "";
+        ColumnBlocking probe = column_blocking(row_loop);
+        std::vector<const BufferInfo *> accumulators;
+        std::set<std::string> sums;
+        for (const auto &l : probe.loops)
+            for (isl_ast_node *u : l.sums) {
+                const PolyStatement &st = *user_call(u).statement;
+                sums.insert(st.name);
+                const BufferInfo &b = m_.buffer(st.stage->buffer);
+                if (std::find(accumulators.begin(), accumulators.end(), &b) == accumulators.end()) accumulators.push_back(&b);
+            }
+        std::string row_it = probe.row_it;
+        int64_t rows = probe.hi - probe.lo + 1, lo = probe.lo;
+        probe.release();
+        bool ok = !accumulators.empty();
+        for (const auto *b : accumulators) ok &= !b->promoted && b->kind == BufferKind::Scratch;
+        // Every other statement's element lies in its own row.
+        std::vector<isl_ast_node *> users;
+        isl_ast_node_foreach_descendant_top_down(
+            row_loop,
+            [](isl_ast_node *n, void *user) -> isl_bool {
+                if (isl_ast_node_get_type(n) == isl_ast_node_user) static_cast<std::vector<isl_ast_node *> *>(user)->push_back(isl_ast_node_copy(n));
+                return isl_bool_true;
+            },
+            &users);
+        std::set<std::string> inside, local;
+        for (isl_ast_node *u : users) {
+            UserCall c = user_call(u);
+            inside.insert(c.statement->name);
+            bool own_row = sums.count(c.statement->name) > 0;
+            for (int d = 0; d < c.statement->out_dims && !own_row; ++d) own_row = mentions(c.args[d], row_it);
+            ok &= own_row;
+            if (m_.buffer(c.statement->stage->buffer).promoted) local.insert(c.statement->stage->buffer);
+            for (const auto &r : buffers_read(*c.statement))
+                if (m_.buffer(r).promoted) local.insert(r);
+            isl_ast_node_free(u);
+        }
+        for (const auto &st : m_.statements)
+            if (!inside.count(st.name))
+                for (const auto &b : local) ok &= st.stage->buffer != b && !buffers_read(st).count(b);
+        if (!ok) return "";
+
+        int64_t chunk_rows = (rows + chunks_wanted - 1) / chunks_wanted;
+        chunk_rows = (chunk_rows + kColumnBlockRows - 1) / kColumnBlockRows * kColumnBlockRows;
+        int64_t chunks = (rows + chunk_rows - 1) / chunk_rows, total = 0;
+        std::vector<int64_t> offsets;
+        for (const auto *b : accumulators) {
+            offsets.push_back(total);
+            total += element_count(b->shape);
+        }
+
+        int id = static_cast<int>(helpers_.size());
+        helpers_.push_back("");
+        std::string fn = "akg_" + o_.symbol + "_row_chunk_" + std::to_string(id);
+        std::string inner;
+        for (const auto &b : m_.buffers)
+            if (b.promoted && local.count(b.name)) inner += "    " + storage_type(b) + " " + b.name + "[" + std::to_string(element_count(b.local_shape)) + "];\n";
+        for (const auto *b : accumulators)
+            inner += "    for (int64_t e = 0; e < " + std::to_string(element_count(b->shape)) + "; ++e) " + b->name + "[e] = 0;\n";
+        int outer_depth = loop_depth_;
+        loop_depth_ = 0;
+        bool outer_streams = streams_in_function_, outer_reduces = lane_reductions_in_function_;
+        streams_in_function_ = lane_reductions_in_function_ = false;
+        enter_hoist_frame("", nullptr); // nothing moves out of the function
+        in_parallel_body_ = true;
+        chunk_rows_ = chunk_rows;
+        inner += leave_hoist_frame(1, emit_node(row_loop, 1));
+        chunk_rows_ = 0;
+        in_parallel_body_ = false;
+        bool streams = streams_in_function_;
+        streams_in_function_ = outer_streams;
+        lane_reductions_in_function_ = outer_reduces;
+        loop_depth_ = outer_depth;
+        std::string plist = parameter_list(), args;
+        for (const auto &b : m_.buffers) {
+            if (b.promoted) continue;
+            auto acc = std::find_if(accumulators.begin(), accumulators.end(), [&](const BufferInfo *a) { return a->name == b.name; });
+            std::string arg = acc == accumulators.end() ? b.name
+                                                        : "akg_row_chunks + chunk * INT64_C(" + std::to_string(total) + ") + " +
+                                                              std::to_string(offsets[acc - accumulators.begin()]);
+            args += (args.empty() ? "" : ", ") + arg;
+        }
+        helpers_[id] = "static void " + fn + "(int64_t chunk, " + plist + ") {\n" + inner + "}\n";
+
+        std::string out = pad(depth) + "{\n";
+        out += pad(depth + 1) + "double *akg_row_chunks = (double *)malloc(sizeof(double) * " + std::to_string(chunks * total) + ");\n";
+        out += pad(depth + 1) + "if (!akg_row_chunks) {\n" + scratch_frees(pad(depth + 2)) + pad(depth + 2) + "return AKG_STATUS_OUT_OF_MEMORY;\n" +
+               pad(depth + 1) + "}\n";
+        std::string loop = "for (int64_t chunk = 0; chunk < " + std::to_string(chunks) + "; ++chunk)\n";
+        std::string call = fn + "(chunk, " + args + ");\n";
+        if (!streams) {
+            out += pad(depth + 1) + "#pragma omp parallel for schedule(static)\n" + pad(depth + 1) + loop + pad(depth + 2) + call;
+        } else { // each thread fences its non-temporal stores once (see emit_parallel)
+            out += pad(depth + 1) + "#pragma omp parallel\n" + pad(depth + 1) + "{\n" + pad(depth + 2) + "#pragma omp for schedule(static) nowait\n" +
+                   pad(depth + 2) + loop + pad(depth + 3) + call + pad(depth + 2) + "akg_stream_fence();\n" + pad(depth + 1) + "}\n";
+        }
+        out += pad(depth + 1) + "for (int64_t chunk = 0; chunk < " + std::to_string(chunks) + "; ++chunk) {\n";
+        for (size_t k = 0; k < accumulators.size(); ++k) {
+            const BufferInfo &b = *accumulators[k];
+            out += pad(depth + 2) + "#pragma omp simd\n" + pad(depth + 2) + "for (int64_t e = 0; e < " + std::to_string(element_count(b.shape)) + "; ++e) " +
+                   b.name + "[e] += akg_row_chunks[chunk * INT64_C(" + std::to_string(total) + ") + " + std::to_string(offsets[k]) + " + e];\n";
+        }
+        out += pad(depth + 1) + "}\n" + pad(depth + 1) + "free(akg_row_chunks);\n" + pad(depth) + "}\n";
+        (void)lo;
+        return out;
+    }
+    int64_t chunk_rows_ = 0; // while emit_row_chunks emits a chunk's rows
+
     std::string emit_node(isl_ast_node *node, int depth) {
         switch (isl_ast_node_get_type(node)) {
         case isl_ast_node_block: {
@@ -2261,6 +2386,7 @@ private:
                 bool plans = at != std::string::npos; // body_plans_of_mark keeps both vectors the same length
                 s = emit_parallel(child, depth, std::stoi(name.substr(9)), plans ? &m_.float16_stagings.at(k) : nullptr,
                                   plans ? &m_.row_prefetches.at(k) : nullptr);
+            } else if (name.rfind("row_chunks_", 0) == 0 && !(s = emit_row_chunks(child, std::stoi(name.substr(11)), depth)).empty()) {
             } else {
                 bool saved = in_simd_;
                 in_simd_ = name == "simd";

@@ -12,6 +12,8 @@
 #include <isl/val.h>
 
 #include <algorithm>
+#include <set>
+#include <string>
 
 namespace akg {
 
@@ -24,8 +26,8 @@ struct Ctx {
 
 // Whether one iteration of `band` reads a column: the largest buffer read below it has a fixed
 // footprint per iteration that spans several rows but one element of the last dimension. Returns
-// the bytes of that buffer's elements, or 0 when the band does not read columns.
-int64_t column_element_bytes(const PolyModel &m, isl_schedule_node *band) {
+// that buffer, or null when the band does not read columns.
+const BufferInfo *column_buffer(const PolyModel &m, isl_schedule_node *band) {
     isl_schedule_node *inside = isl_schedule_node_child(isl_schedule_node_copy(band), 0);
     isl_union_map *prefix = isl_schedule_node_get_prefix_schedule_relation(inside);
     isl_union_set *subtree = isl_schedule_node_get_domain(band);
@@ -45,7 +47,7 @@ int64_t column_element_bytes(const PolyModel &m, isl_schedule_node *band) {
     }
     isl_union_map_free(prefix);
     isl_union_set_free(subtree);
-    if (!footprint) return 0;
+    if (!footprint) return nullptr;
     bool column = false;
     isl_fixed_box *box = isl_map_get_range_simple_fixed_box_hull(footprint);
     if (isl_fixed_box_is_valid(box) == isl_bool_true) {
@@ -64,7 +66,7 @@ int64_t column_element_bytes(const PolyModel &m, isl_schedule_node *band) {
     }
     isl_fixed_box_free(box);
     isl_map_free(footprint);
-    return column ? dtype_bytes(largest->dtype) : 0;
+    return column ? largest : nullptr;
 }
 
 isl_schedule_node *insert_at_leaves(isl_schedule_node *node, isl_multi_union_pw_aff *point) {
@@ -90,13 +92,78 @@ isl_schedule_node *insert_at_leaves(isl_schedule_node *node, isl_multi_union_pw_
         &leaf);
 }
 
+// Adds the names of the statements below `node` to `names`.
+void record_statements(isl_schedule_node *node, std::set<std::string> &names) {
+    isl_union_set *below = isl_schedule_node_get_domain(node);
+    isl_union_set_foreach_set(
+        below,
+        [](isl_set *set, void *user) -> isl_stat {
+            static_cast<std::set<std::string> *>(user)->insert(isl_set_get_tuple_name(set));
+            isl_set_free(set);
+            return isl_stat_ok;
+        },
+        &names);
+    isl_union_set_free(below);
+}
+
+// Marks "row_chunks_N" every band below `node` that has bands below it: the loops over the rows
+// of the whole-row column sums, to run in N chunks.
+isl_schedule_node *mark_row_loops(isl_schedule_node *node, int chunks) {
+    std::string name = "row_chunks_" + std::to_string(chunks);
+    return isl_schedule_node_map_descendant_bottom_up(
+        node,
+        [](isl_schedule_node *n, void *user) -> isl_schedule_node * {
+            if (isl_schedule_node_get_type(n) != isl_schedule_node_band || !has_band_below(n)) return n;
+            const char *mark = static_cast<std::string *>(user)->c_str();
+            return isl_schedule_node_insert_mark(n, isl_id_alloc(isl_schedule_node_get_ctx(n), mark, nullptr));
+        },
+        &name);
+}
+
+// Column sums over rows short enough to walk whole (column_sums_whole_rows_bytes) of an input
+// that the caches do not hold (column_sums_whole_rows_from_bytes): the parallel loop over the
+// columns goes, its loop moves to every leaf (each row is walked whole, one contiguous stream),
+// and the loop over the rows is marked "row_chunks_N": the emitter splits it into
+// ScheduleOptions::row_chunks chunks of rows that run in parallel, each summing into its own
+// accumulators, added in chunk order after them (emit_cpp.cpp, emit_row_chunks).
+// Only where every reduction below `band` is such a sum: float values into double accumulators
+// (the emitter's column sums), and there is one.
+bool walk_whole_rows(const PolyModel &m, const ScheduleOptions &o, isl_schedule_node *band, const BufferInfo &walked, int64_t columns) {
+    int64_t rows = element_count(walked.shape) / std::max<int64_t>(1, columns);
+    int64_t bytes = element_count(walked.shape) * dtype_bytes(walked.dtype);
+    if (!o.parallel || o.row_chunks < 2 || columns * dtype_bytes(walked.dtype) > o.column_sums_whole_rows_bytes ||
+        bytes < o.column_sums_whole_rows_from_bytes || rows < 2 * o.row_chunks * 32)
+        return false;
+    std::set<std::string> below;
+    record_statements(band, below);
+    int sums = 0, others = 0;
+    for (const auto &st : m.statements) {
+        if (st.role != StatementRole::ReduceUpdate || !below.count(st.name)) continue;
+        bool sum = st.stage->reduce_kind == ReduceKind::Sum && st.stage->value.type() == Halide::Float(32) &&
+                   m.buffer(st.stage->buffer).dtype == DType::Float64;
+        ++(sum ? sums : others);
+    }
+    return sums > 0 && others == 0;
+}
+
 isl_schedule_node *sink_under_mark(isl_schedule_node *node, void *user) {
     auto &c = *static_cast<Ctx *>(user);
     isl_schedule_node *band = one_dimensional_parallel_band(node);
     if (!band) return node;
-    int64_t element_bytes = column_element_bytes(*c.m, band);
+    const BufferInfo *walked = column_buffer(*c.m, band);
+    int64_t element_bytes = walked ? dtype_bytes(walked->dtype) : 0;
     bool apply = element_bytes > 0;
     int64_t trips = apply ? member_extent(band, 0) : 0;
+    if (apply && walk_whole_rows(*c.m, *c.options, band, *walked, trips)) {
+        isl_schedule_node_free(node);
+        record_statements(band, c.m->column_block_statements);
+        isl_multi_union_pw_aff *columns = isl_schedule_node_band_get_partial_schedule(band);
+        isl_schedule_node *body = isl_schedule_node_delete(band);
+        body = insert_at_leaves(body, columns);
+        isl_multi_union_pw_aff_free(columns);
+        body = isl_schedule_node_delete(isl_schedule_node_parent(body)); // the parallel mark
+        return mark_row_loops(body, c.options->row_chunks);
+    }
     // A block of a few vectors per iteration, wide enough that each row it walks down reads
     // column_block_row_bytes of the largest input; smaller when that would leave a core idle.
     int64_t block = static_cast<int64_t>(c.options->vector_width) * c.options->vector_unroll;
@@ -107,16 +174,7 @@ isl_schedule_node *sink_under_mark(isl_schedule_node *node, void *user) {
         return node;
     }
     isl_schedule_node_free(node);
-    isl_union_set *sunk = isl_schedule_node_get_domain(band);
-    isl_union_set_foreach_set(
-        sunk,
-        [](isl_set *set, void *user) -> isl_stat {
-            static_cast<std::set<std::string> *>(user)->insert(isl_set_get_tuple_name(set));
-            isl_set_free(set);
-            return isl_stat_ok;
-        },
-        &c.m->column_block_statements);
-    isl_union_set_free(sunk);
+    record_statements(band, c.m->column_block_statements);
     isl_multi_union_pw_aff *partial = nullptr;
     isl_schedule_node *point = tile_and_take_point_band(band, block, &partial);
     point = insert_at_leaves(point, partial);
