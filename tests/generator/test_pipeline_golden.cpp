@@ -687,6 +687,19 @@ TEST(PipelineGolden, NarrowColumnSumsRunInChunksOfWholeRows) {
     EXPECT_EQ(count(odd, "partial_c0[(c1)] = partial_c0[(c1)] + "), 1u) << odd;
 }
 
+// The fusion ablation's NHWC channel sums (one nest per op: channels outside, rows inside): the
+// loop over the rows is a reduction's, so parallelize does not tile it into parallel tasks
+// (their sums into one channel's accumulator would race); the channels become the parallel loop
+// and, as fused, the rows are walked whole in chunks.
+TEST(PipelineGolden, UnfusedReductionLoopsAreNotSplitAcrossThreads) {
+    akg::ScheduleOptions unfused;
+    unfused.fuse = false;
+    std::string ast = dump_after_kernel(akg::load_composite(std::string(AKG_SOURCE_ROOT) + "/patterns/bn_train_stats_nhwc_f16.json"),
+                                        "bn_train_stats_nhwc_f16.json", "ast", unfused);
+    EXPECT_EQ(count(ast, "// parallel_2"), 0u) << ast;
+    EXPECT_EQ(count(ast, "// row_chunks_16"), 1u) << ast;
+}
+
 // Column sums (LayerNorm's dgamma/dbeta) add each block of 32 rows in float partials, then
 // the partials to the double accumulators: one double addition per column and block instead
 // of two conversions and a double addition per element. The last block of 1029 rows is short.

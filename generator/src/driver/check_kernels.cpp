@@ -127,6 +127,7 @@ int check_kernels(const CheckOptions &options, const Toolchain &toolchain) {
             o.emit.symbol = it.symbol;
             o.emit.pattern_file = it.name;
             o.emit.generator_version = kGeneratorVersion;
+            o.schedule.fuse = !options.unfused;
             it.source = run_pipeline(it.kernel, o);
             it.generated = true;
         } catch (const UserError &e) {

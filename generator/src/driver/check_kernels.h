@@ -15,6 +15,7 @@ struct CheckOptions {
     int64_t scaled_elements = 16 << 20; // ... to about this many elements (see scale_shapes.h)
     bool unsupported_is_failure = false;
     bool skip_missing = false;       // exit 77 (skipped) when no path exists
+    bool unfused = false;            // check the fusion ablation's kernels (one loop nest per op)
     std::string work_dir;            // scratch folder (default: a fresh one under /tmp)
 };
 

@@ -420,11 +420,12 @@ void mark_parallel_loops(PolyModel &m, const ScheduleOptions &options) {
             }
             return insert_mark(node, "parallel_1");
         }
-        if (leaf && n > 1 && k == n - 1) {
+        if (leaf && n > 1 && k == n - 1 && isl_schedule_node_band_member_get_coincident(node, n - 1) == isl_bool_true) {
             // The vector loop's member is long and the nest touches float16 tensors: the float
             // copies stage-float16 makes of one iteration's rows would not stay in L1 (three
             // rows of 3072: 36 KB). The member is tiled, and its tile loop runs in parallel with
-            // the others, so that each task stages one tile of its rows.
+            // the others, so that each task stages one tile of its rows. Not a reduction's
+            // member: its tiles would add into the same accumulators from different threads.
             int halves = float16_tensors_accessed(*model, node);
             long inner = member_extent(node, n - 1);
             int64_t tile = max_chunk;
