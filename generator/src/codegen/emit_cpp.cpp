@@ -2166,22 +2166,11 @@ private:
         row_prefetches_ = members == 1 && chain.size() == 1 ? prefetches : nullptr;
         body_order_ = statements_in_order(m_, body);
         prefetched_in_body_.clear();
-        int outer_depth = loop_depth_;
-        loop_depth_ = 0; // the body of one parallel iteration, a function of its own
-        bool outer_streams = streams_in_function_, outer_reduces = lane_reductions_in_function_;
-        streams_in_function_ = lane_reductions_in_function_ = false;
-        enter_hoist_frame("", nullptr); // nothing moves out of the function
-        bool outer_in_body = in_parallel_body_;
-        in_parallel_body_ = true;
-        std::string body_code = leave_hoist_frame(1, emit_node(body, 1));
-        in_parallel_body_ = outer_in_body;
+        bool streams = false, reduces = false;
+        std::string body_code = emit_function_body(body, streams, reduces);
         row_prefetches_ = outer_prefetches;
         body_order_ = std::move(outer_order);
         prefetched_in_body_ = std::move(outer_prefetched);
-        bool streams = streams_in_function_, reduces = lane_reductions_in_function_;
-        streams_in_function_ = outer_streams;
-        lane_reductions_in_function_ = outer_reduces;
-        loop_depth_ = outer_depth;
         printer_.set_staged(nullptr);
         std::string copy_out;
         for (const auto &st : stagings ? *stagings : std::vector<Float16Staging>{}) {
@@ -2225,8 +2214,32 @@ private:
         for (auto *loop : chain) isl_ast_node_free(loop);
         std::string plist = parameter_list(), alist = argument_list();
         helpers_[id] = "static void " + fn + "(" + params + (plist.empty() ? "" : ", " + plist) + ") {\n" + inner + "}\n";
-        std::string collapse = chain.size() > 1 ? " collapse(" + std::to_string(chain.size()) + ")" : "";
-        std::string call = fn + "(" + args + (alist.empty() ? "" : ", " + alist) + ");\n";
+        return parallel_for_code(headers, fn + "(" + args + (alist.empty() ? "" : ", " + alist) + ");\n", streams, depth);
+    }
+
+    // `node` emitted as the body of a function of its own (a parallel iteration's, a chunk of
+    // rows'): nothing is hoisted out of it and its loop depths count from it. `streams`: it
+    // streams (its caller fences); `reduces`: it has lane reductions.
+    std::string emit_function_body(isl_ast_node *node, bool &streams, bool &reduces) {
+        int outer_depth = loop_depth_;
+        bool outer_streams = streams_in_function_, outer_reduces = lane_reductions_in_function_, outer_in_body = in_parallel_body_;
+        loop_depth_ = 0;
+        streams_in_function_ = lane_reductions_in_function_ = false;
+        in_parallel_body_ = true;
+        enter_hoist_frame("", nullptr); // nothing moves out of the function
+        std::string code = leave_hoist_frame(1, emit_node(node, 1));
+        streams = streams_in_function_;
+        reduces = lane_reductions_in_function_;
+        in_parallel_body_ = outer_in_body;
+        streams_in_function_ = outer_streams;
+        lane_reductions_in_function_ = outer_reduces;
+        loop_depth_ = outer_depth;
+        return code;
+    }
+
+    // The loops `headers` (perfectly nested, collapsed) run in parallel, each iteration `call`.
+    std::string parallel_for_code(const std::vector<std::string> &headers, const std::string &call, bool streams, int depth) const {
+        std::string collapse = headers.size() > 1 ? " collapse(" + std::to_string(headers.size()) + ")" : "";
         std::string out;
         if (!streams) {
             out = pad(depth) + "#pragma omp parallel for" + collapse + " schedule(static)\n";
@@ -2264,7 +2277,7 @@ private:
                 if (std::find(accumulators.begin(), accumulators.end(), &b) == accumulators.end()) accumulators.push_back(&b);
             }
         std::string row_it = probe.row_it;
-        int64_t rows = probe.hi - probe.lo + 1, lo = probe.lo;
+        int64_t rows = probe.hi - probe.lo + 1;
         probe.release();
         bool ok = !accumulators.empty();
         for (const auto *b : accumulators) ok &= !b->promoted && b->kind == BufferKind::Scratch;
@@ -2311,20 +2324,10 @@ private:
             if (b.promoted && local.count(b.name)) inner += "    " + storage_type(b) + " " + b.name + "[" + std::to_string(element_count(b.local_shape)) + "];\n";
         for (const auto *b : accumulators)
             inner += "    for (int64_t e = 0; e < " + std::to_string(element_count(b->shape)) + "; ++e) " + b->name + "[e] = 0;\n";
-        int outer_depth = loop_depth_;
-        loop_depth_ = 0;
-        bool outer_streams = streams_in_function_, outer_reduces = lane_reductions_in_function_;
-        streams_in_function_ = lane_reductions_in_function_ = false;
-        enter_hoist_frame("", nullptr); // nothing moves out of the function
-        in_parallel_body_ = true;
+        bool streams = false, reduces = false;
         chunk_rows_ = chunk_rows;
-        inner += leave_hoist_frame(1, emit_node(row_loop, 1));
+        inner += emit_function_body(row_loop, streams, reduces);
         chunk_rows_ = 0;
-        in_parallel_body_ = false;
-        bool streams = streams_in_function_;
-        streams_in_function_ = outer_streams;
-        lane_reductions_in_function_ = outer_reduces;
-        loop_depth_ = outer_depth;
         std::string plist = parameter_list(), args;
         for (const auto &b : m_.buffers) {
             if (b.promoted) continue;
@@ -2340,22 +2343,15 @@ private:
         out += pad(depth + 1) + "double *akg_row_chunks = (double *)malloc(sizeof(double) * " + std::to_string(chunks * total) + ");\n";
         out += pad(depth + 1) + "if (!akg_row_chunks) {\n" + scratch_frees(pad(depth + 2)) + pad(depth + 2) + "return AKG_STATUS_OUT_OF_MEMORY;\n" +
                pad(depth + 1) + "}\n";
-        std::string loop = "for (int64_t chunk = 0; chunk < " + std::to_string(chunks) + "; ++chunk)\n";
-        std::string call = fn + "(chunk, " + args + ");\n";
-        if (!streams) {
-            out += pad(depth + 1) + "#pragma omp parallel for schedule(static)\n" + pad(depth + 1) + loop + pad(depth + 2) + call;
-        } else { // each thread fences its non-temporal stores once (see emit_parallel)
-            out += pad(depth + 1) + "#pragma omp parallel\n" + pad(depth + 1) + "{\n" + pad(depth + 2) + "#pragma omp for schedule(static) nowait\n" +
-                   pad(depth + 2) + loop + pad(depth + 3) + call + pad(depth + 2) + "akg_stream_fence();\n" + pad(depth + 1) + "}\n";
-        }
-        out += pad(depth + 1) + "for (int64_t chunk = 0; chunk < " + std::to_string(chunks) + "; ++chunk) {\n";
+        std::string loop = "for (int64_t chunk = 0; chunk < " + std::to_string(chunks) + "; ++chunk)";
+        out += parallel_for_code({loop}, fn + "(chunk, " + args + ");\n", streams, depth + 1);
+        out += pad(depth + 1) + loop + " {\n";
         for (size_t k = 0; k < accumulators.size(); ++k) {
             const BufferInfo &b = *accumulators[k];
             out += pad(depth + 2) + "#pragma omp simd\n" + pad(depth + 2) + "for (int64_t e = 0; e < " + std::to_string(element_count(b.shape)) + "; ++e) " +
                    b.name + "[e] += akg_row_chunks[chunk * INT64_C(" + std::to_string(total) + ") + " + std::to_string(offsets[k]) + " + e];\n";
         }
         out += pad(depth + 1) + "}\n" + pad(depth + 1) + "free(akg_row_chunks);\n" + pad(depth) + "}\n";
-        (void)lo;
         return out;
     }
     int64_t chunk_rows_ = 0; // while emit_row_chunks emits a chunk's rows

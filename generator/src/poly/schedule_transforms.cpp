@@ -3,6 +3,7 @@
 // where the C++ bindings of isl 0.25 lack the call.
 #include "poly/schedule_transforms.h"
 
+#include <algorithm>
 #include <functional>
 
 #include <isl/aff.h>
@@ -189,6 +190,19 @@ int64_t largest_element_bytes(const PolyModel &m) {
     for (const auto &b : m.buffers)
         if (!largest || element_count(b.shape) > element_count(largest->shape)) largest = &b;
     return largest ? dtype_bytes(largest->dtype) : 4;
+}
+
+void add_statement_names(isl_schedule_node *node, std::set<std::string> &names) {
+    isl_union_set *below = isl_schedule_node_get_domain(node);
+    isl_union_set_foreach_set(
+        below,
+        [](isl_set *set, void *user) -> isl_stat {
+            static_cast<std::set<std::string> *>(user)->insert(isl_set_get_tuple_name(set));
+            isl_set_free(set);
+            return isl_stat_ok;
+        },
+        &names);
+    isl_union_set_free(below);
 }
 
 std::string mark_name(isl_schedule_node *node) {
@@ -462,22 +476,9 @@ namespace {
 // Whether every statement below `node` lies in one of sink-columns' blocks of columns.
 bool in_column_block(const PolyModel &m, isl_schedule_node *node) {
     if (m.column_block_statements.empty()) return false;
-    isl_union_set *below = isl_schedule_node_get_domain(node);
-    struct Check {
-        const std::set<std::string> *names;
-        bool all = true;
-    } check{&m.column_block_statements};
-    isl_union_set_foreach_set(
-        below,
-        [](isl_set *set, void *user) -> isl_stat {
-            auto &c = *static_cast<Check *>(user);
-            c.all &= c.names->count(isl_set_get_tuple_name(set)) > 0;
-            isl_set_free(set);
-            return isl_stat_ok;
-        },
-        &check);
-    isl_union_set_free(below);
-    return check.all;
+    std::set<std::string> below;
+    add_statement_names(node, below);
+    return std::includes(m.column_block_statements.begin(), m.column_block_statements.end(), below.begin(), below.end());
 }
 
 } // namespace

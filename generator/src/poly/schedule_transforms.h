@@ -1,6 +1,9 @@
 #pragma once
 #include "poly/poly_model.h"
 
+#include <set>
+#include <string>
+
 namespace akg {
 
 // Marks the outermost coincident loop of each top-level band "parallel" (split off from the
@@ -44,6 +47,9 @@ std::vector<std::string> offset_to_c(isl_multi_aff *offset, int depth);
 void map_schedule_bottom_up(PolyModel &model, isl_schedule_node *(*fn)(isl_schedule_node *, void *), void *user);
 // The bytes of one element of the model's largest buffer.
 int64_t largest_element_bytes(const PolyModel &model);
+
+// The names of the statements below `node`, added to `names`.
+void add_statement_names(isl_schedule_node *node, std::set<std::string> &names);
 
 // The name of mark `node`, or "" when `node` is not a mark.
 std::string mark_name(isl_schedule_node *node);

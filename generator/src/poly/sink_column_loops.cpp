@@ -92,20 +92,6 @@ isl_schedule_node *insert_at_leaves(isl_schedule_node *node, isl_multi_union_pw_
         &leaf);
 }
 
-// Adds the names of the statements below `node` to `names`.
-void record_statements(isl_schedule_node *node, std::set<std::string> &names) {
-    isl_union_set *below = isl_schedule_node_get_domain(node);
-    isl_union_set_foreach_set(
-        below,
-        [](isl_set *set, void *user) -> isl_stat {
-            static_cast<std::set<std::string> *>(user)->insert(isl_set_get_tuple_name(set));
-            isl_set_free(set);
-            return isl_stat_ok;
-        },
-        &names);
-    isl_union_set_free(below);
-}
-
 // Marks "row_chunks_N" every band below `node` that has bands below it: the loops over the rows
 // of the whole-row column sums, to run in N chunks.
 isl_schedule_node *mark_row_loops(isl_schedule_node *node, int chunks) {
@@ -132,10 +118,10 @@ bool walk_whole_rows(const PolyModel &m, const ScheduleOptions &o, isl_schedule_
     int64_t rows = element_count(walked.shape) / std::max<int64_t>(1, columns);
     int64_t bytes = element_count(walked.shape) * dtype_bytes(walked.dtype);
     if (!o.parallel || o.row_chunks < 2 || columns * dtype_bytes(walked.dtype) > o.column_sums_whole_rows_bytes ||
-        bytes < o.column_sums_whole_rows_from_bytes || rows < 2 * o.row_chunks * 32)
+        bytes < o.column_sums_whole_rows_from_bytes || rows < 2 * o.row_chunks * 32) // two of the emitter's 32-row blocks per chunk
         return false;
     std::set<std::string> below;
-    record_statements(band, below);
+    add_statement_names(band, below);
     int sums = 0, others = 0;
     for (const auto &st : m.statements) {
         if (st.role != StatementRole::ReduceUpdate || !below.count(st.name)) continue;
@@ -156,7 +142,7 @@ isl_schedule_node *sink_under_mark(isl_schedule_node *node, void *user) {
     int64_t trips = apply ? member_extent(band, 0) : 0;
     if (apply && walk_whole_rows(*c.m, *c.options, band, *walked, trips)) {
         isl_schedule_node_free(node);
-        record_statements(band, c.m->column_block_statements);
+        add_statement_names(band, c.m->column_block_statements);
         isl_multi_union_pw_aff *columns = isl_schedule_node_band_get_partial_schedule(band);
         isl_schedule_node *body = isl_schedule_node_delete(band);
         body = insert_at_leaves(body, columns);
@@ -174,7 +160,7 @@ isl_schedule_node *sink_under_mark(isl_schedule_node *node, void *user) {
         return node;
     }
     isl_schedule_node_free(node);
-    record_statements(band, c.m->column_block_statements);
+    add_statement_names(band, c.m->column_block_statements);
     isl_multi_union_pw_aff *partial = nullptr;
     isl_schedule_node *point = tile_and_take_point_band(band, block, &partial);
     point = insert_at_leaves(point, partial);
