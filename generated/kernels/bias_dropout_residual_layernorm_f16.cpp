@@ -4,104 +4,65 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, const uint16_t *__restrict in3, const float *__restrict in4, const float *__restrict in5, float *__restrict t1, float *__restrict t2, uint16_t *__restrict out0, uint16_t *__restrict out1, uint16_t *__restrict out2, uint16_t *__restrict out3, uint16_t *__restrict out4) {
-    double t3[1];
+static void akg_bias_dropout_residual_layernorm_f16_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, const uint16_t *__restrict in3, const float *__restrict in4, const float *__restrict in5, float *__restrict t2, float *__restrict t3, uint16_t *__restrict out0, uint16_t *__restrict out1, uint16_t *__restrict out2, uint16_t *__restrict out3, uint16_t *__restrict out4) {
+    alignas(64) float t0_local[768];
+    float *__restrict t0 = t0_local;
     double t4[1];
-    float t0[1];
+    double t5[1];
+    float t1[1];
     #pragma omp simd
     for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
         {
             [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            t1[i0] = (float)(akg_round_f16(in4[(c0 + c1)]));
+            t2[i0] = (float)(akg_round_f16(in4[(c0 + c1)]));
         }
     }
 }
 
-static void akg_bias_dropout_residual_layernorm_f16_parallel_body_1(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, const uint16_t *__restrict in3, const float *__restrict in4, const float *__restrict in5, float *__restrict t1, float *__restrict t2, uint16_t *__restrict out0, uint16_t *__restrict out1, uint16_t *__restrict out2, uint16_t *__restrict out3, uint16_t *__restrict out4) {
-    double t3[1];
+static void akg_bias_dropout_residual_layernorm_f16_parallel_body_1(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, const uint16_t *__restrict in3, const float *__restrict in4, const float *__restrict in5, float *__restrict t2, float *__restrict t3, uint16_t *__restrict out0, uint16_t *__restrict out1, uint16_t *__restrict out2, uint16_t *__restrict out3, uint16_t *__restrict out4) {
+    alignas(64) float t0_local[768];
+    float *__restrict t0 = t0_local;
     double t4[1];
-    float t0[1];
+    double t5[1];
+    float t1[1];
     #pragma omp simd
     for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
         {
             [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            t2[i0] = (float)(akg_round_f16(in5[(c0 + c1)]));
+            t3[i0] = (float)(akg_round_f16(in5[(c0 + c1)]));
         }
     }
 }
 
-static void akg_bias_dropout_residual_layernorm_f16_parallel_body_2(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, const uint16_t *__restrict in3, const float *__restrict in4, const float *__restrict in5, float *__restrict t1, float *__restrict t2, uint16_t *__restrict out0, uint16_t *__restrict out1, uint16_t *__restrict out2, uint16_t *__restrict out3, uint16_t *__restrict out4) {
-    double t3[1];
+static void akg_bias_dropout_residual_layernorm_f16_parallel_body_2(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, const uint16_t *__restrict in3, const float *__restrict in4, const float *__restrict in5, float *__restrict t2, float *__restrict t3, uint16_t *__restrict out0, uint16_t *__restrict out1, uint16_t *__restrict out2, uint16_t *__restrict out3, uint16_t *__restrict out4) {
+    alignas(64) float t0_local[768];
+    float *__restrict t0 = t0_local;
     double t4[1];
-    float t0[1];
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        [[maybe_unused]] const int64_t i1 = 0;
-        t3[0] = 0.0f;
-    }
+    double t5[1];
+    float t1[1];
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
         t4[0] = 0.0f;
     }
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        [[maybe_unused]] const int64_t i1 = 0;
-        float acc = t3[0];
-        float acc1 = 0.0f;
+    for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
         {
-            const int64_t c1_begin = 0, c1_end = (767) + 1;
-            float lanes_c1[64];
+            const int64_t c2_first = 0;
+            float block_c2_0[64];
+            akg_f16_to_f32_n(in0 + (((c0 * INT64_C(768)) + (c1 + c2_first))), block_c2_0, 64);
+            float block_c2_1[64];
+            akg_f16_to_f32_n(in1 + ((c1 + c2_first)), block_c2_1, 64);
+            float block_c2_2[64];
+            akg_f16_to_f32_n(in3 + (((c0 * INT64_C(768)) + (c1 + c2_first))), block_c2_2, 64);
             #pragma omp simd
-            for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) lanes_c1[c1_lane] = 0.0f;
-            if (c1_end - c1_begin >= 64) {
-                const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 64 * 64;
-                for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 64) {
-                    float block_c1_0[64];
-                    akg_f16_to_f32_n(in0 + (((c0 * INT64_C(768)) + c1_block)), block_c1_0, 64);
-                    float block_c1_1[64];
-                    akg_f16_to_f32_n(in1 + (c1_block), block_c1_1, 64);
-                    float block_c1_2[64];
-                    akg_f16_to_f32_n(in3 + (((c0 * INT64_C(768)) + c1_block)), block_c1_2, 64);
-                    #pragma omp simd
-                    for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
-                        const int64_t c1 = c1_block + c1_lane;
-                        {
-                            [[maybe_unused]] const int64_t r0 = c1;
-                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + ((((block_c1_0[c1_lane] + block_c1_1[c1_lane]) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + block_c1_2[c1_lane]);
-                        }
-                    }
-                    akg_end_of_lane_block();
-                }
-                if (c1_full < c1_end) {
-                    const int64_t c1_last = c1_end - 64;
-                    float block_c1_0[64];
-                    akg_f16_to_f32_n(in0 + (((c0 * INT64_C(768)) + c1_last)), block_c1_0, 64);
-                    float block_c1_1[64];
-                    akg_f16_to_f32_n(in1 + (c1_last), block_c1_1, 64);
-                    float block_c1_2[64];
-                    akg_f16_to_f32_n(in3 + (((c0 * INT64_C(768)) + c1_last)), block_c1_2, 64);
-                    #pragma omp simd
-                    for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
-                        const int64_t c1 = c1_last + c1_lane;
-                        {
-                            [[maybe_unused]] const int64_t r0 = c1;
-                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_select(c1 >= c1_full, float(((((block_c1_0[c1_lane] + block_c1_1[c1_lane]) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + block_c1_2[c1_lane])), float(0.0f));
-                        }
-                    }
-                }
-            } else {
-                for (int64_t c1 = c1_begin; c1 < c1_end; ++c1) {
-                    {
-                        [[maybe_unused]] const int64_t r0 = c1;
-                        lanes_c1[0] = lanes_c1[0] + ((((akg_f16_to_f32(in0[c0 * 768 + c1]) + akg_f16_to_f32(in1[c1])) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + akg_f16_to_f32(in3[c0 * 768 + c1]));
-                    }
+            for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+                {
+                    [[maybe_unused]] const int64_t i0 = c0;
+                    [[maybe_unused]] const int64_t i1 = (c1 + c2);
+                    t0[(i1 - (0))] = (float)(((((block_c2_0[(c2 - c2_first)] + block_c2_1[(c2 - c2_first)]) * akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + block_c2_2[(c2 - c2_first)]));
                 }
             }
-            acc1 = akg_combine_lanes<64>(lanes_c1, [](float a, float b) { return a + b; });
         }
-        acc = acc + acc1;
-        t3[0] = (double)(acc);
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
@@ -116,38 +77,24 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_2(int64_t c0, 
             if (c1_end - c1_begin >= 64) {
                 const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 64 * 64;
                 for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 64) {
-                    float block_c1_0[64];
-                    akg_f16_to_f32_n(in0 + (((c0 * INT64_C(768)) + c1_block)), block_c1_0, 64);
-                    float block_c1_1[64];
-                    akg_f16_to_f32_n(in1 + (c1_block), block_c1_1, 64);
-                    float block_c1_2[64];
-                    akg_f16_to_f32_n(in3 + (((c0 * INT64_C(768)) + c1_block)), block_c1_2, 64);
                     #pragma omp simd
                     for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
                         const int64_t c1 = c1_block + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
-                            const float v_cse0 = (((((block_c1_0[c1_lane] + block_c1_1[c1_lane]) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + block_c1_2[c1_lane]) - (akg_round_f16(((float)t3[0])) * 0.00130176544f));
-                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + (v_cse0 * v_cse0);
+                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + ((float)t0[(c1 - (0))]);
                         }
                     }
                     akg_end_of_lane_block();
                 }
                 if (c1_full < c1_end) {
                     const int64_t c1_last = c1_end - 64;
-                    float block_c1_0[64];
-                    akg_f16_to_f32_n(in0 + (((c0 * INT64_C(768)) + c1_last)), block_c1_0, 64);
-                    float block_c1_1[64];
-                    akg_f16_to_f32_n(in1 + (c1_last), block_c1_1, 64);
-                    float block_c1_2[64];
-                    akg_f16_to_f32_n(in3 + (((c0 * INT64_C(768)) + c1_last)), block_c1_2, 64);
                     #pragma omp simd
                     for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
                         const int64_t c1 = c1_last + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
-                            const float v_cse0 = (((((block_c1_0[c1_lane] + block_c1_1[c1_lane]) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + block_c1_2[c1_lane]) - (akg_round_f16(((float)t3[0])) * 0.00130176544f));
-                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_select(c1 >= c1_full, float((v_cse0 * v_cse0)), float(0.0f));
+                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_select(c1 >= c1_full, float(((float)t0[(c1 - (0))])), float(0.0f));
                         }
                     }
                 }
@@ -155,8 +102,7 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_2(int64_t c0, 
                 for (int64_t c1 = c1_begin; c1 < c1_end; ++c1) {
                     {
                         [[maybe_unused]] const int64_t r0 = c1;
-                        const float v_cse0 = (((((akg_f16_to_f32(in0[c0 * 768 + c1]) + akg_f16_to_f32(in1[c1])) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + akg_f16_to_f32(in3[c0 * 768 + c1])) - (akg_round_f16(((float)t3[0])) * 0.00130176544f));
-                        lanes_c1[0] = lanes_c1[0] + (v_cse0 * v_cse0);
+                        lanes_c1[0] = lanes_c1[0] + ((float)t0[(c1 - (0))]);
                     }
                 }
             }
@@ -168,52 +114,105 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_2(int64_t c0, 
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
-        t0[0] = (float)(akg_rsqrt(((akg_round_f16_scalar(((float)t4[0])) * 0.00130176544f) + 1.1920929e-07f)));
+        t5[0] = 0.0f;
     }
-    for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = 0;
+        float acc = t5[0];
+        float acc1 = 0.0f;
         {
-            const int64_t c2_first = 0;
-            float block_c2_0[64];
-            akg_f16_to_f32_n(in0 + (((c0 * INT64_C(768)) + (c1 + c2_first))), block_c2_0, 64);
-            float block_c2_1[64];
-            akg_f16_to_f32_n(in1 + ((c1 + c2_first)), block_c2_1, 64);
-            float block_c2_2[64];
-            akg_f16_to_f32_n(in3 + (((c0 * INT64_C(768)) + (c1 + c2_first))), block_c2_2, 64);
-            alignas(64) float blk_out1[64];
-            alignas(64) float blk_out0[64];
+            const int64_t c1_begin = 0, c1_end = (767) + 1;
+            float lanes_c1[64];
             #pragma omp simd
-            for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
-                {
-                    [[maybe_unused]] const int64_t i0 = c0;
-                    [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                    blk_out1[c2] = ((((((((block_c2_0[(c2 - c2_first)] + block_c2_1[(c2 - c2_first)]) * akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + block_c2_2[(c2 - c2_first)]) - (akg_round_f16(((float)t3[0])) * 0.00130176544f)) * ((float)t0[0])) * ((float)t1[(c1 + c2)])) + ((float)t2[(c1 + c2)]));
+            for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) lanes_c1[c1_lane] = 0.0f;
+            if (c1_end - c1_begin >= 64) {
+                const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 64 * 64;
+                for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 64) {
+                    #pragma omp simd
+                    for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
+                        const int64_t c1 = c1_block + c1_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c1;
+                            const float v_cse0 = (((float)t0[(c1 - (0))]) - (akg_round_f16(((float)t4[0])) * 0.00130176544f));
+                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + (v_cse0 * v_cse0);
+                        }
+                    }
+                    akg_end_of_lane_block();
                 }
-                {
-                    [[maybe_unused]] const int64_t i0 = c0;
-                    [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                    blk_out0[c2] = ((((block_c2_0[(c2 - c2_first)] + block_c2_1[(c2 - c2_first)]) * akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + block_c2_2[(c2 - c2_first)]);
+                if (c1_full < c1_end) {
+                    const int64_t c1_last = c1_end - 64;
+                    #pragma omp simd
+                    for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
+                        const int64_t c1 = c1_last + c1_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c1;
+                            const float v_cse0 = (((float)t0[(c1 - (0))]) - (akg_round_f16(((float)t4[0])) * 0.00130176544f));
+                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_select(c1 >= c1_full, float((v_cse0 * v_cse0)), float(0.0f));
+                        }
+                    }
+                }
+            } else {
+                for (int64_t c1 = c1_begin; c1 < c1_end; ++c1) {
+                    {
+                        [[maybe_unused]] const int64_t r0 = c1;
+                        const float v_cse0 = (((float)t0[(c1 - (0))]) - (akg_round_f16(((float)t4[0])) * 0.00130176544f));
+                        lanes_c1[0] = lanes_c1[0] + (v_cse0 * v_cse0);
+                    }
                 }
             }
-            akg_f32_to_f16_n(blk_out1, out1 + (((c0 * INT64_C(768)) + c1)), 64);
-            akg_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(768)) + c1)), 64);
+            acc1 = akg_combine_lanes<64>(lanes_c1, [](float a, float b) { return a + b; });
         }
+        acc = acc + acc1;
+        t5[0] = (double)(acc);
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
-        out2[i0] = akg_f32_to_f16_scalar((akg_round_f16_scalar(((float)t4[0])) * 0.00130176544f));
+        t1[0] = (float)(akg_rsqrt(((akg_round_f16_scalar(((float)t5[0])) * 0.00130176544f) + 1.1920929e-07f)));
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
-        out3[i0] = akg_f32_to_f16_scalar((akg_round_f16_scalar(((float)t3[0])) * 0.00130176544f));
+        out2[i0] = akg_f32_to_f16_scalar((akg_round_f16_scalar(((float)t5[0])) * 0.00130176544f));
+    }
+    for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
+        alignas(64) float blk_out0[64];
+        #pragma omp simd
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = (c1 + c2);
+                blk_out0[c2] = ((float)t0[((c1 + c2) - (0))]);
+            }
+        }
+        akg_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(768)) + c1)), 64);
+    }
+    for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
+        alignas(64) float blk_out1[64];
+        #pragma omp simd
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = (c1 + c2);
+                blk_out1[c2] = ((((((float)t0[((c1 + c2) - (0))]) - (akg_round_f16(((float)t4[0])) * 0.00130176544f)) * ((float)t1[0])) * ((float)t2[(c1 + c2)])) + ((float)t3[(c1 + c2)]));
+            }
+        }
+        akg_f32_to_f16_n(blk_out1, out1 + (((c0 * INT64_C(768)) + c1)), 64);
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = 0;
+        out3[i0] = akg_f32_to_f16_scalar((akg_round_f16_scalar(((float)t4[0])) * 0.00130176544f));
     }
 }
 
-static void akg_bias_dropout_residual_layernorm_f16_parallel_body_3(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, const uint16_t *__restrict in3, const float *__restrict in4, const float *__restrict in5, float *__restrict t1, float *__restrict t2, uint16_t *__restrict out0, uint16_t *__restrict out1, uint16_t *__restrict out2, uint16_t *__restrict out3, uint16_t *__restrict out4) {
-    double t3[1];
+static void akg_bias_dropout_residual_layernorm_f16_parallel_body_3(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, const uint16_t *__restrict in3, const float *__restrict in4, const float *__restrict in5, float *__restrict t2, float *__restrict t3, uint16_t *__restrict out0, uint16_t *__restrict out1, uint16_t *__restrict out2, uint16_t *__restrict out3, uint16_t *__restrict out4) {
+    alignas(64) float t0_local[768];
+    float *__restrict t0 = t0_local;
     double t4[1];
-    float t0[1];
+    double t5[1];
+    float t1[1];
     for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
         alignas(64) float blk_out4[64];
         #pragma omp simd
@@ -240,32 +239,34 @@ extern "C" int akg_kernel_fn_bias_dropout_residual_layernorm_f16(void *const *bu
     uint16_t *__restrict out2 = (uint16_t *)buffers[8];
     uint16_t *__restrict out3 = (uint16_t *)buffers[9];
     uint16_t *__restrict out4 = (uint16_t *)buffers[10];
-    double t3[1];
+    alignas(64) float t0_local[768];
+    float *__restrict t0 = t0_local;
     double t4[1];
-    float t0[1];
-    float *t1 = (float *)malloc(sizeof(float) * 768);
-    if (!t1) {
-        return AKG_STATUS_OUT_OF_MEMORY;
-    }
+    double t5[1];
+    float t1[1];
     float *t2 = (float *)malloc(sizeof(float) * 768);
     if (!t2) {
-        free(t1);
+        return AKG_STATUS_OUT_OF_MEMORY;
+    }
+    float *t3 = (float *)malloc(sizeof(float) * 768);
+    if (!t3) {
+        free(t2);
         return AKG_STATUS_OUT_OF_MEMORY;
     }
     #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 767); c0 += 64)
-        akg_bias_dropout_residual_layernorm_f16_parallel_body_0(c0, in0, in1, in2, in3, in4, in5, t1, t2, out0, out1, out2, out3, out4);
+        akg_bias_dropout_residual_layernorm_f16_parallel_body_0(c0, in0, in1, in2, in3, in4, in5, t2, t3, out0, out1, out2, out3, out4);
     #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 767); c0 += 64)
-        akg_bias_dropout_residual_layernorm_f16_parallel_body_1(c0, in0, in1, in2, in3, in4, in5, t1, t2, out0, out1, out2, out3, out4);
+        akg_bias_dropout_residual_layernorm_f16_parallel_body_1(c0, in0, in1, in2, in3, in4, in5, t2, t3, out0, out1, out2, out3, out4);
     #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
-        akg_bias_dropout_residual_layernorm_f16_parallel_body_2(c0, in0, in1, in2, in3, in4, in5, t1, t2, out0, out1, out2, out3, out4);
+        akg_bias_dropout_residual_layernorm_f16_parallel_body_2(c0, in0, in1, in2, in3, in4, in5, t2, t3, out0, out1, out2, out3, out4);
     #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
-        akg_bias_dropout_residual_layernorm_f16_parallel_body_3(c0, in0, in1, in2, in3, in4, in5, t1, t2, out0, out1, out2, out3, out4);
-    free(t1);
+        akg_bias_dropout_residual_layernorm_f16_parallel_body_3(c0, in0, in1, in2, in3, in4, in5, t2, t3, out0, out1, out2, out3, out4);
     free(t2);
+    free(t3);
     return AKG_STATUS_OK;
 }
 

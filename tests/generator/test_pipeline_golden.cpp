@@ -760,3 +760,19 @@ TEST(PipelineGolden, LogicalOpsAreBitwiseOnTruthValues) {
     EXPECT_EQ(count(code, "||"), 0u) << code;
     EXPECT_EQ(count(code, " != 0u) | ("), 13u) << code;
 }
+
+// A float16 residual sum feeding a LayerNorm (bias, dropout mask and residual: three tensors of
+// the row's size, three conversions) is read by the mean's reduction and again by the variance
+// and normalization passes: materialize computes it once into float scratch, promote makes that
+// one row per parallel iteration, reached through a __restrict pointer (else GCC keeps the
+// reductions' lane accumulators on the stack). Each input is converted once per row, not in
+// every pass. The centered values (x - mean: one subtraction of a per-row value) and the
+// softmax gradient's dropout product (two tensors) are still recomputed.
+TEST(PipelineGolden, ResidualSumIsComputedOnceForTheLayerNormPasses) {
+    std::string code = dump_after("bias_dropout_residual_layernorm_f16.json", "emit");
+    EXPECT_EQ(count(code, "alignas(64) float t0_local[768];\n    float *__restrict t0 = t0_local;"), 5u) << code; // 4 parallel bodies, the entry
+    EXPECT_EQ(count(code, "akg_f16_to_f32_n(in3 + "), 1u) << code;
+    EXPECT_EQ(count(code, "lanes_c1[c1_lane] = lanes_c1[c1_lane] + ((float)t0[(c1 - (0))]);"), 1u) << code;
+    EXPECT_EQ(count(dump_after("layernorm_fwd_f16.json", "emit"), "__restrict t"), 0u);
+    EXPECT_EQ(count(dump_after("softmax_grad_f16.json", "emit"), "_local["), 0u);
+}

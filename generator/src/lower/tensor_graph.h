@@ -43,6 +43,9 @@ struct Stage {
     int buffer_index = -1;  // kernel input / output index, or scratch index
     std::string buffer;     // name of the C++ buffer it is stored in
     bool inplace_write = false; // stores into a kernel input (InplaceAssign/Assign)
+    // Set by materialize: computed once because later passes over the same elements (after a
+    // reduction over them) would each recompute it (see read_again_after_its_reduction).
+    bool saved_for_later_passes = false;
 };
 
 struct TensorGraph {

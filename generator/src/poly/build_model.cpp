@@ -93,6 +93,7 @@ PolyModel build_poly_model(isl_ctx *ctx, const TensorGraph &graph) {
         b.name = s.buffer;
         b.shape = s.shape;
         b.kind = s.buffer_kind;
+        b.saved_for_later_passes = s.saved_for_later_passes;
         b.dtype = s.buffer_kind == BufferKind::Scratch ? scratch_dtype(s.value.type()) : s.dtype;
         // Sums accumulate in double where they live in memory (column reductions add one
         // value per row into each column: thousands of float32 additions in a row lose digits).

@@ -51,6 +51,8 @@ struct BufferInfo {
     // Set by prefetch-streams: a large input of a kernel that mostly reads, prefetched ahead of
     // the first lane reduction that streams through it.
     bool prefetched_ahead = false;
+    // From the stage (materialize): a value stored in one pass over a row and read by the next.
+    bool saved_for_later_passes = false;
 };
 
 // Set by stage-float16: a float16 kernel tensor that one iteration of a parallel loop reads
