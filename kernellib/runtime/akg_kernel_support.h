@@ -132,12 +132,12 @@ static inline void akg_prefetch_ahead(const void *buffer, int64_t from, int64_t 
 
 // Sums of short rows (the generator's group-rows pass): sums[r] = the sum of the n elements
 // at src + r * stride, for r < rows <= 16. Each row's elements are added into 16 lanes (element
-// j into lane j % 16, in order; the last partial vector is loaded masked, reading nothing past
-// the row), and the lanes are combined by the halving tree of akg_combine_lanes<16>: lane l
-// with lane l + 8, then l + 4, l + 2, l + 1. With AVX-512 the 16 rows' trees run together,
-// as a transpose: four shuffle-and-add levels for all rows (global average pooling over rows of
-// 49 halves: 2.6x faster than a lane reduction per row). The portable code adds in the same
-// order, so both give the same bits.
+// j into lane j % 16, in order, the first 16 starting the lanes; the last partial vector is
+// loaded masked, reading nothing past the row), and the lanes are combined by the halving tree
+// of akg_combine_lanes<16>: lane l with lane l + 8, then l + 4, l + 2, l + 1. With AVX-512 the
+// 16 rows' trees run together, as a transpose: four shuffle-and-add levels for all rows (global
+// average pooling over rows of 49 halves: 2.6x faster than a lane reduction per row). The
+// portable code adds in the same order, so both give the same bits.
 template <typename T> static inline float akg_row_element(const T *p);
 template <> inline float akg_row_element<float>(const float *p) { return *p; }
 template <> inline float akg_row_element<uint16_t>(const uint16_t *p) { return akg_f16_to_f32(*p); }
@@ -145,7 +145,10 @@ template <> inline float akg_row_element<uint16_t>(const uint16_t *p) { return a
 template <typename T> static inline void akg_row_sums_portable(const T *src, int64_t stride, int64_t n, int64_t rows, float *sums) {
     for (int64_t r = 0; r < rows; ++r) {
         float lanes[16] = {0};
-        for (int64_t j = 0; j < n; ++j) lanes[j % 16] += akg_row_element(src + r * stride + j);
+        int64_t j = 0;
+        if (n >= 16) // the lanes start at the first 16 elements (as the vector code: one add less)
+            for (; j < 16; ++j) lanes[j] = akg_row_element(src + r * stride + j);
+        for (; j < n; ++j) lanes[j % 16] += akg_row_element(src + r * stride + j);
         sums[r] = akg_combine_lanes<16>(lanes, [](float a, float b) { return a + b; });
     }
 }
@@ -168,8 +171,13 @@ template <typename T> static inline void akg_row_sums(const T *src, int64_t stri
         __m512 a = _mm512_setzero_ps();
         if (r < rows) {
             const T *row = src + r * stride;
-            for (int64_t j = 0; j < full; j += 16) a = _mm512_add_ps(a, akg_row_vector(row + j, (__mmask16)0xffff));
-            if (tail) a = _mm512_add_ps(a, akg_row_vector(row + full, tail));
+            int64_t j = 0;
+            if (full > 0) { // the lanes start at the first 16 elements, not at 0 + them
+                a = akg_row_vector(row, (__mmask16)0xffff);
+                j = 16;
+            }
+            for (; j < full; j += 16) a = _mm512_add_ps(a, akg_row_vector(row + j, (__mmask16)0xffff));
+            if (tail) a = _mm512_mask_add_ps(a, tail, a, akg_row_vector(row + full, tail)); // lanes past the row: no add
         }
         lanes[r] = a;
     }

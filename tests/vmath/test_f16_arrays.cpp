@@ -203,6 +203,14 @@ template <typename T> void check_row_sums(T (*make)(float)) {
                 }
                 for (int64_t r = rows; r < 17; ++r) ASSERT_EQ(fast[r], 777.0f) << "wrote past the rows, rows = " << rows;
             }
+    // Rows of -0 (the lanes start at the row's first 16 elements in both, not at +0 + them).
+    for (int64_t n : {5, 16, 49}) {
+        std::vector<T> zeros(static_cast<size_t>(n * 3), make(-0.0f));
+        float fast[3], portable[3];
+        akg_row_sums(zeros.data(), n, n, 3, fast);
+        akg_row_sums_portable(zeros.data(), n, n, 3, portable);
+        for (int r = 0; r < 3; ++r) ASSERT_TRUE(same(fast[r], portable[r])) << "n " << n;
+    }
 }
 
 TEST(RowSums, VectorTreeAddsInThePortableOrder) {
