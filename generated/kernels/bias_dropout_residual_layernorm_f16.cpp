@@ -45,25 +45,6 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_2(int64_t c0, 
         [[maybe_unused]] const int64_t i1 = 0;
         t4[0] = 0.0f;
     }
-    for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
-        {
-            const int64_t c2_first = 0;
-            float block_c2_0[64];
-            akg_f16_to_f32_n(in0 + (((c0 * INT64_C(768)) + (c1 + c2_first))), block_c2_0, 64);
-            float block_c2_1[64];
-            akg_f16_to_f32_n(in1 + ((c1 + c2_first)), block_c2_1, 64);
-            float block_c2_2[64];
-            akg_f16_to_f32_n(in3 + (((c0 * INT64_C(768)) + (c1 + c2_first))), block_c2_2, 64);
-            #pragma omp simd
-            for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
-                {
-                    [[maybe_unused]] const int64_t i0 = c0;
-                    [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                    t0[(i1 - (0))] = (float)(((((block_c2_0[(c2 - c2_first)] + block_c2_1[(c2 - c2_first)]) * akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + block_c2_2[(c2 - c2_first)]));
-                }
-            }
-        }
-    }
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
@@ -77,32 +58,78 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_2(int64_t c0, 
             if (c1_end - c1_begin >= 64) {
                 const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 64 * 64;
                 for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 64) {
+                    alignas(64) float side_out0[64];
+                    float block_c1_0[64];
+                    akg_f16_to_f32_n(in0 + (((c0 * INT64_C(768)) + c1_block)), block_c1_0, 64);
+                    float block_c1_1[64];
+                    akg_f16_to_f32_n(in1 + (c1_block), block_c1_1, 64);
+                    float block_c1_2[64];
+                    akg_f16_to_f32_n(in3 + (((c0 * INT64_C(768)) + c1_block)), block_c1_2, 64);
                     #pragma omp simd
                     for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
                         const int64_t c1 = c1_block + c1_lane;
                         {
+                            [[maybe_unused]] const int64_t i0 = c0;
+                            [[maybe_unused]] const int64_t i1 = c1;
+                            t0[(i1 - (0))] = (float)(((((block_c1_0[c1_lane] + block_c1_1[c1_lane]) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + block_c1_2[c1_lane]));
+                        }
+                        {
                             [[maybe_unused]] const int64_t r0 = c1;
                             lanes_c1[c1_lane] = lanes_c1[c1_lane] + ((float)t0[(c1 - (0))]);
                         }
+                        {
+                            [[maybe_unused]] const int64_t i0 = c0;
+                            [[maybe_unused]] const int64_t i1 = c1;
+                            side_out0[c1_lane] = ((float)t0[(c1 - (0))]);
+                        }
                     }
+                    akg_f32_to_f16_n(side_out0, out0 + (((c0 * INT64_C(768)) + c1_block)), 64);
                     akg_end_of_lane_block();
                 }
                 if (c1_full < c1_end) {
                     const int64_t c1_last = c1_end - 64;
+                    alignas(64) float side_out0[64];
+                    float block_c1_0[64];
+                    akg_f16_to_f32_n(in0 + (((c0 * INT64_C(768)) + c1_last)), block_c1_0, 64);
+                    float block_c1_1[64];
+                    akg_f16_to_f32_n(in1 + (c1_last), block_c1_1, 64);
+                    float block_c1_2[64];
+                    akg_f16_to_f32_n(in3 + (((c0 * INT64_C(768)) + c1_last)), block_c1_2, 64);
                     #pragma omp simd
                     for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
                         const int64_t c1 = c1_last + c1_lane;
                         {
+                            [[maybe_unused]] const int64_t i0 = c0;
+                            [[maybe_unused]] const int64_t i1 = c1;
+                            t0[(i1 - (0))] = (float)(((((block_c1_0[c1_lane] + block_c1_1[c1_lane]) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + block_c1_2[c1_lane]));
+                        }
+                        {
                             [[maybe_unused]] const int64_t r0 = c1;
                             lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_select(c1 >= c1_full, float(((float)t0[(c1 - (0))])), float(0.0f));
                         }
+                        {
+                            [[maybe_unused]] const int64_t i0 = c0;
+                            [[maybe_unused]] const int64_t i1 = c1;
+                            side_out0[c1_lane] = ((float)t0[(c1 - (0))]);
+                        }
                     }
+                    akg_f32_to_f16_n(side_out0, out0 + (((c0 * INT64_C(768)) + c1_last)), 64);
                 }
             } else {
                 for (int64_t c1 = c1_begin; c1 < c1_end; ++c1) {
                     {
+                        [[maybe_unused]] const int64_t i0 = c0;
+                        [[maybe_unused]] const int64_t i1 = c1;
+                        t0[(i1 - (0))] = (float)(((((akg_f16_to_f32(in0[c0 * 768 + c1]) + akg_f16_to_f32(in1[c1])) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + akg_f16_to_f32(in3[c0 * 768 + c1])));
+                    }
+                    {
                         [[maybe_unused]] const int64_t r0 = c1;
                         lanes_c1[0] = lanes_c1[0] + ((float)t0[(c1 - (0))]);
+                    }
+                    {
+                        [[maybe_unused]] const int64_t i0 = c0;
+                        [[maybe_unused]] const int64_t i1 = c1;
+                        out0[i0 * 768 + i1] = akg_f32_to_f16(((float)t0[(c1 - (0))]));
                     }
                 }
             }
@@ -169,24 +196,12 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_2(int64_t c0, 
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
-        t1[0] = (float)(akg_rsqrt(((akg_round_f16_scalar(((float)t5[0])) * 0.00130176544f) + 1.1920929e-07f)));
+        out2[i0] = akg_f32_to_f16_scalar((akg_round_f16_scalar(((float)t5[0])) * 0.00130176544f));
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
-        out2[i0] = akg_f32_to_f16_scalar((akg_round_f16_scalar(((float)t5[0])) * 0.00130176544f));
-    }
-    for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
-        alignas(64) float blk_out0[64];
-        #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                blk_out0[c2] = ((float)t0[((c1 + c2) - (0))]);
-            }
-        }
-        akg_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(768)) + c1)), 64);
+        t1[0] = (float)(akg_rsqrt(((akg_round_f16_scalar(((float)t5[0])) * 0.00130176544f) + 1.1920929e-07f)));
     }
     for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
         alignas(64) float blk_out1[64];

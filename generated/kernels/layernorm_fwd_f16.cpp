@@ -5,70 +5,11 @@
 #include "akg_kernel_support.h"
 
 static void akg_layernorm_fwd_f16_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, const float *__restrict in1, const float *__restrict in2, float *__restrict out1, float *__restrict out2, uint16_t *__restrict out0) {
-    double t1[2];
+    alignas(64) float t0_local[1536];
+    float *__restrict t0 = t0_local;
     double t2[2];
-    float t0[2];
-    #pragma omp simd
-    for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
-        {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            [[maybe_unused]] const int64_t i1 = 0;
-            t1[(i0 - (c0))] = 0.0f;
-        }
-    }
-    for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
-        {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            [[maybe_unused]] const int64_t i1 = 0;
-            float acc = t1[(i0 - (c0))];
-            float acc1 = 0.0f;
-            {
-                const int64_t c2_begin = 0, c2_end = (767) + 1;
-                float lanes_c2[64];
-                #pragma omp simd
-                for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) lanes_c2[c2_lane] = 0.0f;
-                if (c2_end - c2_begin >= 64) {
-                    const int64_t c2_full = c2_begin + (c2_end - c2_begin) / 64 * 64;
-                    for (int64_t c2_block = c2_begin; c2_block < c2_full; c2_block += 64) {
-                        float block_c2_0[64];
-                        akg_f16_to_f32_n(in0 + ((((c0 + c1) * INT64_C(768)) + c2_block)), block_c2_0, 64);
-                        #pragma omp simd
-                        for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) {
-                            const int64_t c2 = c2_block + c2_lane;
-                            {
-                                [[maybe_unused]] const int64_t r0 = c2;
-                                lanes_c2[c2_lane] = lanes_c2[c2_lane] + block_c2_0[c2_lane];
-                            }
-                        }
-                        akg_end_of_lane_block();
-                    }
-                    if (c2_full < c2_end) {
-                        const int64_t c2_last = c2_end - 64;
-                        float block_c2_0[64];
-                        akg_f16_to_f32_n(in0 + ((((c0 + c1) * INT64_C(768)) + c2_last)), block_c2_0, 64);
-                        #pragma omp simd
-                        for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) {
-                            const int64_t c2 = c2_last + c2_lane;
-                            {
-                                [[maybe_unused]] const int64_t r0 = c2;
-                                lanes_c2[c2_lane] = lanes_c2[c2_lane] + akg_select(c2 >= c2_full, float(block_c2_0[c2_lane]), float(0.0f));
-                            }
-                        }
-                    }
-                } else {
-                    for (int64_t c2 = c2_begin; c2 < c2_end; ++c2) {
-                        {
-                            [[maybe_unused]] const int64_t r0 = c2;
-                            lanes_c2[0] = lanes_c2[0] + akg_f16_to_f32(in0[(c0 + c1) * 768 + c2]);
-                        }
-                    }
-                }
-                acc1 = akg_combine_lanes<64>(lanes_c2, [](float a, float b) { return a + b; });
-            }
-            acc = acc + acc1;
-            t1[(i0 - (c0))] = (double)(acc);
-        }
-    }
+    double t3[2];
+    float t1[2];
     #pragma omp simd
     for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
         {
@@ -97,9 +38,13 @@ static void akg_layernorm_fwd_f16_parallel_body_0(int64_t c0, const uint16_t *__
                         for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) {
                             const int64_t c2 = c2_block + c2_lane;
                             {
+                                [[maybe_unused]] const int64_t i0 = (c0 + c1);
+                                [[maybe_unused]] const int64_t i1 = c2;
+                                t0[(i0 - (c0)) * 768 + (i1 - (0))] = (float)(block_c2_0[c2_lane]);
+                            }
+                            {
                                 [[maybe_unused]] const int64_t r0 = c2;
-                                const float v_cse0 = (block_c2_0[c2_lane] - (((float)t1[((c0 + c1) - (c0))]) * 0.00130208337f));
-                                lanes_c2[c2_lane] = lanes_c2[c2_lane] + (v_cse0 * v_cse0);
+                                lanes_c2[c2_lane] = lanes_c2[c2_lane] + t0[((c0 + c1) - (c0)) * 768 + (c2 - (0))];
                             }
                         }
                         akg_end_of_lane_block();
@@ -112,18 +57,26 @@ static void akg_layernorm_fwd_f16_parallel_body_0(int64_t c0, const uint16_t *__
                         for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) {
                             const int64_t c2 = c2_last + c2_lane;
                             {
+                                [[maybe_unused]] const int64_t i0 = (c0 + c1);
+                                [[maybe_unused]] const int64_t i1 = c2;
+                                t0[(i0 - (c0)) * 768 + (i1 - (0))] = (float)(block_c2_0[c2_lane]);
+                            }
+                            {
                                 [[maybe_unused]] const int64_t r0 = c2;
-                                const float v_cse0 = (block_c2_0[c2_lane] - (((float)t1[((c0 + c1) - (c0))]) * 0.00130208337f));
-                                lanes_c2[c2_lane] = lanes_c2[c2_lane] + akg_select(c2 >= c2_full, float((v_cse0 * v_cse0)), float(0.0f));
+                                lanes_c2[c2_lane] = lanes_c2[c2_lane] + akg_select(c2 >= c2_full, float(t0[((c0 + c1) - (c0)) * 768 + (c2 - (0))]), float(0.0f));
                             }
                         }
                     }
                 } else {
                     for (int64_t c2 = c2_begin; c2 < c2_end; ++c2) {
                         {
+                            [[maybe_unused]] const int64_t i0 = (c0 + c1);
+                            [[maybe_unused]] const int64_t i1 = c2;
+                            t0[(i0 - (c0)) * 768 + (i1 - (0))] = (float)(akg_f16_to_f32(in0[(c0 + c1) * 768 + c2]));
+                        }
+                        {
                             [[maybe_unused]] const int64_t r0 = c2;
-                            const float v_cse0 = (akg_f16_to_f32(in0[(c0 + c1) * 768 + c2]) - (((float)t1[((c0 + c1) - (c0))]) * 0.00130208337f));
-                            lanes_c2[0] = lanes_c2[0] + (v_cse0 * v_cse0);
+                            lanes_c2[0] = lanes_c2[0] + t0[((c0 + c1) - (c0)) * 768 + (c2 - (0))];
                         }
                     }
                 }
@@ -138,36 +91,91 @@ static void akg_layernorm_fwd_f16_parallel_body_0(int64_t c0, const uint16_t *__
         {
             [[maybe_unused]] const int64_t i0 = (c0 + c1);
             [[maybe_unused]] const int64_t i1 = 0;
-            out1[i0] = (float)((((float)t1[((c0 + c1) - (c0))]) * 0.00130208337f));
-        }
-        {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            [[maybe_unused]] const int64_t i1 = 0;
-            out2[i0] = (float)((((float)t2[((c0 + c1) - (c0))]) * 0.00130208337f));
-        }
-        {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            [[maybe_unused]] const int64_t i1 = 0;
-            t0[(i0 - (c0))] = (float)(akg_rsqrt(((((float)t2[((c0 + c1) - (c0))]) * 0.00130208337f) + 1.00000001e-07f)));
+            t3[(i0 - (c0))] = 0.0f;
         }
     }
     for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
-        for (int64_t c2 = 0; (c2 <= 767); c2 += 64) {
+        {
+            [[maybe_unused]] const int64_t i0 = (c0 + c1);
+            [[maybe_unused]] const int64_t i1 = 0;
+            float acc = t3[(i0 - (c0))];
+            float acc1 = 0.0f;
             {
-                const int64_t c3_first = 0;
-                float block_c3_0[64];
-                akg_f16_to_f32_n(in0 + ((((c0 + c1) * INT64_C(768)) + (c2 + c3_first))), block_c3_0, 64);
-                alignas(64) float blk_out0[64];
+                const int64_t c2_begin = 0, c2_end = (767) + 1;
+                float lanes_c2[64];
                 #pragma omp simd
-                for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
-                    {
-                        [[maybe_unused]] const int64_t i0 = (c0 + c1);
-                        [[maybe_unused]] const int64_t i1 = (c2 + c3);
-                        blk_out0[c3] = (in2[(c2 + c3)] + (in1[(c2 + c3)] * (t0[((c0 + c1) - (c0))] * (block_c3_0[(c3 - c3_first)] - (((float)t1[((c0 + c1) - (c0))]) * 0.00130208337f)))));
+                for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) lanes_c2[c2_lane] = 0.0f;
+                if (c2_end - c2_begin >= 64) {
+                    const int64_t c2_full = c2_begin + (c2_end - c2_begin) / 64 * 64;
+                    for (int64_t c2_block = c2_begin; c2_block < c2_full; c2_block += 64) {
+                        #pragma omp simd
+                        for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) {
+                            const int64_t c2 = c2_block + c2_lane;
+                            {
+                                [[maybe_unused]] const int64_t r0 = c2;
+                                const float v_cse0 = (t0[((c0 + c1) - (c0)) * 768 + (c2 - (0))] - (((float)t2[((c0 + c1) - (c0))]) * 0.00130208337f));
+                                lanes_c2[c2_lane] = lanes_c2[c2_lane] + (v_cse0 * v_cse0);
+                            }
+                        }
+                        akg_end_of_lane_block();
+                    }
+                    if (c2_full < c2_end) {
+                        const int64_t c2_last = c2_end - 64;
+                        #pragma omp simd
+                        for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) {
+                            const int64_t c2 = c2_last + c2_lane;
+                            {
+                                [[maybe_unused]] const int64_t r0 = c2;
+                                const float v_cse0 = (t0[((c0 + c1) - (c0)) * 768 + (c2 - (0))] - (((float)t2[((c0 + c1) - (c0))]) * 0.00130208337f));
+                                lanes_c2[c2_lane] = lanes_c2[c2_lane] + akg_select(c2 >= c2_full, float((v_cse0 * v_cse0)), float(0.0f));
+                            }
+                        }
+                    }
+                } else {
+                    for (int64_t c2 = c2_begin; c2 < c2_end; ++c2) {
+                        {
+                            [[maybe_unused]] const int64_t r0 = c2;
+                            const float v_cse0 = (t0[((c0 + c1) - (c0)) * 768 + (c2 - (0))] - (((float)t2[((c0 + c1) - (c0))]) * 0.00130208337f));
+                            lanes_c2[0] = lanes_c2[0] + (v_cse0 * v_cse0);
+                        }
                     }
                 }
-                akg_f32_to_f16_n(blk_out0, out0 + ((((c0 + c1) * INT64_C(768)) + c2)), 64);
+                acc1 = akg_combine_lanes<64>(lanes_c2, [](float a, float b) { return a + b; });
             }
+            acc = acc + acc1;
+            t3[(i0 - (c0))] = (double)(acc);
+        }
+    }
+    for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = (c0 + c1);
+            [[maybe_unused]] const int64_t i1 = 0;
+            t1[(i0 - (c0))] = (float)(akg_rsqrt(((((float)t3[((c0 + c1) - (c0))]) * 0.00130208337f) + 1.00000001e-07f)));
+        }
+        for (int64_t c2 = 0; (c2 <= 767); c2 += 64) {
+            alignas(64) float blk_out0[64];
+            #pragma omp simd
+            for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+                {
+                    [[maybe_unused]] const int64_t i0 = (c0 + c1);
+                    [[maybe_unused]] const int64_t i1 = (c2 + c3);
+                    blk_out0[c3] = (in2[(c2 + c3)] + (in1[(c2 + c3)] * (t1[((c0 + c1) - (c0))] * (t0[((c0 + c1) - (c0)) * 768 + ((c2 + c3) - (0))] - (((float)t2[((c0 + c1) - (c0))]) * 0.00130208337f)))));
+                }
+            }
+            akg_f32_to_f16_n(blk_out0, out0 + ((((c0 + c1) * INT64_C(768)) + c2)), 64);
+        }
+        {
+            [[maybe_unused]] const int64_t i0 = (c0 + c1);
+            [[maybe_unused]] const int64_t i1 = 0;
+            out2[i0] = (float)((((float)t3[((c0 + c1) - (c0))]) * 0.00130208337f));
+        }
+    }
+    #pragma omp simd
+    for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = (c0 + c1);
+            [[maybe_unused]] const int64_t i1 = 0;
+            out1[i0] = (float)((((float)t2[((c0 + c1) - (c0))]) * 0.00130208337f));
         }
     }
 }
@@ -179,9 +187,11 @@ extern "C" int akg_kernel_fn_layernorm_fwd_f16(void *const *buffers) {
     float *__restrict out1 = (float *)buffers[4];
     float *__restrict out2 = (float *)buffers[5];
     uint16_t *__restrict out0 = (uint16_t *)buffers[3];
-    double t1[2];
+    alignas(64) float t0_local[1536];
+    float *__restrict t0 = t0_local;
     double t2[2];
-    float t0[2];
+    double t3[2];
+    float t1[2];
     #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 2047); c0 += 2)
         akg_layernorm_fwd_f16_parallel_body_0(c0, in0, in1, in2, out1, out2, out0);

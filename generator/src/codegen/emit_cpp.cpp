@@ -1770,6 +1770,15 @@ private:
     // 56), which keeps float32 rounding error near that of pairwise summation. Sibling
     // reductions (sum and sum of squares of one tensor) share the loops, each with its own
     // accumulators.
+    // The side statements of a reduction's innermost loop that feed its updates (saved values
+    // the updates read: stored first), or the others (stored after the updates).
+    std::string emit_sides(const std::vector<isl_ast_node *> &sides, bool feeding, int depth) {
+        std::string out;
+        for (auto *side : sides)
+            if (m_.feeding_side_statements.count(user_call(side).statement->name) == feeding) out += emit_user(side, depth, nullptr, false);
+        return out;
+    }
+
     std::string emit_accumulation(const std::vector<isl_ast_node *> &updates, const std::vector<isl_ast_node *> &sides, std::vector<isl_ast_node *> &loops,
                                   int depth) {
         std::vector<Accumulation> accs;
@@ -1834,8 +1843,9 @@ private:
                 out += pad(d) + "#pragma omp simd " + clauses + "\n";
                 bool block = accs.size() + sides.size() > 1;
                 out += pad(d) + header + (block ? " {" : "") + "\n";
+                out += emit_sides(sides, true, d + 1);
                 for (size_t u = 0; u < accs.size(); ++u) out += emit_user(accs[u].update, d + 1, &results[u]);
-                for (auto *side : sides) out += emit_user(side, d + 1, nullptr, false);
+                out += emit_sides(sides, false, d + 1);
                 if (block) out += pad(d) + "}\n";
             }
             for (size_t u = 0; u < accs.size(); ++u) {
@@ -2027,10 +2037,9 @@ private:
                    init_value(*accs[u].stage) + ";\n";
         }
         auto bodies = [&](int at, const std::vector<std::string> &targets) {
-            std::string b;
+            std::string b = emit_sides(sides, true, at);
             for (size_t u = 0; u < accs.size(); ++u) b += emit_user(accs[u].update, at, &targets[u]);
-            for (auto *side : sides) b += emit_user(side, at, nullptr, false);
-            return b;
+            return b + emit_sides(sides, false, at);
         };
         out += p0 + "if (" + end_v + " - " + begin_v + " >= " + L + ") {\n";
         std::string full = it + "_full"; // the end of the whole blocks

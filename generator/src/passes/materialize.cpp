@@ -20,12 +20,15 @@ public:
     std::set<std::string> tensors;
     bool expensive = false;
     bool rounds_to_float16 = false;
+    std::set<std::string> widened; // tensors read as float16 and converted to float
     int nodes = 0;
 
 private:
     using IRVisitor::visit;
     void visit(const Cast *op) override {
         rounds_to_float16 |= op->type == Halide::Float(16) && op->value.type() != Halide::Float(16);
+        const Call *read = op->value.as<Call>();
+        if (op->type == Halide::Float(32) && op->value.type() == Halide::Float(16) && read && is_tensor_read(read)) widened.insert(tensor_of(read));
         IRVisitor::visit(op);
     }
     void visit(const Call *op) override {
@@ -137,6 +140,9 @@ using Consumers = std::map<std::string, std::vector<const Stage *>>;
 // materialize_and_inline: a value read again after a reduction over it is saved when computing
 // it reads this many buffers of its size.
 constexpr int kSavedValueMinBuffers = 3;
+// ... or when it converts a float16 tensor of its size to float and the reduction has this many
+// terms (shorter rows are converted once per row anyway: stage-float16 stages them whole).
+constexpr int64_t kSavedFloat16RowMinTerms = 256;
 
 // The stage where every use of `s` meets when its value flows there element by element: each
 // stage on the way is an unmaterialized compute stage of s's shape that reads its producer only
@@ -191,16 +197,19 @@ bool reads_transitively(const Producers &producers, const std::string &stage, co
 
 // Is `s` read by a stage that also needs the result of a reduction over s? That reduction and
 // that reader run as separate passes over s's elements (LayerNorm's mean, then the centered
-// values), and an inlined s is recomputed in each.
-bool read_again_after_its_reduction(const TensorGraph &graph, const Stage &s, const Consumers &consumers, const Producers &producers) {
+// values), and an inlined s is recomputed in each. Returns the number of terms of the longest
+// such reduction (0: none).
+int64_t read_again_after_its_reduction(const TensorGraph &graph, const Stage &s, const Consumers &consumers, const Producers &producers) {
     auto it = consumers.find(s.tensor);
-    if (it == consumers.end()) return false;
+    int64_t terms = 0;
+    if (it == consumers.end()) return terms;
     for (const Stage &r : graph.stages) {
         if (r.kind != StageKind::Reduce || !reads_transitively(producers, r.tensor, s.tensor)) continue;
         for (const Stage *c : it->second)
-            if (c->tensor != r.tensor && reads_transitively(producers, c->tensor, r.tensor)) return true;
+            if (c->tensor != r.tensor && reads_transitively(producers, c->tensor, r.tensor))
+                terms = std::max(terms, element_count(r.reduce_extents));
     }
-    return false;
+    return terms;
 }
 
 // The buffers of s's size (kernel inputs and materialized stages) that computing s reads,
@@ -276,6 +285,7 @@ void materialize_and_inline(TensorGraph &graph) {
     // 2. Consumers of each stage.
     Consumers consumers;
     std::map<std::string, bool> expensive, rounds;
+    std::map<std::string, std::set<std::string>> widened;
     Producers producers;
     for (const auto &s : graph.stages) {
         if (s.kind == StageKind::Input) continue;
@@ -283,6 +293,7 @@ void materialize_and_inline(TensorGraph &graph) {
         s.value.accept(&rc);
         expensive[s.tensor] = rc.expensive;
         rounds[s.tensor] = rc.rounds_to_float16;
+        widened[s.tensor] = rc.widened;
         producers[s.tensor] = rc.tensors;
         for (const auto &t : rc.tensors) consumers[t].push_back(&s);
     }
@@ -322,9 +333,16 @@ void materialize_and_inline(TensorGraph &graph) {
         // per-column values (LayerNorm's centered x - mean: one subtraction). A value bound to an
         // output that stores it exactly is read back from the output instead (below).
         bool reads_several = producers[s.tensor].size() >= 2;
-        if (!s.materialized && full_size_buffers_read(graph, s, inlined, producers) >= kSavedValueMinBuffers &&
-            read_again_after_its_reduction(graph, s, consumers, producers))
-            keep_for_reuse = s.saved_for_later_passes = true;
+        if (!s.materialized) {
+            int64_t terms = read_again_after_its_reduction(graph, s, consumers, producers);
+            int buffers = terms ? full_size_buffers_read(graph, s, inlined, producers) : 0;
+            bool converts_input = std::any_of(widened[s.tensor].begin(), widened[s.tensor].end(), [&](const std::string &t) {
+                const Stage &read = graph.stage(t);
+                return read.kind == StageKind::Input && element_count(read.shape) == element_count(s.shape);
+            });
+            if (buffers >= kSavedValueMinBuffers || (converts_input && terms >= kSavedFloat16RowMinTerms))
+                keep_for_reuse = s.saved_for_later_passes = true;
+        }
         if (s.materialized) {
             // Bound to an output (which stores the value exactly): consumers recompute it when
             // it is cheap and reads at most one tensor, and read it back otherwise; a residual

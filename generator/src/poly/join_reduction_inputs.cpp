@@ -9,6 +9,7 @@
 #include <isl/union_map.h>
 #include <isl/union_set.h>
 
+#include <algorithm>
 #include <optional>
 
 namespace akg {
@@ -108,6 +109,17 @@ bool join_path(Tree &t, const isl::union_set &moved, const isl::union_map &onto,
     }
 }
 
+// A bijection from `e`'s instances onto all of `u`'s that read the element of `buffer` that it
+// writes; empty when there is none.
+isl::union_map written_then_read(const PolyModel &m, const BufferInfo &buffer, const isl::union_set &e, const isl::union_set &u) {
+    isl::union_map writes = isl::manage(accesses_to_buffer(m.writes.get(), buffer)).intersect_domain(e);
+    isl::union_map reads = isl::manage(accesses_to_buffer(m.reads.get(), buffer)).intersect_domain(u);
+    if (writes.is_empty() || reads.is_empty()) return isl::union_map(m.ctx, "{ }");
+    isl::union_map onto = writes.apply_range(reads.reverse());
+    if (onto.is_bijective() && onto.domain().is_equal(e) && onto.range().is_equal(u)) return onto;
+    return isl::union_map(m.ctx, "{ }");
+}
+
 // A bijection from `e`'s instances onto all of `u`'s that read the same element of a kernel
 // input; empty when there is none.
 isl::union_map same_input_elements(const PolyModel &m, const isl::union_set &e, const isl::union_set &u) {
@@ -122,36 +134,140 @@ isl::union_map same_input_elements(const PolyModel &m, const isl::union_set &e, 
     return isl::union_map(m.ctx, "{ }");
 }
 
-// Tries to move one elementwise child of the sequence or set `node` into a sibling's
-// reduction; returns whether it did (`node` then points to the rebuilt node).
-bool join_one(PolyModel &m, const isl::union_map &deps, isl_schedule_node *&node) {
-    Tree t;
-    if (!read_tree(node, t)) return false;
+// The instances of `update`.
+isl::union_set instances_of(const PolyModel &m, const PolyStatement &update) {
+    return m.domain.intersect(isl::union_set(isl::manage(isl_set_universe(update.space(m.ctx.get())))));
+}
+
+// How the saved value `moved` (materialize's saved_for_later_passes: written once, read by a
+// reduction and by later passes) joins the reduction that reads it: a bijection onto the
+// update's instances reading each element it writes. Nothing may lead into it. `uncovered`:
+// its dependences, other than to the update, whose targets do not depend on the update
+// instance its element joins; those that do need the reduction's result and run after the
+// whole reduction, hence after the moved instance. Empty if none.
+isl::union_map saved_value_join(const PolyModel &m, const isl::union_map &deps, const PolyStatement &moved, const isl::union_set &instances,
+                                const isl::union_set &target, isl::union_map &uncovered) {
+    const BufferInfo &saved = m.buffer(moved.stage->buffer);
+    isl::union_map none(m.ctx, "{ }");
+    if (!saved.saved_for_later_passes || !deps.intersect_range(instances).is_empty()) return none;
+    isl::union_map onto = written_then_read(m, saved, instances, target);
+    if (onto.is_empty()) return none;
+    isl::union_map later = deps.intersect_domain(instances).subtract_range(target);
+    uncovered = later.subtract(onto.apply_range(deps.intersect_domain(target)));
+    return onto;
+}
+
+// A statement that reads a saved value already joined into the reduction (a feeding side) at
+// the element it writes, and that nothing depends on (the saved value's float16 output copy):
+// a bijection onto the update instances where those elements join, so that it joins them too,
+// stored after the side that computes its value. Empty if none.
+isl::union_map dependent_side_join(const PolyModel &m, const isl::union_map &deps, const isl::union_set &instances, const isl::union_set &target) {
+    isl::union_map none(m.ctx, "{ }");
+    isl::union_map incoming = deps.intersect_range(instances);
+    if (!deps.intersect_domain(instances).is_empty() || incoming.is_empty()) return none;
+    for (const PolyStatement &side : m.statements) {
+        if (!m.feeding_side_statements.count(side.name)) continue;
+        const BufferInfo &saved = m.buffer(side.stage->buffer);
+        isl::union_map side_onto = written_then_read(m, saved, instances_of(m, side), target);
+        isl::union_map reads = isl::manage(accesses_to_buffer(m.reads.get(), saved));
+        isl::union_map onto = reads.intersect_domain(instances).apply_range(reads.intersect_domain(target).reverse());
+        if (side_onto.is_empty() || !onto.is_bijective() || !onto.domain().is_equal(instances) || !onto.range().is_equal(target)) continue;
+        if (incoming.is_subset(side_onto.apply_range(onto.reverse()))) return onto;
+    }
+    return none;
+}
+
+// The instances that run after all of `target`'s below `t`: those of the children after the
+// one holding target in each sequence on the way to it. A set on the way becomes a sequence
+// with that child first (a set's children are independent: any order is legal).
+isl::union_set ordered_after(Tree &t, const isl::union_set &target, isl::union_set after) {
+    if (t.type == isl_schedule_node_set || t.type == isl_schedule_node_sequence) {
+        auto holds = [&](const Tree &child) { return target.is_subset(*child.filter); };
+        auto it = std::find_if(t.children.begin(), t.children.end(), holds);
+        if (it == t.children.end()) return after;
+        if (t.type == isl_schedule_node_set) {
+            std::rotate(t.children.begin(), it, it + 1);
+            it = t.children.begin();
+            t.type = isl_schedule_node_sequence;
+        }
+        for (auto later = it + 1; later != t.children.end(); ++later) after = after.unite(*later->filter);
+        return ordered_after(*it, target, after);
+    }
+    return t.children.empty() ? after : ordered_after(t.children[0], target, after);
+}
+
+// `t` (a sequence) with each child that is a set or a sequence replaced by that node's
+// children, filtered by both: the order of a sequence kept, a set's taken as it is listed.
+Tree spliced(const Tree &t) {
+    Tree flat = t;
+    flat.children.clear();
+    for (const Tree &child : t.children) {
+        const Tree &inner = child.children[0];
+        if (inner.type != isl_schedule_node_set && inner.type != isl_schedule_node_sequence) {
+            flat.children.push_back(child);
+            continue;
+        }
+        for (const Tree &grandchild : inner.children) {
+            flat.children.push_back(grandchild);
+            flat.children.back().filter = grandchild.filter->intersect(*child.filter);
+        }
+    }
+    return flat;
+}
+
+// Tries to move one elementwise child of the sequence or set `t` (read from `node`) into a
+// sibling's reduction; returns whether it did (`node` then points to the rebuilt node).
+// `saved_only`: only saved values (see saved_value_join).
+bool join_child(PolyModel &m, const isl::union_map &deps, const Tree &t, bool saved_only, isl_schedule_node *&node) {
     for (size_t e = 0; e < t.children.size(); ++e) {
         if (t.children[e].type != isl_schedule_node_filter) continue;
         isl::union_set instances = t.children[e].filter->intersect(m.domain);
         const PolyStatement *moved = whole_statement(m, instances);
         if (!moved || moved->role != StatementRole::Assign || moved->out_dims == 0) continue;
-        if (!deps.intersect_domain(instances).is_empty() || !deps.intersect_range(instances).is_empty()) continue;
+        bool independent = !saved_only && deps.intersect_domain(instances).is_empty() && deps.intersect_range(instances).is_empty();
         for (const PolyStatement &update : m.statements) {
-            if (update.role != StatementRole::ReduceUpdate || update.stage->reduce_extents.empty() ||
-                update.stage->reduce_extents.back() < kMinInnermostExtent)
-                continue;
-            isl::union_set target = m.domain.intersect(isl::union_set(isl::manage(isl_set_universe(update.space(m.ctx.get())))));
-            isl::union_map onto = same_input_elements(m, instances, target);
+            if (update.role != StatementRole::ReduceUpdate || update.stage->reduce_extents.empty()) continue;
+            isl::union_set target = instances_of(m, update);
+            // An independent statement joins a long reduction reading the same input; a saved
+            // value joins the reduction that reads it, however short the row: it then costs a
+            // store where the reduction would load it back.
+            isl::union_map onto(m.ctx, "{ }"), uncovered(m.ctx, "{ }");
+            bool feeds = false;
+            if (independent && update.stage->reduce_extents.back() >= kMinInnermostExtent) onto = same_input_elements(m, instances, target);
+            if (onto.is_empty() && !independent) {
+                onto = saved_value_join(m, deps, *moved, instances, target, uncovered);
+                feeds = !onto.is_empty();
+            }
+            if (onto.is_empty() && !independent) onto = dependent_side_join(m, deps, instances, target);
             if (onto.is_empty()) continue;
             for (size_t c = 0; c < t.children.size(); ++c) {
                 if (c == e || !target.is_subset(*t.children[c].filter)) continue;
                 Tree joined = t;
                 if (!join_path(joined.children[c], instances, onto, target)) continue;
                 joined.children.erase(joined.children.begin() + static_cast<long>(e));
+                // A saved value's other readers that do not need the reduction's result (its
+                // float16 output) must run after the reduction's loops, now that it is computed
+                // there.
+                if (feeds && !uncovered.range().is_subset(ordered_after(joined, target, isl::union_set(m.ctx, "{ }")))) continue;
                 node = write_tree(isl_schedule_node_cut(node), joined);
                 m.side_statements.insert(moved->name);
+                if (feeds) m.feeding_side_statements.insert(moved->name);
                 return true;
             }
         }
     }
     return false;
+}
+
+bool join_one(PolyModel &m, const isl::union_map &deps, isl_schedule_node *&node) {
+    Tree t;
+    if (!read_tree(node, t)) return false;
+    if (join_child(m, deps, t, false, node)) return true;
+    // A saved value that isl scheduled in a set or sequence with other statements (the
+    // initialization of the reduction's accumulator) joins from the flattened sequence.
+    if (t.type != isl_schedule_node_sequence) return false;
+    Tree flat = spliced(t);
+    return flat.children.size() > t.children.size() && join_child(m, deps, flat, true, node);
 }
 
 isl_schedule_node *visit(PolyModel &m, const isl::union_map &deps, isl_schedule_node *node) {

@@ -19,6 +19,14 @@ namespace akg {
 //  - a kernel input read by both gives a bijection phi from its instances onto all instances
 //    of one reduction update in a sibling subtree, reached from that child through bands,
 //    filters, sequences and sets only.
+//
+// A value that materialize saved for the passes after a reduction (saved_for_later_passes: a
+// float16 residual sum, or a LayerNorm's float16 input converted once) joins the reduction that
+// reads it: phi maps each instance to the update reading the element it writes, nothing leads
+// into it, and the statements that depend on it either need the reduction's result or run
+// after the reduction's loops. The emitter stores it before the update (feeding side). A
+// statement that only copies such a value out then joins the same reduction, stored after the
+// update. These join however short the row: a store where the later passes would recompute.
 void join_reduction_inputs(PolyModel &model);
 
 } // namespace akg

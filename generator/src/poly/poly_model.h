@@ -89,9 +89,12 @@ struct PolyModel {
     isl::union_map dep_flow;  // read after write
     isl::union_map dep_false; // write after read, write after write
     isl::union_map dep_input; // same iteration of equal domains: proximity only (fusion)
-    // Set by join-reductions: elementwise statements that it moved into a reduction's loops. No
-    // dependence touches them, so the emitter may store them from the reduction's lane loops.
+    // Set by join-reductions: elementwise statements that it moved into a reduction's loops. The
+    // emitter stores them from the reduction's lane loops.
     std::set<std::string> side_statements;
+    // Those of them whose values the reduction reads (a saved value, see join_reduction_inputs.h):
+    // the emitter stores them before the update in each iteration.
+    std::set<std::string> feeding_side_statements;
     isl::schedule schedule;   // the schedule tree, transformed by the passes
     // Indexed by K of a parallel mark named "parallel_N@K" (see stage_float16.h).
     std::vector<std::vector<Float16Staging>> float16_stagings;
