@@ -784,4 +784,12 @@ TEST(PipelineGolden, ResidualSumIsComputedOnceForTheLayerNormPasses) {
     EXPECT_EQ(count(layernorm, "akg_f16_to_f32_n(in0 + "), 2u) << layernorm;
     EXPECT_EQ(count(layernorm, "t0[(i0 - (c0)) * 768 + (i1 - (0))] = (float)(block_c2_0[c2_lane]);"), 2u) << layernorm;
     EXPECT_EQ(count(dump_after("softmax_grad_f16.json", "emit"), "_local["), 0u);
+    // The fusion ablation recomputes them as before: unfused, a saved value would be a whole
+    // tensor written and read back.
+    akg::ScheduleOptions unfused;
+    unfused.fuse = false;
+    std::string ablation = dump_after_kernel(akg::load_composite(std::string(AKG_SOURCE_ROOT) + "/patterns/layernorm_fwd_f16.json"),
+                                             "layernorm_fwd_f16.json", "emit", unfused);
+    EXPECT_EQ(count(ablation, "float *t0 = (float *)malloc(sizeof(float) * 1572864);"), 0u) << ablation;
+    EXPECT_EQ(count(ablation, "_local["), 0u) << ablation;
 }

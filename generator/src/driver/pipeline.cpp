@@ -174,7 +174,7 @@ std::string run_pipeline(const CompositeKernel &kernel, const PipelineOptions &o
 
     // Normalization: after inlining, every stage that remains has a buffer; simplification
     // with loop bounds then cancels reshape index maps. CSE runs at emission, per statement.
-    materialize_and_inline(graph);
+    materialize_and_inline(graph, options.schedule.fuse);
     dump("materialize", [&] { return dump_graph(graph); });
     simplify_stages(graph);
     dump("simplify", [&] { return dump_graph(graph); });

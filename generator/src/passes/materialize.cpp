@@ -233,7 +233,7 @@ void reindex(TensorGraph &graph) {
 
 } // namespace
 
-void materialize_and_inline(TensorGraph &graph) {
+void materialize_and_inline(TensorGraph &graph, bool save_for_later_passes) {
     const CompositeKernel &kernel = *graph.kernel;
     // 1. Bind outputs. A stage that is output once writes the output buffer directly; inputs
     //    passed through, tensors listed twice and in-place values get a store stage.
@@ -333,7 +333,7 @@ void materialize_and_inline(TensorGraph &graph) {
         // per-column values (LayerNorm's centered x - mean: one subtraction). A value bound to an
         // output that stores it exactly is read back from the output instead (below).
         bool reads_several = producers[s.tensor].size() >= 2;
-        if (!s.materialized) {
+        if (!s.materialized && save_for_later_passes) {
             int64_t terms = read_again_after_its_reduction(graph, s, consumers, producers);
             int buffers = terms ? full_size_buffers_read(graph, s, inlined, producers) : 0;
             bool converts_input = std::any_of(widened[s.tensor].begin(), widened[s.tensor].end(), [&](const std::string &t) {
