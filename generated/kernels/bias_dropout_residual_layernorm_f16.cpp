@@ -58,6 +58,7 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_2(int64_t c0, 
             if (c1_end - c1_begin >= 64) {
                 const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 64 * 64;
                 for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 64) {
+                    alignas(64) float side_out4[64];
                     alignas(64) float side_out0[64];
                     float block_c1_0[64];
                     akg_f16_to_f32_n(in0 + (((c0 * INT64_C(768)) + c1_block)), block_c1_0, 64);
@@ -80,14 +81,21 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_2(int64_t c0, 
                         {
                             [[maybe_unused]] const int64_t i0 = c0;
                             [[maybe_unused]] const int64_t i1 = c1;
+                            side_out4[c1_lane] = akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f);
+                        }
+                        {
+                            [[maybe_unused]] const int64_t i0 = c0;
+                            [[maybe_unused]] const int64_t i1 = c1;
                             side_out0[c1_lane] = ((float)t0[(c1 - (0))]);
                         }
                     }
+                    akg_f32_to_f16_n(side_out4, out4 + (((c0 * INT64_C(768)) + c1_block)), 64);
                     akg_f32_to_f16_n(side_out0, out0 + (((c0 * INT64_C(768)) + c1_block)), 64);
                     akg_end_of_lane_block();
                 }
                 if (c1_full < c1_end) {
                     const int64_t c1_last = c1_end - 64;
+                    alignas(64) float side_out4[64];
                     alignas(64) float side_out0[64];
                     float block_c1_0[64];
                     akg_f16_to_f32_n(in0 + (((c0 * INT64_C(768)) + c1_last)), block_c1_0, 64);
@@ -110,9 +118,15 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_2(int64_t c0, 
                         {
                             [[maybe_unused]] const int64_t i0 = c0;
                             [[maybe_unused]] const int64_t i1 = c1;
+                            side_out4[c1_lane] = akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f);
+                        }
+                        {
+                            [[maybe_unused]] const int64_t i0 = c0;
+                            [[maybe_unused]] const int64_t i1 = c1;
                             side_out0[c1_lane] = ((float)t0[(c1 - (0))]);
                         }
                     }
+                    akg_f32_to_f16_n(side_out4, out4 + (((c0 * INT64_C(768)) + c1_last)), 64);
                     akg_f32_to_f16_n(side_out0, out0 + (((c0 * INT64_C(768)) + c1_last)), 64);
                 }
             } else {
@@ -125,6 +139,11 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_2(int64_t c0, 
                     {
                         [[maybe_unused]] const int64_t r0 = c1;
                         lanes_c1[0] = lanes_c1[0] + ((float)t0[(c1 - (0))]);
+                    }
+                    {
+                        [[maybe_unused]] const int64_t i0 = c0;
+                        [[maybe_unused]] const int64_t i1 = c1;
+                        out4[i0 * 768 + i1] = akg_f32_to_f16(akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f));
                     }
                     {
                         [[maybe_unused]] const int64_t i0 = c0;
@@ -222,26 +241,6 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_2(int64_t c0, 
     }
 }
 
-static void akg_bias_dropout_residual_layernorm_f16_parallel_body_3(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, const uint16_t *__restrict in3, const float *__restrict in4, const float *__restrict in5, float *__restrict t2, float *__restrict t3, uint16_t *__restrict out0, uint16_t *__restrict out1, uint16_t *__restrict out2, uint16_t *__restrict out3, uint16_t *__restrict out4) {
-    alignas(64) float t0_local[768];
-    float *__restrict t0 = t0_local;
-    double t4[1];
-    double t5[1];
-    float t1[1];
-    for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
-        alignas(64) float blk_out4[64];
-        #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                blk_out4[c2] = akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f);
-            }
-        }
-        akg_f32_to_f16_n(blk_out4, out4 + (((c0 * INT64_C(768)) + c1)), 64);
-    }
-}
-
 extern "C" int akg_kernel_fn_bias_dropout_residual_layernorm_f16(void *const *buffers) {
     const uint16_t *__restrict in0 = (const uint16_t *)buffers[0];
     const uint16_t *__restrict in1 = (const uint16_t *)buffers[1];
@@ -277,9 +276,6 @@ extern "C" int akg_kernel_fn_bias_dropout_residual_layernorm_f16(void *const *bu
     #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
         akg_bias_dropout_residual_layernorm_f16_parallel_body_2(c0, in0, in1, in2, in3, in4, in5, t2, t3, out0, out1, out2, out3, out4);
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
-        akg_bias_dropout_residual_layernorm_f16_parallel_body_3(c0, in0, in1, in2, in3, in4, in5, t2, t3, out0, out1, out2, out3, out4);
     free(t2);
     free(t3);
     return AKG_STATUS_OK;

@@ -16,10 +16,12 @@ namespace akg {
 
 namespace {
 
-// Only reductions whose innermost loop is at least this long take elementwise statements in:
-// a short row is read again from the L1 cache, and the side stores in its lane loop cost more
-// (bias + dropout + residual + LayerNorm f16, rows of 768: the joined mask output made the
-// kernel 1.3-1.4x slower; BatchNorm's rows of 3136 and a whole-tensor sum gained 1.3-1.85x).
+// Only reductions whose innermost loop is at least this long take independent elementwise
+// statements in: a short row is read again from the L1 cache, and the side stores in its lane
+// loop cost more (bias + dropout + residual + LayerNorm f16, rows of 768, when the reduction
+// still recomputed the residual sum: the joined mask output made the kernel 1.3-1.4x slower;
+// BatchNorm's rows of 3136 and a whole-tensor sum gained 1.3-1.85x). Next to a saved value's
+// feeding side, which loads the input anyway, they join at any length (next_to_feeding_side).
 constexpr int64_t kMinInnermostExtent = 2048;
 
 // A subtree of the schedule, read so that it can be changed and written back (isl's schedule
@@ -177,6 +179,22 @@ isl::union_map dependent_side_join(const PolyModel &m, const isl::union_map &dep
     return none;
 }
 
+// An independent statement (no dependence touches it) that reads a kernel input element for
+// element like a feeding side already joined into the reduction (bias + dropout + residual +
+// LayerNorm's dropout mask output, next to the residual sum that reads the same random
+// values): a bijection onto the update instances where those elements join. The side's lane
+// loop loads the input anyway, so it joins however short the row. Empty if none.
+isl::union_map next_to_feeding_side(const PolyModel &m, const isl::union_set &instances, const isl::union_set &target) {
+    for (const PolyStatement &side : m.statements) {
+        if (!m.feeding_side_statements.count(side.name)) continue;
+        isl::union_set side_instances = instances_of(m, side);
+        isl::union_map side_onto = written_then_read(m, m.buffer(side.stage->buffer), side_instances, target);
+        isl::union_map to_side = same_input_elements(m, instances, side_instances);
+        if (!side_onto.is_empty() && !to_side.is_empty()) return to_side.apply_range(side_onto);
+    }
+    return isl::union_map(m.ctx, "{ }");
+}
+
 // The instances that run after all of `target`'s below `t`: those of the children after the
 // one holding target in each sequence on the way to it. A set on the way becomes a sequence
 // with that child first (a set's children are independent: any order is legal).
@@ -234,6 +252,7 @@ bool join_child(PolyModel &m, const isl::union_map &deps, const Tree &t, bool sa
             isl::union_map onto(m.ctx, "{ }"), uncovered(m.ctx, "{ }");
             bool feeds = false;
             if (independent && update.stage->reduce_extents.back() >= kMinInnermostExtent) onto = same_input_elements(m, instances, target);
+            if (onto.is_empty() && independent) onto = next_to_feeding_side(m, instances, target);
             if (onto.is_empty() && !independent) {
                 onto = saved_value_join(m, deps, *moved, instances, target, uncovered);
                 feeds = !onto.is_empty();
@@ -284,9 +303,15 @@ isl_schedule_node *visit(PolyModel &m, const isl::union_map &deps, isl_schedule_
 
 void join_reduction_inputs(PolyModel &m) {
     isl::union_map deps = m.dep_flow.unite(m.dep_false);
-    isl_schedule_node *root = visit(m, deps, isl_schedule_get_root(m.schedule.get()));
-    m.schedule = isl::manage(isl_schedule_node_get_schedule(root));
-    isl_schedule_node_free(root);
+    // Until nothing more joins: a statement may join next to a feeding side that a later part
+    // of the walk joined (the dropout mask output next to the residual sum).
+    size_t joined;
+    do {
+        joined = m.side_statements.size();
+        isl_schedule_node *root = visit(m, deps, isl_schedule_get_root(m.schedule.get()));
+        m.schedule = isl::manage(isl_schedule_node_get_schedule(root));
+        isl_schedule_node_free(root);
+    } while (m.side_statements.size() > joined);
 }
 
 } // namespace akg

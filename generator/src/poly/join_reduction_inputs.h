@@ -26,7 +26,9 @@ namespace akg {
 // into it, and the statements that depend on it either need the reduction's result or run
 // after the reduction's loops. The emitter stores it before the update (feeding side). A
 // statement that only copies such a value out then joins the same reduction, stored after the
-// update. These join however short the row: a store where the later passes would recompute.
+// update. These join however short the row: a store where the later passes would recompute;
+// so does an independent statement that reads an input element for element like such a side
+// (the dropout mask output next to the residual sum). The walk repeats until nothing more joins.
 void join_reduction_inputs(PolyModel &model);
 
 } // namespace akg
