@@ -34,23 +34,28 @@ extern "C" int akg_kernel_fn_global_norm_sq_unscale_f16(void *const *buffers) {
                 for (int64_t c0_lane = 0; c0_lane < 32; ++c0_lane) lanes_c0[c0_lane] = 0.0f;
                 if (c0_hi - c0_lo >= 32) {
                     const int64_t c0_full = c0_lo + (c0_hi - c0_lo) / 32 * 32;
-                    for (int64_t c0_block = c0_lo; c0_block < c0_full; c0_block += 32) {
-                        float block_c0_0[32];
-                        akg_f16_to_f32_n(in1 + (c0_block), block_c0_0, 32);
-                        #pragma omp simd
-                        for (int64_t c0_lane = 0; c0_lane < 32; ++c0_lane) {
-                            const int64_t c0 = c0_block + c0_lane;
-                            {
-                                [[maybe_unused]] const int64_t r0 = c0;
-                                const float v_cse0 = (in0[0] * block_c0_0[c0_lane]);
-                                lanes_c0[c0_lane] = lanes_c0[c0_lane] + (v_cse0 * v_cse0);
+                    for (int64_t c0_group = c0_lo; c0_group < c0_full; c0_group += 1024) {
+                        float partial_lanes_c0[32] = {0};
+                        for (int64_t c0_block = c0_group; c0_block < akg_imin(c0_group + 1024, c0_full); c0_block += 32) {
+                            float block_c0_0[32];
+                            akg_f16_to_f32_n(in1 + (c0_block), block_c0_0, 32);
+                            #pragma omp simd
+                            for (int64_t c0_lane = 0; c0_lane < 32; ++c0_lane) {
+                                const int64_t c0 = c0_block + c0_lane;
+                                {
+                                    [[maybe_unused]] const int64_t r0 = c0;
+                                    const float v_cse0 = (in0[0] * block_c0_0[c0_lane]);
+                                    partial_lanes_c0[c0_lane] = partial_lanes_c0[c0_lane] + (v_cse0 * v_cse0);
+                                }
+                                {
+                                    [[maybe_unused]] const int64_t i0 = c0;
+                                    out0[i0] = (float)((in0[0] * block_c0_0[c0_lane]));
+                                }
                             }
-                            {
-                                [[maybe_unused]] const int64_t i0 = c0;
-                                out0[i0] = (float)((in0[0] * block_c0_0[c0_lane]));
-                            }
+                            akg_end_of_lane_block();
                         }
-                        akg_end_of_lane_block();
+                        #pragma omp simd
+                        for (int64_t c0_lane = 0; c0_lane < 32; ++c0_lane) lanes_c0[c0_lane] += partial_lanes_c0[c0_lane];
                     }
                     if (c0_full < c0_hi) {
                         const int64_t c0_last = c0_hi - 32;

@@ -517,6 +517,13 @@ TEST(PipelineGolden, ElementwiseOutputsJoinTheReductionOverTheirInput) {
     ast = dump_after("global_norm_sq_unscale_f16.json", "ast");
     std::regex one_pass(R"(// reduction\n\s*for \(int c0 = 0; c0 <= 2359295; c0 \+= 1\) \{\n\s*S1\(0, 0, c0\);\n\s*S2\(c0\);)");
     EXPECT_TRUE(std::regex_search(ast, one_pass)) << ast;
+    // Its float squares go to double lanes (each lane adds 73728 of them) through float lanes
+    // of 32 blocks: one double addition per lane and group of 32 blocks.
+    code = dump_after("global_norm_sq_unscale_f16.json", "emit");
+    EXPECT_EQ(count(code, "for (int64_t c0_group = c0_lo; c0_group < c0_full; c0_group += 1024) {"), 1u) << code;
+    EXPECT_EQ(count(code, "float partial_lanes_c0[32] = {0};"), 1u) << code;
+    EXPECT_EQ(count(code, "partial_lanes_c0[c0_lane] = partial_lanes_c0[c0_lane] + (v_cse0 * v_cse0);"), 1u) << code;
+    EXPECT_EQ(count(code, "lanes_c0[c0_lane] += partial_lanes_c0[c0_lane];"), 1u) << code;
     // The schedule pass joined what join-reductions joins (it runs it on its candidates), in
     // one call: running it again changes nothing, also where a statement joins next to a side
     // joined later in the same walk (bias + dropout + residual + LayerNorm f16's mask output).
