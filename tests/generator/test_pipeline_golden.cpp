@@ -31,6 +31,13 @@ std::string dump_after(const std::string &pattern, const std::string &pass) {
     return dump_after_file(std::string(AKG_SOURCE_ROOT) + "/patterns/" + pattern, pattern, pass);
 }
 
+// dump_after for the fusion ablation (ScheduleOptions::fuse off: one loop nest per op).
+std::string dump_after_unfused(const std::string &pattern, const std::string &pass) {
+    akg::ScheduleOptions unfused;
+    unfused.fuse = false;
+    return dump_after_kernel(akg::load_composite(std::string(AKG_SOURCE_ROOT) + "/patterns/" + pattern), pattern, pass, unfused);
+}
+
 size_t count(const std::string &text, const std::string &what) {
     size_t n = 0;
     for (size_t pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
@@ -701,10 +708,7 @@ TEST(PipelineGolden, NarrowColumnSumsRunInChunksOfWholeRows) {
 // (their sums into one channel's accumulator would race); the channels become the parallel loop
 // and, as fused, the rows are walked whole in chunks.
 TEST(PipelineGolden, UnfusedReductionLoopsAreNotSplitAcrossThreads) {
-    akg::ScheduleOptions unfused;
-    unfused.fuse = false;
-    std::string ast = dump_after_kernel(akg::load_composite(std::string(AKG_SOURCE_ROOT) + "/patterns/bn_train_stats_nhwc_f16.json"),
-                                        "bn_train_stats_nhwc_f16.json", "ast", unfused);
+    std::string ast = dump_after_unfused("bn_train_stats_nhwc_f16.json", "ast");
     EXPECT_EQ(count(ast, "// parallel_2"), 0u) << ast;
     EXPECT_EQ(count(ast, "// row_chunks_16"), 1u) << ast;
 }
@@ -799,10 +803,7 @@ TEST(PipelineGolden, ResidualSumIsComputedOnceForTheLayerNormPasses) {
     EXPECT_EQ(count(dump_after("softmax_grad_f16.json", "emit"), "_local["), 0u);
     // The fusion ablation recomputes them as before: unfused, a saved value would be a whole
     // tensor written and read back.
-    akg::ScheduleOptions unfused;
-    unfused.fuse = false;
-    std::string ablation = dump_after_kernel(akg::load_composite(std::string(AKG_SOURCE_ROOT) + "/patterns/layernorm_fwd_f16.json"),
-                                             "layernorm_fwd_f16.json", "emit", unfused);
+    std::string ablation = dump_after_unfused("layernorm_fwd_f16.json", "emit");
     EXPECT_EQ(count(ablation, "float *t0 = (float *)malloc(sizeof(float) * 1572864);"), 0u) << ablation;
     EXPECT_EQ(count(ablation, "_local["), 0u) << ablation;
 }

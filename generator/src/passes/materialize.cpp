@@ -334,13 +334,14 @@ void materialize_and_inline(TensorGraph &graph, bool save_for_later_passes) {
         // output that stores it exactly is read back from the output instead (below).
         bool reads_several = producers[s.tensor].size() >= 2;
         if (!s.materialized && save_for_later_passes) {
-            int64_t terms = read_again_after_its_reduction(graph, s, consumers, producers);
-            int buffers = terms ? full_size_buffers_read(graph, s, inlined, producers) : 0;
+            // The cheap tests first: the reduction's is a walk of the graph for each reduction.
+            bool many_buffers = full_size_buffers_read(graph, s, inlined, producers) >= kSavedValueMinBuffers;
             bool converts_input = std::any_of(widened[s.tensor].begin(), widened[s.tensor].end(), [&](const std::string &t) {
                 const Stage &read = graph.stage(t);
                 return read.kind == StageKind::Input && element_count(read.shape) == element_count(s.shape);
             });
-            if (buffers >= kSavedValueMinBuffers || (converts_input && terms >= kSavedFloat16RowMinTerms))
+            int64_t terms = many_buffers || converts_input ? read_again_after_its_reduction(graph, s, consumers, producers) : 0;
+            if ((many_buffers && terms > 0) || (converts_input && terms >= kSavedFloat16RowMinTerms))
                 keep_for_reuse = s.saved_for_later_passes = true;
         }
         if (s.materialized) {
