@@ -13,6 +13,7 @@ static void akg_bn_train_stats_nhwc_f16_row_chunk_0(int64_t chunk, const uint16_
         for (int64_t c0 = c0_block; c0 <= akg_imin(c0_block + 31, 100351); c0 += 1) {
             {
                 const int64_t c1_first = 0;
+                akg_prefetch_ahead(in0, (((c0 * INT64_C(256)) + c1_first)) * 2, 512, 51380224);
                 float block_c1_0[256];
                 akg_f16_to_f32_n(in0 + (((c0 * INT64_C(256)) + c1_first)), block_c1_0, 256);
                 #pragma omp simd

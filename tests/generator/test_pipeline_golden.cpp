@@ -600,6 +600,44 @@ TEST(PipelineGolden, ReadMostlyKernelPrefetchesAheadOfItsStreams) {
         EXPECT_EQ(dump_after(k, "emit").find("akg_prefetch_ahead"), std::string::npos) << k;
 }
 
+// A column sum (ReduceSum over axis 0) of a rows x columns float32 input, as composite JSON.
+std::string column_sum_kernel(int64_t rows, int64_t columns) {
+    std::string in = "[{\"data_type\": \"float32\", \"format\": \"DefaultFormat\", \"shape\": [" + std::to_string(rows) + ", " +
+                     std::to_string(columns) + "], \"tensor_name\": \"input_0\"}]";
+    std::string out = "{\"data_type\": \"float32\", \"format\": \"DefaultFormat\", \"shape\": [" + std::to_string(columns) +
+                      "], \"tensor_name\": \"output_0_0\"}";
+    return "{\"composite\": true, \"id\": 0, \"op\": \"column_sum\", \"process\": \"cpu\", \"input_desc\": [" + in +
+           "], \"output_desc\": [" + out + "], \"op_desc\": [{\"name\": \"ReduceSum\", \"attr\": [{\"data_type\": \"bool\", " +
+           "\"name\": \"keep_dims\", \"value\": false}, {\"data_type\": \"listInt\", \"name\": \"axis\", \"value\": [0]}], " +
+           "\"input_desc\": [" + in + "], \"output_desc\": [" + out + "]}]}";
+}
+
+// Column sums that walk an input larger than the last-level cache in whole rows, one row after
+// the other (the NHWC BatchNorm statistics: rows of 256 channels), prefetch each row's bytes 16
+// KiB further on, before the row's vector loop. Not an input that stays in the cache (16 MB),
+// and not blocks of columns of long rows, whose next row is not the next block in memory.
+TEST(PipelineGolden, ColumnSumsOverWholeRowsPrefetchAhead) {
+    std::string chosen = dump_after("bn_train_stats_nhwc_f16.json", "prefetch-streams");
+    EXPECT_NE(chosen.find("in0[100352,256]: prefetched ahead of its lane reductions and of column sums over its rows"), std::string::npos) << chosen;
+    std::string code = dump_after("bn_train_stats_nhwc_f16.json", "emit");
+    EXPECT_EQ(count(code, "akg_prefetch_ahead("), 1u) << code;
+    size_t rows = code.find("for (int64_t c0 = c0_block;"), prefetch = code.find("akg_prefetch_ahead(in0, (((c0 * INT64_C(256)) + c1_first)) * 2, 512, 51380224);"),
+           columns = code.find("for (int64_t c1 = 0; (c1 <= 255); c1 += 1)", rows);
+    ASSERT_NE(prefetch, std::string::npos) << code;
+    EXPECT_LT(rows, prefetch);
+    EXPECT_LT(prefetch, columns);
+    auto emitted = [](int64_t r, int64_t c) {
+        return dump_after_kernel(akg::parse_composite(column_sum_kernel(r, c), "column_sum.json"), "column_sum.json", "emit");
+    };
+    std::string large = emitted(40000, 256); // 41 MB
+    EXPECT_EQ(count(large, "akg_prefetch_ahead(in0, "), 1u) << large;
+    EXPECT_NE(large.find("* 4, 1024, 40960000);"), std::string::npos) << large;
+    EXPECT_EQ(emitted(16000, 256).find("akg_prefetch_ahead"), std::string::npos) << "16 MB stays in the cache";
+    std::string blocks = emitted(8192, 2048); // 67 MB, blocks of columns
+    EXPECT_NE(blocks.find("partial_c"), std::string::npos) << blocks;
+    EXPECT_EQ(blocks.find("akg_prefetch_ahead"), std::string::npos) << blocks;
+}
+
 // Sums over short rows run 16 rows at a time (group-rows): global average pooling's 49-element
 // rows are summed by one akg_row_sums_f16 call per group (no lane tree per row), its epilogue
 // is a vector loop over the group's rows, and the 16 averages are converted at once. The last

@@ -115,7 +115,9 @@ std::string dump_streamed_outputs(const PolyModel &m) {
 std::string dump_prefetched_streams(const PolyModel &m) {
     std::ostringstream os;
     for (const auto &b : m.buffers)
-        if (b.prefetched_ahead) os << b.name << shape_string(b.shape) << ": prefetched ahead of its lane reductions\n";
+        if (b.prefetched_ahead)
+            os << b.name << shape_string(b.shape) << ": prefetched ahead of its lane reductions" << (b.prefetched_in_rows ? " and of column sums over its rows" : "")
+               << "\n";
     return os.str();
 }
 

@@ -51,6 +51,9 @@ struct BufferInfo {
     // Set by prefetch-streams: a large input of a kernel that mostly reads, prefetched ahead of
     // the first lane reduction that streams through it.
     bool prefetched_ahead = false;
+    // Set by prefetch-streams: such an input larger than the last-level cache, also prefetched
+    // by column sums that walk it in whole rows.
+    bool prefetched_in_rows = false;
     // From the stage (materialize): a value stored in one pass over a row and read by the next.
     bool saved_for_later_passes = false;
 };
@@ -150,6 +153,8 @@ struct ScheduleOptions {
     // Inputs this large (a quarter of that cache) of kernels that mostly read are prefetched in
     // software ahead of their lane reductions (prefetch_streams.h).
     int64_t prefetch_streams_from_bytes = int64_t{8} << 20;
+    // Inputs this large (the cache) are also prefetched by column sums over whole rows.
+    int64_t prefetch_row_streams_from_bytes = int64_t{32} << 20;
     bool fuse = true;               // false: one loop nest per statement (the ablation)
     bool parallel = true;
 };

@@ -29,8 +29,10 @@ void prefetch_input_streams(PolyModel &m, const ScheduleOptions &options) {
     for (const auto &plans : m.row_prefetches)
         for (const auto &p : plans) by_rows.insert(p.buffer);
     for (auto &b : m.buffers)
-        if (b.kind == BufferKind::KernelInput && bytes_of(b) >= options.prefetch_streams_from_bytes && !by_rows.count(b.name))
+        if (b.kind == BufferKind::KernelInput && bytes_of(b) >= options.prefetch_streams_from_bytes && !by_rows.count(b.name)) {
             b.prefetched_ahead = true;
+            b.prefetched_in_rows = bytes_of(b) >= options.prefetch_row_streams_from_bytes;
+        }
 }
 
 } // namespace akg
