@@ -5,183 +5,366 @@
 #include "akg_kernel_support.h"
 
 static void akg_attention_softmax_dropout_f16_parallel_body_0(int64_t c0, int64_t c1, int64_t c2, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, uint16_t *__restrict out0, uint16_t *__restrict out1, uint16_t *__restrict out2) {
-    double t2[1];
-    float t0[128];
-    double t3[1];
-    float t1[1];
-    float s_in0_data[128];
-    float *__restrict s_in0 = s_in0_data;
-    akg_f16_to_f32_n(in0 + ((int64_t)(c0) * 196608 + (int64_t)(c1) * 16384 + (int64_t)(c2) * 128), s_in0, 128);
+    double t2[2];
+    float t0[256];
+    double t3[2];
+    float t1[2];
     float s_in1_data[128];
     float *__restrict s_in1 = s_in1_data;
     akg_f16_to_f32_n(in1 + ((int64_t)(c0) * 128), s_in1, 128);
-    for (int64_t c3 = 0; (c3 <= 127); c3 += 64) {
+    for (int64_t c4 = 0; (c4 <= 127); c4 += 64) {
         alignas(64) float blk_out2[64];
         #pragma omp simd
-        for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
+        for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = c1;
                 [[maybe_unused]] const int64_t i2 = c2;
-                [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                blk_out2[c4] = akg_select<float>(akg_flt(in2[c0 * 196608 + c1 * 16384 + c2 * 128 + (c3 + c4)], 0.900146484f), 1.0f, 0.0f);
+                [[maybe_unused]] const int64_t i3 = (c4 + c5);
+                blk_out2[c5] = akg_select<float>(akg_flt(in2[c0 * 196608 + c1 * 16384 + c2 * 128 + (c4 + c5)], 0.900146484f), 1.0f, 0.0f);
             }
         }
-        akg_stream_f32_to_f16_n(blk_out2, out2 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c3)))), 64);
+        akg_stream_f32_to_f16_n(blk_out2, out2 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4)))), 64);
+    }
+    for (int64_t c4 = 0; (c4 <= 127); c4 += 64) {
+        alignas(64) float blk_out2[64];
+        #pragma omp simd
+        for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = c1;
+                [[maybe_unused]] const int64_t i2 = (c2 + 1);
+                [[maybe_unused]] const int64_t i3 = (c4 + c5);
+                blk_out2[c5] = akg_select<float>(akg_flt(in2[c0 * 196608 + c1 * 16384 + (c2 + INT64_C(1)) * 128 + (c4 + c5)], 0.900146484f), 1.0f, 0.0f);
+            }
+        }
+        akg_stream_f32_to_f16_n(blk_out2, out2 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4))) + INT64_C(128))), 64);
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = c1;
         [[maybe_unused]] const int64_t i2 = c2;
         [[maybe_unused]] const int64_t i3 = 0;
-        t2[0] = -__builtin_inff();
+        t2[(i2 - (c2))] = -__builtin_inff();
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = c1;
+        [[maybe_unused]] const int64_t i2 = (c2 + 1);
+        [[maybe_unused]] const int64_t i3 = 0;
+        t2[(i2 - (c2))] = -__builtin_inff();
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = c1;
         [[maybe_unused]] const int64_t i2 = c2;
         [[maybe_unused]] const int64_t i3 = 0;
-        float acc = t2[0];
+        float acc = t2[(i2 - (c2))];
         float acc1 = -__builtin_inff();
         {
-            const int64_t c3_begin = 0, c3_end = (127) + 1;
-            float lanes_c3[32];
+            const int64_t c4_begin = 0, c4_end = (127) + 1;
+            float lanes_c4[32];
             #pragma omp simd
-            for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) lanes_c3[c3_lane] = -__builtin_inff();
-            if (c3_end - c3_begin >= 32) {
-                const int64_t c3_full = c3_begin + (c3_end - c3_begin) / 32 * 32;
-                for (int64_t c3_block = c3_begin; c3_block < c3_full; c3_block += 32) {
+            for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) lanes_c4[c4_lane] = -__builtin_inff();
+            if (c4_end - c4_begin >= 32) {
+                const int64_t c4_full = c4_begin + (c4_end - c4_begin) / 32 * 32;
+                for (int64_t c4_block = c4_begin; c4_block < c4_full; c4_block += 32) {
+                    float block_c4_0[32];
+                    akg_f16_to_f32_n(in0 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4_block)))), block_c4_0, 32);
                     #pragma omp simd
-                    for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) {
-                        const int64_t c3 = c3_block + c3_lane;
+                    for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) {
+                        const int64_t c4 = c4_block + c4_lane;
                         {
-                            [[maybe_unused]] const int64_t r0 = c3;
-                            lanes_c3[c3_lane] = akg_max_ordered(lanes_c3[c3_lane], ((((float)s_in0[(c3 - (0))]) * 0.125f) + ((float)s_in1[(c3 - (0))])));
+                            [[maybe_unused]] const int64_t r0 = c4;
+                            lanes_c4[c4_lane] = akg_max_ordered(lanes_c4[c4_lane], ((block_c4_0[c4_lane] * 0.125f) + ((float)s_in1[(c4 - (0))])));
                         }
                     }
                     akg_end_of_lane_block();
                 }
-                if (c3_full < c3_end) {
-                    const int64_t c3_last = c3_end - 32;
+                if (c4_full < c4_end) {
+                    const int64_t c4_last = c4_end - 32;
+                    float block_c4_0[32];
+                    akg_f16_to_f32_n(in0 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4_last)))), block_c4_0, 32);
                     #pragma omp simd
-                    for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) {
-                        const int64_t c3 = c3_last + c3_lane;
+                    for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) {
+                        const int64_t c4 = c4_last + c4_lane;
                         {
-                            [[maybe_unused]] const int64_t r0 = c3;
-                            lanes_c3[c3_lane] = akg_max_ordered(lanes_c3[c3_lane], akg_select(c3 >= c3_full, float(((((float)s_in0[(c3 - (0))]) * 0.125f) + ((float)s_in1[(c3 - (0))]))), float(-__builtin_inff())));
+                            [[maybe_unused]] const int64_t r0 = c4;
+                            lanes_c4[c4_lane] = akg_max_ordered(lanes_c4[c4_lane], akg_select(c4 >= c4_full, float(((block_c4_0[c4_lane] * 0.125f) + ((float)s_in1[(c4 - (0))]))), float(-__builtin_inff())));
                         }
                     }
                 }
             } else {
-                for (int64_t c3 = c3_begin; c3 < c3_end; ++c3) {
+                for (int64_t c4 = c4_begin; c4 < c4_end; ++c4) {
                     {
-                        [[maybe_unused]] const int64_t r0 = c3;
-                        lanes_c3[0] = akg_max_ordered(lanes_c3[0], ((((float)s_in0[(c3 - (0))]) * 0.125f) + ((float)s_in1[(c3 - (0))])));
+                        [[maybe_unused]] const int64_t r0 = c4;
+                        lanes_c4[0] = akg_max_ordered(lanes_c4[0], ((akg_f16_to_f32(in0[c0 * 196608 + c1 * 16384 + c2 * 128 + c4]) * 0.125f) + ((float)s_in1[(c4 - (0))])));
                     }
                 }
             }
-            acc1 = akg_combine_lanes<32>(lanes_c3, [](float a, float b) { return akg_max_ordered(a, b); });
+            acc1 = akg_combine_lanes<32>(lanes_c4, [](float a, float b) { return akg_max_ordered(a, b); });
         }
         acc = akg_max_ordered(acc, acc1);
-        t2[0] = (double)(acc);
-    }
-    for (int64_t c3 = 0; (c3 <= 127); c3 += 64) {
-        #pragma omp simd
-        for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = c1;
-                [[maybe_unused]] const int64_t i2 = c2;
-                [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                t0[(i3 - (0))] = (float)(akg_exp_h_no_overflow((((((float)s_in0[((c3 + c4) - (0))]) * 0.125f) + ((float)s_in1[((c3 + c4) - (0))])) - ((float)t2[0]))));
-            }
-        }
+        t2[(i2 - (c2))] = (double)(acc);
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = c1;
-        [[maybe_unused]] const int64_t i2 = c2;
+        [[maybe_unused]] const int64_t i2 = (c2 + 1);
         [[maybe_unused]] const int64_t i3 = 0;
-        t3[0] = 0.0f;
-    }
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        [[maybe_unused]] const int64_t i1 = c1;
-        [[maybe_unused]] const int64_t i2 = c2;
-        [[maybe_unused]] const int64_t i3 = 0;
-        float acc = t3[0];
-        float acc1 = 0.0f;
+        float acc = t2[(i2 - (c2))];
+        float acc1 = -__builtin_inff();
         {
-            const int64_t c3_begin = 0, c3_end = (127) + 1;
-            float lanes_c3[32];
+            const int64_t c4_begin = 0, c4_end = (127) + 1;
+            float lanes_c4[32];
             #pragma omp simd
-            for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) lanes_c3[c3_lane] = 0.0f;
-            if (c3_end - c3_begin >= 32) {
-                const int64_t c3_full = c3_begin + (c3_end - c3_begin) / 32 * 32;
-                for (int64_t c3_block = c3_begin; c3_block < c3_full; c3_block += 32) {
+            for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) lanes_c4[c4_lane] = -__builtin_inff();
+            if (c4_end - c4_begin >= 32) {
+                const int64_t c4_full = c4_begin + (c4_end - c4_begin) / 32 * 32;
+                for (int64_t c4_block = c4_begin; c4_block < c4_full; c4_block += 32) {
+                    float block_c4_0[32];
+                    akg_f16_to_f32_n(in0 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4_block))) + INT64_C(128))), block_c4_0, 32);
                     #pragma omp simd
-                    for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) {
-                        const int64_t c3 = c3_block + c3_lane;
+                    for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) {
+                        const int64_t c4 = c4_block + c4_lane;
                         {
-                            [[maybe_unused]] const int64_t r0 = c3;
-                            lanes_c3[c3_lane] = lanes_c3[c3_lane] + ((float)t0[(c3 - (0))]);
+                            [[maybe_unused]] const int64_t r0 = c4;
+                            lanes_c4[c4_lane] = akg_max_ordered(lanes_c4[c4_lane], ((block_c4_0[c4_lane] * 0.125f) + ((float)s_in1[(c4 - (0))])));
                         }
                     }
                     akg_end_of_lane_block();
                 }
-                if (c3_full < c3_end) {
-                    const int64_t c3_last = c3_end - 32;
+                if (c4_full < c4_end) {
+                    const int64_t c4_last = c4_end - 32;
+                    float block_c4_0[32];
+                    akg_f16_to_f32_n(in0 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4_last))) + INT64_C(128))), block_c4_0, 32);
                     #pragma omp simd
-                    for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) {
-                        const int64_t c3 = c3_last + c3_lane;
+                    for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) {
+                        const int64_t c4 = c4_last + c4_lane;
                         {
-                            [[maybe_unused]] const int64_t r0 = c3;
-                            lanes_c3[c3_lane] = lanes_c3[c3_lane] + akg_select(c3 >= c3_full, float(((float)t0[(c3 - (0))])), float(0.0f));
+                            [[maybe_unused]] const int64_t r0 = c4;
+                            lanes_c4[c4_lane] = akg_max_ordered(lanes_c4[c4_lane], akg_select(c4 >= c4_full, float(((block_c4_0[c4_lane] * 0.125f) + ((float)s_in1[(c4 - (0))]))), float(-__builtin_inff())));
                         }
                     }
                 }
             } else {
-                for (int64_t c3 = c3_begin; c3 < c3_end; ++c3) {
+                for (int64_t c4 = c4_begin; c4 < c4_end; ++c4) {
                     {
-                        [[maybe_unused]] const int64_t r0 = c3;
-                        lanes_c3[0] = lanes_c3[0] + ((float)t0[(c3 - (0))]);
+                        [[maybe_unused]] const int64_t r0 = c4;
+                        lanes_c4[0] = akg_max_ordered(lanes_c4[0], ((akg_f16_to_f32(in0[c0 * 196608 + c1 * 16384 + (c2 + INT64_C(1)) * 128 + c4]) * 0.125f) + ((float)s_in1[(c4 - (0))])));
                     }
                 }
             }
-            acc1 = akg_combine_lanes<32>(lanes_c3, [](float a, float b) { return a + b; });
+            acc1 = akg_combine_lanes<32>(lanes_c4, [](float a, float b) { return akg_max_ordered(a, b); });
         }
-        acc = acc + acc1;
-        t3[0] = (double)(acc);
+        acc = akg_max_ordered(acc, acc1);
+        t2[(i2 - (c2))] = (double)(acc);
+    }
+    for (int64_t c4 = 0; (c4 <= 127); c4 += 64) {
+        {
+            const int64_t c5_first = 0;
+            float block_c5_0[64];
+            akg_f16_to_f32_n(in0 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + (c4 + c5_first))))), block_c5_0, 64);
+            #pragma omp simd
+            for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
+                {
+                    [[maybe_unused]] const int64_t i0 = c0;
+                    [[maybe_unused]] const int64_t i1 = c1;
+                    [[maybe_unused]] const int64_t i2 = c2;
+                    [[maybe_unused]] const int64_t i3 = (c4 + c5);
+                    t0[(i2 - (c2)) * 128 + (i3 - (0))] = (float)(akg_exp_h_no_overflow((((block_c5_0[(c5 - c5_first)] * 0.125f) + ((float)s_in1[((c4 + c5) - (0))])) - ((float)t2[(c2 - (c2))]))));
+                }
+            }
+        }
+    }
+    for (int64_t c4 = 0; (c4 <= 127); c4 += 64) {
+        {
+            const int64_t c5_first = 0;
+            float block_c5_0[64];
+            akg_f16_to_f32_n(in0 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + (c4 + c5_first)))) + INT64_C(128))), block_c5_0, 64);
+            #pragma omp simd
+            for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
+                {
+                    [[maybe_unused]] const int64_t i0 = c0;
+                    [[maybe_unused]] const int64_t i1 = c1;
+                    [[maybe_unused]] const int64_t i2 = (c2 + 1);
+                    [[maybe_unused]] const int64_t i3 = (c4 + c5);
+                    t0[(i2 - (c2)) * 128 + (i3 - (0))] = (float)(akg_exp_h_no_overflow((((block_c5_0[(c5 - c5_first)] * 0.125f) + ((float)s_in1[((c4 + c5) - (0))])) - ((float)t2[((c2 + INT64_C(1)) - (c2))]))));
+                }
+            }
+        }
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = c1;
         [[maybe_unused]] const int64_t i2 = c2;
         [[maybe_unused]] const int64_t i3 = 0;
-        t1[0] = (float)(akg_round_f16_scalar(((float)t3[0])));
+        t3[(i2 - (c2))] = 0.0f;
     }
-    for (int64_t c3 = 0; (c3 <= 127); c3 += 64) {
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = c1;
+        [[maybe_unused]] const int64_t i2 = (c2 + 1);
+        [[maybe_unused]] const int64_t i3 = 0;
+        t3[(i2 - (c2))] = 0.0f;
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = c1;
+        [[maybe_unused]] const int64_t i2 = c2;
+        [[maybe_unused]] const int64_t i3 = 0;
+        float acc = t3[(i2 - (c2))];
+        float acc1 = 0.0f;
+        {
+            const int64_t c4_begin = 0, c4_end = (127) + 1;
+            float lanes_c4[32];
+            #pragma omp simd
+            for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) lanes_c4[c4_lane] = 0.0f;
+            if (c4_end - c4_begin >= 32) {
+                const int64_t c4_full = c4_begin + (c4_end - c4_begin) / 32 * 32;
+                for (int64_t c4_block = c4_begin; c4_block < c4_full; c4_block += 32) {
+                    #pragma omp simd
+                    for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) {
+                        const int64_t c4 = c4_block + c4_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c4;
+                            lanes_c4[c4_lane] = lanes_c4[c4_lane] + ((float)t0[(c2 - (c2)) * 128 + (c4 - (0))]);
+                        }
+                    }
+                    akg_end_of_lane_block();
+                }
+                if (c4_full < c4_end) {
+                    const int64_t c4_last = c4_end - 32;
+                    #pragma omp simd
+                    for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) {
+                        const int64_t c4 = c4_last + c4_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c4;
+                            lanes_c4[c4_lane] = lanes_c4[c4_lane] + akg_select(c4 >= c4_full, float(((float)t0[(c2 - (c2)) * 128 + (c4 - (0))])), float(0.0f));
+                        }
+                    }
+                }
+            } else {
+                for (int64_t c4 = c4_begin; c4 < c4_end; ++c4) {
+                    {
+                        [[maybe_unused]] const int64_t r0 = c4;
+                        lanes_c4[0] = lanes_c4[0] + ((float)t0[(c2 - (c2)) * 128 + (c4 - (0))]);
+                    }
+                }
+            }
+            acc1 = akg_combine_lanes<32>(lanes_c4, [](float a, float b) { return a + b; });
+        }
+        acc = acc + acc1;
+        t3[(i2 - (c2))] = (double)(acc);
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = c1;
+        [[maybe_unused]] const int64_t i2 = (c2 + 1);
+        [[maybe_unused]] const int64_t i3 = 0;
+        float acc = t3[(i2 - (c2))];
+        float acc1 = 0.0f;
+        {
+            const int64_t c4_begin = 0, c4_end = (127) + 1;
+            float lanes_c4[32];
+            #pragma omp simd
+            for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) lanes_c4[c4_lane] = 0.0f;
+            if (c4_end - c4_begin >= 32) {
+                const int64_t c4_full = c4_begin + (c4_end - c4_begin) / 32 * 32;
+                for (int64_t c4_block = c4_begin; c4_block < c4_full; c4_block += 32) {
+                    #pragma omp simd
+                    for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) {
+                        const int64_t c4 = c4_block + c4_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c4;
+                            lanes_c4[c4_lane] = lanes_c4[c4_lane] + ((float)t0[((c2 + INT64_C(1)) - (c2)) * 128 + (c4 - (0))]);
+                        }
+                    }
+                    akg_end_of_lane_block();
+                }
+                if (c4_full < c4_end) {
+                    const int64_t c4_last = c4_end - 32;
+                    #pragma omp simd
+                    for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) {
+                        const int64_t c4 = c4_last + c4_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c4;
+                            lanes_c4[c4_lane] = lanes_c4[c4_lane] + akg_select(c4 >= c4_full, float(((float)t0[((c2 + INT64_C(1)) - (c2)) * 128 + (c4 - (0))])), float(0.0f));
+                        }
+                    }
+                }
+            } else {
+                for (int64_t c4 = c4_begin; c4 < c4_end; ++c4) {
+                    {
+                        [[maybe_unused]] const int64_t r0 = c4;
+                        lanes_c4[0] = lanes_c4[0] + ((float)t0[((c2 + INT64_C(1)) - (c2)) * 128 + (c4 - (0))]);
+                    }
+                }
+            }
+            acc1 = akg_combine_lanes<32>(lanes_c4, [](float a, float b) { return a + b; });
+        }
+        acc = acc + acc1;
+        t3[(i2 - (c2))] = (double)(acc);
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = c1;
+        [[maybe_unused]] const int64_t i2 = c2;
+        [[maybe_unused]] const int64_t i3 = 0;
+        t1[(i2 - (c2))] = (float)(akg_round_f16_scalar(((float)t3[(c2 - (c2))])));
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = c1;
+        [[maybe_unused]] const int64_t i2 = (c2 + 1);
+        [[maybe_unused]] const int64_t i3 = 0;
+        t1[(i2 - (c2))] = (float)(akg_round_f16_scalar(((float)t3[((c2 + INT64_C(1)) - (c2))])));
+    }
+    for (int64_t c4 = 0; (c4 <= 127); c4 += 64) {
         alignas(64) float blk_out0[64];
         alignas(64) float blk_out1[64];
         #pragma omp simd
-        for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
+        for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = c1;
                 [[maybe_unused]] const int64_t i2 = c2;
-                [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                blk_out0[c4] = (((float)t0[((c3 + c4) - (0))]) / ((float)t1[0]));
+                [[maybe_unused]] const int64_t i3 = (c4 + c5);
+                blk_out0[c5] = (((float)t0[(c2 - (c2)) * 128 + ((c4 + c5) - (0))]) / ((float)t1[(c2 - (c2))]));
             }
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = c1;
                 [[maybe_unused]] const int64_t i2 = c2;
-                [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                blk_out1[c4] = (((((float)t0[((c3 + c4) - (0))]) / ((float)t1[0])) * akg_select<float>(akg_flt(in2[c0 * 196608 + c1 * 16384 + c2 * 128 + (c3 + c4)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f);
+                [[maybe_unused]] const int64_t i3 = (c4 + c5);
+                blk_out1[c5] = (((((float)t0[(c2 - (c2)) * 128 + ((c4 + c5) - (0))]) / ((float)t1[(c2 - (c2))])) * akg_select<float>(akg_flt(in2[c0 * 196608 + c1 * 16384 + c2 * 128 + (c4 + c5)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f);
             }
         }
-        akg_stream_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c3)))), 64);
-        akg_stream_f32_to_f16_n(blk_out1, out1 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c3)))), 64);
+        akg_stream_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4)))), 64);
+        akg_stream_f32_to_f16_n(blk_out1, out1 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4)))), 64);
+    }
+    for (int64_t c4 = 0; (c4 <= 127); c4 += 64) {
+        alignas(64) float blk_out0[64];
+        alignas(64) float blk_out1[64];
+        #pragma omp simd
+        for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = c1;
+                [[maybe_unused]] const int64_t i2 = (c2 + 1);
+                [[maybe_unused]] const int64_t i3 = (c4 + c5);
+                blk_out0[c5] = (((float)t0[((c2 + INT64_C(1)) - (c2)) * 128 + ((c4 + c5) - (0))]) / ((float)t1[((c2 + INT64_C(1)) - (c2))]));
+            }
+            {
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = c1;
+                [[maybe_unused]] const int64_t i2 = (c2 + 1);
+                [[maybe_unused]] const int64_t i3 = (c4 + c5);
+                blk_out1[c5] = (((((float)t0[((c2 + INT64_C(1)) - (c2)) * 128 + ((c4 + c5) - (0))]) / ((float)t1[((c2 + INT64_C(1)) - (c2))])) * akg_select<float>(akg_flt(in2[c0 * 196608 + c1 * 16384 + (c2 + INT64_C(1)) * 128 + (c4 + c5)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f);
+            }
+        }
+        akg_stream_f32_to_f16_n(blk_out0, out0 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4))) + INT64_C(128))), 64);
+        akg_stream_f32_to_f16_n(blk_out1, out1 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4))) + INT64_C(128))), 64);
     }
 }
 
@@ -192,16 +375,16 @@ extern "C" int akg_kernel_fn_attention_softmax_dropout_f16(void *const *buffers)
     uint16_t *__restrict out0 = (uint16_t *)buffers[3];
     uint16_t *__restrict out1 = (uint16_t *)buffers[4];
     uint16_t *__restrict out2 = (uint16_t *)buffers[5];
-    double t2[1];
-    float t0[128];
-    double t3[1];
-    float t1[1];
+    double t2[2];
+    float t0[256];
+    double t3[2];
+    float t1[2];
     #pragma omp parallel
     {
         #pragma omp for collapse(3) schedule(static) nowait
         for (int64_t c0 = 0; (c0 <= 15); c0 += 1)
             for (int64_t c1 = 0; (c1 <= 11); c1 += 1)
-                for (int64_t c2 = 0; (c2 <= 127); c2 += 1)
+                for (int64_t c2 = 0; (c2 <= 127); c2 += 2)
                     akg_attention_softmax_dropout_f16_parallel_body_0(c0, c1, c2, in0, in1, in2, out0, out1, out2);
         akg_stream_fence();
     }

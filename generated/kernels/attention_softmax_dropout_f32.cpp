@@ -5,153 +5,298 @@
 #include "akg_kernel_support.h"
 
 static void akg_attention_softmax_dropout_f32_parallel_body_0(int64_t c0, int64_t c1, int64_t c2, const float *__restrict in0, const float *__restrict in1, const float *__restrict in2, float *__restrict out0, float *__restrict out1) {
-    double t1[1];
-    float t0[128];
-    double t2[1];
+    double t1[2];
+    float t0[256];
+    double t2[2];
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = c1;
         [[maybe_unused]] const int64_t i2 = c2;
         [[maybe_unused]] const int64_t i3 = 0;
-        t1[0] = -__builtin_inff();
+        t1[(i2 - (c2))] = -__builtin_inff();
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = c1;
+        [[maybe_unused]] const int64_t i2 = (c2 + 1);
+        [[maybe_unused]] const int64_t i3 = 0;
+        t1[(i2 - (c2))] = -__builtin_inff();
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = c1;
         [[maybe_unused]] const int64_t i2 = c2;
         [[maybe_unused]] const int64_t i3 = 0;
-        float acc = t1[0];
+        float acc = t1[(i2 - (c2))];
         float acc1 = -__builtin_inff();
         {
-            const int64_t c3_begin = 0, c3_end = (127) + 1;
-            float lanes_c3[32];
+            const int64_t c4_begin = 0, c4_end = (127) + 1;
+            float lanes_c4[32];
             #pragma omp simd
-            for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) lanes_c3[c3_lane] = -__builtin_inff();
-            if (c3_end - c3_begin >= 32) {
-                const int64_t c3_full = c3_begin + (c3_end - c3_begin) / 32 * 32;
-                for (int64_t c3_block = c3_begin; c3_block < c3_full; c3_block += 32) {
+            for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) lanes_c4[c4_lane] = -__builtin_inff();
+            if (c4_end - c4_begin >= 32) {
+                const int64_t c4_full = c4_begin + (c4_end - c4_begin) / 32 * 32;
+                for (int64_t c4_block = c4_begin; c4_block < c4_full; c4_block += 32) {
                     #pragma omp simd
-                    for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) {
-                        const int64_t c3 = c3_block + c3_lane;
+                    for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) {
+                        const int64_t c4 = c4_block + c4_lane;
                         {
-                            [[maybe_unused]] const int64_t r0 = c3;
-                            lanes_c3[c3_lane] = akg_max_ordered(lanes_c3[c3_lane], (in1[c0 * 128 + c3] + (in0[c0 * 196608 + c1 * 16384 + c2 * 128 + c3] * 0.125f)));
+                            [[maybe_unused]] const int64_t r0 = c4;
+                            lanes_c4[c4_lane] = akg_max_ordered(lanes_c4[c4_lane], (in1[c0 * 128 + c4] + (in0[c0 * 196608 + c1 * 16384 + c2 * 128 + c4] * 0.125f)));
                         }
                     }
                     akg_end_of_lane_block();
                 }
-                if (c3_full < c3_end) {
-                    const int64_t c3_last = c3_end - 32;
+                if (c4_full < c4_end) {
+                    const int64_t c4_last = c4_end - 32;
                     #pragma omp simd
-                    for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) {
-                        const int64_t c3 = c3_last + c3_lane;
+                    for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) {
+                        const int64_t c4 = c4_last + c4_lane;
                         {
-                            [[maybe_unused]] const int64_t r0 = c3;
-                            lanes_c3[c3_lane] = akg_max_ordered(lanes_c3[c3_lane], akg_select(c3 >= c3_full, float((in1[c0 * 128 + c3] + (in0[c0 * 196608 + c1 * 16384 + c2 * 128 + c3] * 0.125f))), float(-__builtin_inff())));
+                            [[maybe_unused]] const int64_t r0 = c4;
+                            lanes_c4[c4_lane] = akg_max_ordered(lanes_c4[c4_lane], akg_select(c4 >= c4_full, float((in1[c0 * 128 + c4] + (in0[c0 * 196608 + c1 * 16384 + c2 * 128 + c4] * 0.125f))), float(-__builtin_inff())));
                         }
                     }
                 }
             } else {
-                for (int64_t c3 = c3_begin; c3 < c3_end; ++c3) {
+                for (int64_t c4 = c4_begin; c4 < c4_end; ++c4) {
                     {
-                        [[maybe_unused]] const int64_t r0 = c3;
-                        lanes_c3[0] = akg_max_ordered(lanes_c3[0], (in1[c0 * 128 + c3] + (in0[c0 * 196608 + c1 * 16384 + c2 * 128 + c3] * 0.125f)));
+                        [[maybe_unused]] const int64_t r0 = c4;
+                        lanes_c4[0] = akg_max_ordered(lanes_c4[0], (in1[c0 * 128 + c4] + (in0[c0 * 196608 + c1 * 16384 + c2 * 128 + c4] * 0.125f)));
                     }
                 }
             }
-            acc1 = akg_combine_lanes<32>(lanes_c3, [](float a, float b) { return akg_max_ordered(a, b); });
+            acc1 = akg_combine_lanes<32>(lanes_c4, [](float a, float b) { return akg_max_ordered(a, b); });
         }
         acc = akg_max_ordered(acc, acc1);
-        t1[0] = (double)(acc);
-    }
-    for (int64_t c3 = 0; (c3 <= 127); c3 += 64) {
-        #pragma omp simd
-        for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = c1;
-                [[maybe_unused]] const int64_t i2 = c2;
-                [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                t0[(i3 - (0))] = (float)(akg_exp_no_overflow(((in1[c0 * 128 + (c3 + c4)] + (in0[c0 * 196608 + c1 * 16384 + c2 * 128 + (c3 + c4)] * 0.125f)) - ((float)t1[0]))));
-            }
-        }
+        t1[(i2 - (c2))] = (double)(acc);
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = c1;
-        [[maybe_unused]] const int64_t i2 = c2;
+        [[maybe_unused]] const int64_t i2 = (c2 + 1);
         [[maybe_unused]] const int64_t i3 = 0;
-        t2[0] = 0.0f;
-    }
-    {
-        [[maybe_unused]] const int64_t i0 = c0;
-        [[maybe_unused]] const int64_t i1 = c1;
-        [[maybe_unused]] const int64_t i2 = c2;
-        [[maybe_unused]] const int64_t i3 = 0;
-        float acc = t2[0];
-        float acc1 = 0.0f;
+        float acc = t1[(i2 - (c2))];
+        float acc1 = -__builtin_inff();
         {
-            const int64_t c3_begin = 0, c3_end = (127) + 1;
-            float lanes_c3[32];
+            const int64_t c4_begin = 0, c4_end = (127) + 1;
+            float lanes_c4[32];
             #pragma omp simd
-            for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) lanes_c3[c3_lane] = 0.0f;
-            if (c3_end - c3_begin >= 32) {
-                const int64_t c3_full = c3_begin + (c3_end - c3_begin) / 32 * 32;
-                for (int64_t c3_block = c3_begin; c3_block < c3_full; c3_block += 32) {
+            for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) lanes_c4[c4_lane] = -__builtin_inff();
+            if (c4_end - c4_begin >= 32) {
+                const int64_t c4_full = c4_begin + (c4_end - c4_begin) / 32 * 32;
+                for (int64_t c4_block = c4_begin; c4_block < c4_full; c4_block += 32) {
                     #pragma omp simd
-                    for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) {
-                        const int64_t c3 = c3_block + c3_lane;
+                    for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) {
+                        const int64_t c4 = c4_block + c4_lane;
                         {
-                            [[maybe_unused]] const int64_t r0 = c3;
-                            lanes_c3[c3_lane] = lanes_c3[c3_lane] + t0[(c3 - (0))];
+                            [[maybe_unused]] const int64_t r0 = c4;
+                            lanes_c4[c4_lane] = akg_max_ordered(lanes_c4[c4_lane], (in1[c0 * 128 + c4] + (in0[c0 * 196608 + c1 * 16384 + (c2 + INT64_C(1)) * 128 + c4] * 0.125f)));
                         }
                     }
                     akg_end_of_lane_block();
                 }
-                if (c3_full < c3_end) {
-                    const int64_t c3_last = c3_end - 32;
+                if (c4_full < c4_end) {
+                    const int64_t c4_last = c4_end - 32;
                     #pragma omp simd
-                    for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) {
-                        const int64_t c3 = c3_last + c3_lane;
+                    for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) {
+                        const int64_t c4 = c4_last + c4_lane;
                         {
-                            [[maybe_unused]] const int64_t r0 = c3;
-                            lanes_c3[c3_lane] = lanes_c3[c3_lane] + akg_select(c3 >= c3_full, float(t0[(c3 - (0))]), float(0.0f));
+                            [[maybe_unused]] const int64_t r0 = c4;
+                            lanes_c4[c4_lane] = akg_max_ordered(lanes_c4[c4_lane], akg_select(c4 >= c4_full, float((in1[c0 * 128 + c4] + (in0[c0 * 196608 + c1 * 16384 + (c2 + INT64_C(1)) * 128 + c4] * 0.125f))), float(-__builtin_inff())));
                         }
                     }
                 }
             } else {
-                for (int64_t c3 = c3_begin; c3 < c3_end; ++c3) {
+                for (int64_t c4 = c4_begin; c4 < c4_end; ++c4) {
                     {
-                        [[maybe_unused]] const int64_t r0 = c3;
-                        lanes_c3[0] = lanes_c3[0] + t0[(c3 - (0))];
+                        [[maybe_unused]] const int64_t r0 = c4;
+                        lanes_c4[0] = akg_max_ordered(lanes_c4[0], (in1[c0 * 128 + c4] + (in0[c0 * 196608 + c1 * 16384 + (c2 + INT64_C(1)) * 128 + c4] * 0.125f)));
                     }
                 }
             }
-            acc1 = akg_combine_lanes<32>(lanes_c3, [](float a, float b) { return a + b; });
+            acc1 = akg_combine_lanes<32>(lanes_c4, [](float a, float b) { return akg_max_ordered(a, b); });
+        }
+        acc = akg_max_ordered(acc, acc1);
+        t1[(i2 - (c2))] = (double)(acc);
+    }
+    for (int64_t c4 = 0; (c4 <= 127); c4 += 64) {
+        #pragma omp simd
+        for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = c1;
+                [[maybe_unused]] const int64_t i2 = c2;
+                [[maybe_unused]] const int64_t i3 = (c4 + c5);
+                t0[(i2 - (c2)) * 128 + (i3 - (0))] = (float)(akg_exp_no_overflow(((in1[c0 * 128 + (c4 + c5)] + (in0[c0 * 196608 + c1 * 16384 + c2 * 128 + (c4 + c5)] * 0.125f)) - ((float)t1[(c2 - (c2))]))));
+            }
+        }
+    }
+    for (int64_t c4 = 0; (c4 <= 127); c4 += 64) {
+        #pragma omp simd
+        for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = c1;
+                [[maybe_unused]] const int64_t i2 = (c2 + 1);
+                [[maybe_unused]] const int64_t i3 = (c4 + c5);
+                t0[(i2 - (c2)) * 128 + (i3 - (0))] = (float)(akg_exp_no_overflow(((in1[c0 * 128 + (c4 + c5)] + (in0[c0 * 196608 + c1 * 16384 + (c2 + INT64_C(1)) * 128 + (c4 + c5)] * 0.125f)) - ((float)t1[((c2 + INT64_C(1)) - (c2))]))));
+            }
+        }
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = c1;
+        [[maybe_unused]] const int64_t i2 = c2;
+        [[maybe_unused]] const int64_t i3 = 0;
+        t2[(i2 - (c2))] = 0.0f;
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = c1;
+        [[maybe_unused]] const int64_t i2 = (c2 + 1);
+        [[maybe_unused]] const int64_t i3 = 0;
+        t2[(i2 - (c2))] = 0.0f;
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = c1;
+        [[maybe_unused]] const int64_t i2 = c2;
+        [[maybe_unused]] const int64_t i3 = 0;
+        float acc = t2[(i2 - (c2))];
+        float acc1 = 0.0f;
+        {
+            const int64_t c4_begin = 0, c4_end = (127) + 1;
+            float lanes_c4[32];
+            #pragma omp simd
+            for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) lanes_c4[c4_lane] = 0.0f;
+            if (c4_end - c4_begin >= 32) {
+                const int64_t c4_full = c4_begin + (c4_end - c4_begin) / 32 * 32;
+                for (int64_t c4_block = c4_begin; c4_block < c4_full; c4_block += 32) {
+                    #pragma omp simd
+                    for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) {
+                        const int64_t c4 = c4_block + c4_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c4;
+                            lanes_c4[c4_lane] = lanes_c4[c4_lane] + t0[(c2 - (c2)) * 128 + (c4 - (0))];
+                        }
+                    }
+                    akg_end_of_lane_block();
+                }
+                if (c4_full < c4_end) {
+                    const int64_t c4_last = c4_end - 32;
+                    #pragma omp simd
+                    for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) {
+                        const int64_t c4 = c4_last + c4_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c4;
+                            lanes_c4[c4_lane] = lanes_c4[c4_lane] + akg_select(c4 >= c4_full, float(t0[(c2 - (c2)) * 128 + (c4 - (0))]), float(0.0f));
+                        }
+                    }
+                }
+            } else {
+                for (int64_t c4 = c4_begin; c4 < c4_end; ++c4) {
+                    {
+                        [[maybe_unused]] const int64_t r0 = c4;
+                        lanes_c4[0] = lanes_c4[0] + t0[(c2 - (c2)) * 128 + (c4 - (0))];
+                    }
+                }
+            }
+            acc1 = akg_combine_lanes<32>(lanes_c4, [](float a, float b) { return a + b; });
         }
         acc = acc + acc1;
-        t2[0] = (double)(acc);
+        t2[(i2 - (c2))] = (double)(acc);
     }
-    for (int64_t c3 = 0; (c3 <= 127); c3 += 64) {
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = c1;
+        [[maybe_unused]] const int64_t i2 = (c2 + 1);
+        [[maybe_unused]] const int64_t i3 = 0;
+        float acc = t2[(i2 - (c2))];
+        float acc1 = 0.0f;
+        {
+            const int64_t c4_begin = 0, c4_end = (127) + 1;
+            float lanes_c4[32];
+            #pragma omp simd
+            for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) lanes_c4[c4_lane] = 0.0f;
+            if (c4_end - c4_begin >= 32) {
+                const int64_t c4_full = c4_begin + (c4_end - c4_begin) / 32 * 32;
+                for (int64_t c4_block = c4_begin; c4_block < c4_full; c4_block += 32) {
+                    #pragma omp simd
+                    for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) {
+                        const int64_t c4 = c4_block + c4_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c4;
+                            lanes_c4[c4_lane] = lanes_c4[c4_lane] + t0[((c2 + INT64_C(1)) - (c2)) * 128 + (c4 - (0))];
+                        }
+                    }
+                    akg_end_of_lane_block();
+                }
+                if (c4_full < c4_end) {
+                    const int64_t c4_last = c4_end - 32;
+                    #pragma omp simd
+                    for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) {
+                        const int64_t c4 = c4_last + c4_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c4;
+                            lanes_c4[c4_lane] = lanes_c4[c4_lane] + akg_select(c4 >= c4_full, float(t0[((c2 + INT64_C(1)) - (c2)) * 128 + (c4 - (0))]), float(0.0f));
+                        }
+                    }
+                }
+            } else {
+                for (int64_t c4 = c4_begin; c4 < c4_end; ++c4) {
+                    {
+                        [[maybe_unused]] const int64_t r0 = c4;
+                        lanes_c4[0] = lanes_c4[0] + t0[((c2 + INT64_C(1)) - (c2)) * 128 + (c4 - (0))];
+                    }
+                }
+            }
+            acc1 = akg_combine_lanes<32>(lanes_c4, [](float a, float b) { return a + b; });
+        }
+        acc = acc + acc1;
+        t2[(i2 - (c2))] = (double)(acc);
+    }
+    for (int64_t c4 = 0; (c4 <= 127); c4 += 64) {
         alignas(64) float blk_out1[64];
         #pragma omp simd
-        for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
+        for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = c1;
                 [[maybe_unused]] const int64_t i2 = c2;
-                [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                out0[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] = (float)((t0[((c3 + c4) - (0))] / ((float)t2[0])));
+                [[maybe_unused]] const int64_t i3 = (c4 + c5);
+                out0[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] = (float)((t0[(c2 - (c2)) * 128 + ((c4 + c5) - (0))] / ((float)t2[(c2 - (c2))])));
             }
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = c1;
                 [[maybe_unused]] const int64_t i2 = c2;
-                [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                blk_out1[c4] = (float)(((out0[c0 * 196608 + c1 * 16384 + c2 * 128 + (c3 + c4)] * in2[c0 * 196608 + c1 * 16384 + c2 * 128 + (c3 + c4)]) * 1.11111116f));
+                [[maybe_unused]] const int64_t i3 = (c4 + c5);
+                blk_out1[c5] = (float)(((out0[c0 * 196608 + c1 * 16384 + c2 * 128 + (c4 + c5)] * in2[c0 * 196608 + c1 * 16384 + c2 * 128 + (c4 + c5)]) * 1.11111116f));
             }
         }
-        akg_stream_f32_n(blk_out1, out1 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c3)))), 64);
+        akg_stream_f32_n(blk_out1, out1 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4)))), 64);
+    }
+    for (int64_t c4 = 0; (c4 <= 127); c4 += 64) {
+        alignas(64) float blk_out1[64];
+        #pragma omp simd
+        for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = c1;
+                [[maybe_unused]] const int64_t i2 = (c2 + 1);
+                [[maybe_unused]] const int64_t i3 = (c4 + c5);
+                out0[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] = (float)((t0[((c2 + INT64_C(1)) - (c2)) * 128 + ((c4 + c5) - (0))] / ((float)t2[((c2 + INT64_C(1)) - (c2))])));
+            }
+            {
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = c1;
+                [[maybe_unused]] const int64_t i2 = (c2 + 1);
+                [[maybe_unused]] const int64_t i3 = (c4 + c5);
+                blk_out1[c5] = (float)(((out0[c0 * 196608 + c1 * 16384 + (c2 + INT64_C(1)) * 128 + (c4 + c5)] * in2[c0 * 196608 + c1 * 16384 + (c2 + INT64_C(1)) * 128 + (c4 + c5)]) * 1.11111116f));
+            }
+        }
+        akg_stream_f32_n(blk_out1, out1 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4))) + INT64_C(128))), 64);
     }
 }
 
@@ -161,15 +306,15 @@ extern "C" int akg_kernel_fn_attention_softmax_dropout_f32(void *const *buffers)
     const float *__restrict in2 = (const float *)buffers[2];
     float *__restrict out0 = (float *)buffers[3];
     float *__restrict out1 = (float *)buffers[4];
-    double t1[1];
-    float t0[128];
-    double t2[1];
+    double t1[2];
+    float t0[256];
+    double t2[2];
     #pragma omp parallel
     {
         #pragma omp for collapse(3) schedule(static) nowait
         for (int64_t c0 = 0; (c0 <= 15); c0 += 1)
             for (int64_t c1 = 0; (c1 <= 11); c1 += 1)
-                for (int64_t c2 = 0; (c2 <= 127); c2 += 1)
+                for (int64_t c2 = 0; (c2 <= 127); c2 += 2)
                     akg_attention_softmax_dropout_f32_parallel_body_0(c0, c1, c2, in0, in1, in2, out0, out1);
         akg_stream_fence();
     }

@@ -10,173 +10,311 @@ static void akg_layernorm_fwd_f16_parallel_body_0(int64_t c0, const uint16_t *__
     double t2[2];
     double t3[2];
     float t1[2];
-    #pragma omp simd
-    for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
-        {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            [[maybe_unused]] const int64_t i1 = 0;
-            t2[(i0 - (c0))] = 0.0f;
-        }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = 0;
+        t2[(i0 - (c0))] = 0.0f;
     }
-    for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
-        {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            [[maybe_unused]] const int64_t i1 = 0;
-            float acc = t2[(i0 - (c0))];
-            float acc1 = 0.0f;
-            {
-                const int64_t c2_begin = 0, c2_end = (767) + 1;
-                float lanes_c2[64];
-                #pragma omp simd
-                for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) lanes_c2[c2_lane] = 0.0f;
-                if (c2_end - c2_begin >= 64) {
-                    const int64_t c2_full = c2_begin + (c2_end - c2_begin) / 64 * 64;
-                    for (int64_t c2_block = c2_begin; c2_block < c2_full; c2_block += 64) {
-                        float block_c2_0[64];
-                        akg_f16_to_f32_n(in0 + ((((c0 + c1) * INT64_C(768)) + c2_block)), block_c2_0, 64);
-                        #pragma omp simd
-                        for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) {
-                            const int64_t c2 = c2_block + c2_lane;
-                            {
-                                [[maybe_unused]] const int64_t i0 = (c0 + c1);
-                                [[maybe_unused]] const int64_t i1 = c2;
-                                t0[(i0 - (c0)) * 768 + (i1 - (0))] = (float)(block_c2_0[c2_lane]);
-                            }
-                            {
-                                [[maybe_unused]] const int64_t r0 = c2;
-                                lanes_c2[c2_lane] = lanes_c2[c2_lane] + t0[((c0 + c1) - (c0)) * 768 + (c2 - (0))];
-                            }
-                        }
-                        akg_end_of_lane_block();
-                    }
-                    if (c2_full < c2_end) {
-                        const int64_t c2_last = c2_end - 64;
-                        float block_c2_0[64];
-                        akg_f16_to_f32_n(in0 + ((((c0 + c1) * INT64_C(768)) + c2_last)), block_c2_0, 64);
-                        #pragma omp simd
-                        for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) {
-                            const int64_t c2 = c2_last + c2_lane;
-                            {
-                                [[maybe_unused]] const int64_t i0 = (c0 + c1);
-                                [[maybe_unused]] const int64_t i1 = c2;
-                                t0[(i0 - (c0)) * 768 + (i1 - (0))] = (float)(block_c2_0[c2_lane]);
-                            }
-                            {
-                                [[maybe_unused]] const int64_t r0 = c2;
-                                lanes_c2[c2_lane] = lanes_c2[c2_lane] + akg_select(c2 >= c2_full, float(t0[((c0 + c1) - (c0)) * 768 + (c2 - (0))]), float(0.0f));
-                            }
-                        }
-                    }
-                } else {
-                    for (int64_t c2 = c2_begin; c2 < c2_end; ++c2) {
-                        {
-                            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-                            [[maybe_unused]] const int64_t i1 = c2;
-                            t0[(i0 - (c0)) * 768 + (i1 - (0))] = (float)(akg_f16_to_f32(in0[(c0 + c1) * 768 + c2]));
-                        }
-                        {
-                            [[maybe_unused]] const int64_t r0 = c2;
-                            lanes_c2[0] = lanes_c2[0] + t0[((c0 + c1) - (c0)) * 768 + (c2 - (0))];
-                        }
-                    }
-                }
-                acc1 = akg_combine_lanes<64>(lanes_c2, [](float a, float b) { return a + b; });
-            }
-            acc = acc + acc1;
-            t2[(i0 - (c0))] = (double)(acc);
-        }
+    {
+        [[maybe_unused]] const int64_t i0 = (c0 + 1);
+        [[maybe_unused]] const int64_t i1 = 0;
+        t2[(i0 - (c0))] = 0.0f;
     }
-    #pragma omp simd
-    for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = 0;
+        float acc = t2[(i0 - (c0))];
+        float acc1 = 0.0f;
         {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            [[maybe_unused]] const int64_t i1 = 0;
-            t3[(i0 - (c0))] = 0.0f;
-        }
-    }
-    for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
-        {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            [[maybe_unused]] const int64_t i1 = 0;
-            float acc = t3[(i0 - (c0))];
-            float acc1 = 0.0f;
-            {
-                const int64_t c2_begin = 0, c2_end = (767) + 1;
-                float lanes_c2[64];
-                #pragma omp simd
-                for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) lanes_c2[c2_lane] = 0.0f;
-                if (c2_end - c2_begin >= 64) {
-                    const int64_t c2_full = c2_begin + (c2_end - c2_begin) / 64 * 64;
-                    for (int64_t c2_block = c2_begin; c2_block < c2_full; c2_block += 64) {
-                        #pragma omp simd
-                        for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) {
-                            const int64_t c2 = c2_block + c2_lane;
-                            {
-                                [[maybe_unused]] const int64_t r0 = c2;
-                                const float v_cse0 = (t0[((c0 + c1) - (c0)) * 768 + (c2 - (0))] - (((float)t2[((c0 + c1) - (c0))]) * 0.00130208337f));
-                                lanes_c2[c2_lane] = lanes_c2[c2_lane] + (v_cse0 * v_cse0);
-                            }
-                        }
-                        akg_end_of_lane_block();
-                    }
-                    if (c2_full < c2_end) {
-                        const int64_t c2_last = c2_end - 64;
-                        #pragma omp simd
-                        for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) {
-                            const int64_t c2 = c2_last + c2_lane;
-                            {
-                                [[maybe_unused]] const int64_t r0 = c2;
-                                const float v_cse0 = (t0[((c0 + c1) - (c0)) * 768 + (c2 - (0))] - (((float)t2[((c0 + c1) - (c0))]) * 0.00130208337f));
-                                lanes_c2[c2_lane] = lanes_c2[c2_lane] + akg_select(c2 >= c2_full, float((v_cse0 * v_cse0)), float(0.0f));
-                            }
-                        }
-                    }
-                } else {
-                    for (int64_t c2 = c2_begin; c2 < c2_end; ++c2) {
-                        {
-                            [[maybe_unused]] const int64_t r0 = c2;
-                            const float v_cse0 = (t0[((c0 + c1) - (c0)) * 768 + (c2 - (0))] - (((float)t2[((c0 + c1) - (c0))]) * 0.00130208337f));
-                            lanes_c2[0] = lanes_c2[0] + (v_cse0 * v_cse0);
-                        }
-                    }
-                }
-                acc1 = akg_combine_lanes<64>(lanes_c2, [](float a, float b) { return a + b; });
-            }
-            acc = acc + acc1;
-            t3[(i0 - (c0))] = (double)(acc);
-        }
-    }
-    for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
-        {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            [[maybe_unused]] const int64_t i1 = 0;
-            t1[(i0 - (c0))] = (float)(akg_rsqrt(((((float)t3[((c0 + c1) - (c0))]) * 0.00130208337f) + 1.00000001e-07f)));
-        }
-        for (int64_t c2 = 0; (c2 <= 767); c2 += 64) {
-            alignas(64) float blk_out0[64];
+            const int64_t c2_begin = 0, c2_end = (767) + 1;
+            float lanes_c2[64];
             #pragma omp simd
-            for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
-                {
-                    [[maybe_unused]] const int64_t i0 = (c0 + c1);
-                    [[maybe_unused]] const int64_t i1 = (c2 + c3);
-                    blk_out0[c3] = (in2[(c2 + c3)] + (in1[(c2 + c3)] * (t1[((c0 + c1) - (c0))] * (t0[((c0 + c1) - (c0)) * 768 + ((c2 + c3) - (0))] - (((float)t2[((c0 + c1) - (c0))]) * 0.00130208337f)))));
+            for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) lanes_c2[c2_lane] = 0.0f;
+            if (c2_end - c2_begin >= 64) {
+                const int64_t c2_full = c2_begin + (c2_end - c2_begin) / 64 * 64;
+                for (int64_t c2_block = c2_begin; c2_block < c2_full; c2_block += 64) {
+                    float block_c2_0[64];
+                    akg_f16_to_f32_n(in0 + (((c0 * INT64_C(768)) + c2_block)), block_c2_0, 64);
+                    #pragma omp simd
+                    for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) {
+                        const int64_t c2 = c2_block + c2_lane;
+                        {
+                            [[maybe_unused]] const int64_t i0 = c0;
+                            [[maybe_unused]] const int64_t i1 = c2;
+                            t0[(i0 - (c0)) * 768 + (i1 - (0))] = (float)(block_c2_0[c2_lane]);
+                        }
+                        {
+                            [[maybe_unused]] const int64_t r0 = c2;
+                            lanes_c2[c2_lane] = lanes_c2[c2_lane] + t0[(c0 - (c0)) * 768 + (c2 - (0))];
+                        }
+                    }
+                    akg_end_of_lane_block();
+                }
+                if (c2_full < c2_end) {
+                    const int64_t c2_last = c2_end - 64;
+                    float block_c2_0[64];
+                    akg_f16_to_f32_n(in0 + (((c0 * INT64_C(768)) + c2_last)), block_c2_0, 64);
+                    #pragma omp simd
+                    for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) {
+                        const int64_t c2 = c2_last + c2_lane;
+                        {
+                            [[maybe_unused]] const int64_t i0 = c0;
+                            [[maybe_unused]] const int64_t i1 = c2;
+                            t0[(i0 - (c0)) * 768 + (i1 - (0))] = (float)(block_c2_0[c2_lane]);
+                        }
+                        {
+                            [[maybe_unused]] const int64_t r0 = c2;
+                            lanes_c2[c2_lane] = lanes_c2[c2_lane] + akg_select(c2 >= c2_full, float(t0[(c0 - (c0)) * 768 + (c2 - (0))]), float(0.0f));
+                        }
+                    }
+                }
+            } else {
+                for (int64_t c2 = c2_begin; c2 < c2_end; ++c2) {
+                    {
+                        [[maybe_unused]] const int64_t i0 = c0;
+                        [[maybe_unused]] const int64_t i1 = c2;
+                        t0[(i0 - (c0)) * 768 + (i1 - (0))] = (float)(akg_f16_to_f32(in0[c0 * 768 + c2]));
+                    }
+                    {
+                        [[maybe_unused]] const int64_t r0 = c2;
+                        lanes_c2[0] = lanes_c2[0] + t0[(c0 - (c0)) * 768 + (c2 - (0))];
+                    }
                 }
             }
-            akg_f32_to_f16_n(blk_out0, out0 + ((((c0 + c1) * INT64_C(768)) + c2)), 64);
+            acc1 = akg_combine_lanes<64>(lanes_c2, [](float a, float b) { return a + b; });
         }
-        {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            [[maybe_unused]] const int64_t i1 = 0;
-            out2[i0] = (float)((((float)t3[((c0 + c1) - (c0))]) * 0.00130208337f));
-        }
+        acc = acc + acc1;
+        t2[(i0 - (c0))] = (double)(acc);
     }
-    #pragma omp simd
-    for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
+    {
+        [[maybe_unused]] const int64_t i0 = (c0 + 1);
+        [[maybe_unused]] const int64_t i1 = 0;
+        float acc = t2[(i0 - (c0))];
+        float acc1 = 0.0f;
         {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            [[maybe_unused]] const int64_t i1 = 0;
-            out1[i0] = (float)((((float)t2[((c0 + c1) - (c0))]) * 0.00130208337f));
+            const int64_t c2_begin = 0, c2_end = (767) + 1;
+            float lanes_c2[64];
+            #pragma omp simd
+            for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) lanes_c2[c2_lane] = 0.0f;
+            if (c2_end - c2_begin >= 64) {
+                const int64_t c2_full = c2_begin + (c2_end - c2_begin) / 64 * 64;
+                for (int64_t c2_block = c2_begin; c2_block < c2_full; c2_block += 64) {
+                    float block_c2_0[64];
+                    akg_f16_to_f32_n(in0 + ((((c0 * INT64_C(768)) + c2_block) + INT64_C(768))), block_c2_0, 64);
+                    #pragma omp simd
+                    for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) {
+                        const int64_t c2 = c2_block + c2_lane;
+                        {
+                            [[maybe_unused]] const int64_t i0 = (c0 + 1);
+                            [[maybe_unused]] const int64_t i1 = c2;
+                            t0[(i0 - (c0)) * 768 + (i1 - (0))] = (float)(block_c2_0[c2_lane]);
+                        }
+                        {
+                            [[maybe_unused]] const int64_t r0 = c2;
+                            lanes_c2[c2_lane] = lanes_c2[c2_lane] + t0[((c0 + INT64_C(1)) - (c0)) * 768 + (c2 - (0))];
+                        }
+                    }
+                    akg_end_of_lane_block();
+                }
+                if (c2_full < c2_end) {
+                    const int64_t c2_last = c2_end - 64;
+                    float block_c2_0[64];
+                    akg_f16_to_f32_n(in0 + ((((c0 * INT64_C(768)) + c2_last) + INT64_C(768))), block_c2_0, 64);
+                    #pragma omp simd
+                    for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) {
+                        const int64_t c2 = c2_last + c2_lane;
+                        {
+                            [[maybe_unused]] const int64_t i0 = (c0 + 1);
+                            [[maybe_unused]] const int64_t i1 = c2;
+                            t0[(i0 - (c0)) * 768 + (i1 - (0))] = (float)(block_c2_0[c2_lane]);
+                        }
+                        {
+                            [[maybe_unused]] const int64_t r0 = c2;
+                            lanes_c2[c2_lane] = lanes_c2[c2_lane] + akg_select(c2 >= c2_full, float(t0[((c0 + INT64_C(1)) - (c0)) * 768 + (c2 - (0))]), float(0.0f));
+                        }
+                    }
+                }
+            } else {
+                for (int64_t c2 = c2_begin; c2 < c2_end; ++c2) {
+                    {
+                        [[maybe_unused]] const int64_t i0 = (c0 + 1);
+                        [[maybe_unused]] const int64_t i1 = c2;
+                        t0[(i0 - (c0)) * 768 + (i1 - (0))] = (float)(akg_f16_to_f32(in0[(c0 + INT64_C(1)) * 768 + c2]));
+                    }
+                    {
+                        [[maybe_unused]] const int64_t r0 = c2;
+                        lanes_c2[0] = lanes_c2[0] + t0[((c0 + INT64_C(1)) - (c0)) * 768 + (c2 - (0))];
+                    }
+                }
+            }
+            acc1 = akg_combine_lanes<64>(lanes_c2, [](float a, float b) { return a + b; });
         }
+        acc = acc + acc1;
+        t2[(i0 - (c0))] = (double)(acc);
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = 0;
+        t3[(i0 - (c0))] = 0.0f;
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = (c0 + 1);
+        [[maybe_unused]] const int64_t i1 = 0;
+        t3[(i0 - (c0))] = 0.0f;
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = 0;
+        float acc = t3[(i0 - (c0))];
+        float acc1 = 0.0f;
+        {
+            const int64_t c2_begin = 0, c2_end = (767) + 1;
+            float lanes_c2[64];
+            #pragma omp simd
+            for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) lanes_c2[c2_lane] = 0.0f;
+            if (c2_end - c2_begin >= 64) {
+                const int64_t c2_full = c2_begin + (c2_end - c2_begin) / 64 * 64;
+                for (int64_t c2_block = c2_begin; c2_block < c2_full; c2_block += 64) {
+                    #pragma omp simd
+                    for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) {
+                        const int64_t c2 = c2_block + c2_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c2;
+                            const float v_cse0 = (t0[(c0 - (c0)) * 768 + (c2 - (0))] - (((float)t2[(c0 - (c0))]) * 0.00130208337f));
+                            lanes_c2[c2_lane] = lanes_c2[c2_lane] + (v_cse0 * v_cse0);
+                        }
+                    }
+                    akg_end_of_lane_block();
+                }
+                if (c2_full < c2_end) {
+                    const int64_t c2_last = c2_end - 64;
+                    #pragma omp simd
+                    for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) {
+                        const int64_t c2 = c2_last + c2_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c2;
+                            const float v_cse0 = (t0[(c0 - (c0)) * 768 + (c2 - (0))] - (((float)t2[(c0 - (c0))]) * 0.00130208337f));
+                            lanes_c2[c2_lane] = lanes_c2[c2_lane] + akg_select(c2 >= c2_full, float((v_cse0 * v_cse0)), float(0.0f));
+                        }
+                    }
+                }
+            } else {
+                for (int64_t c2 = c2_begin; c2 < c2_end; ++c2) {
+                    {
+                        [[maybe_unused]] const int64_t r0 = c2;
+                        const float v_cse0 = (t0[(c0 - (c0)) * 768 + (c2 - (0))] - (((float)t2[(c0 - (c0))]) * 0.00130208337f));
+                        lanes_c2[0] = lanes_c2[0] + (v_cse0 * v_cse0);
+                    }
+                }
+            }
+            acc1 = akg_combine_lanes<64>(lanes_c2, [](float a, float b) { return a + b; });
+        }
+        acc = acc + acc1;
+        t3[(i0 - (c0))] = (double)(acc);
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = (c0 + 1);
+        [[maybe_unused]] const int64_t i1 = 0;
+        float acc = t3[(i0 - (c0))];
+        float acc1 = 0.0f;
+        {
+            const int64_t c2_begin = 0, c2_end = (767) + 1;
+            float lanes_c2[64];
+            #pragma omp simd
+            for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) lanes_c2[c2_lane] = 0.0f;
+            if (c2_end - c2_begin >= 64) {
+                const int64_t c2_full = c2_begin + (c2_end - c2_begin) / 64 * 64;
+                for (int64_t c2_block = c2_begin; c2_block < c2_full; c2_block += 64) {
+                    #pragma omp simd
+                    for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) {
+                        const int64_t c2 = c2_block + c2_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c2;
+                            const float v_cse0 = (t0[((c0 + INT64_C(1)) - (c0)) * 768 + (c2 - (0))] - (((float)t2[((c0 + INT64_C(1)) - (c0))]) * 0.00130208337f));
+                            lanes_c2[c2_lane] = lanes_c2[c2_lane] + (v_cse0 * v_cse0);
+                        }
+                    }
+                    akg_end_of_lane_block();
+                }
+                if (c2_full < c2_end) {
+                    const int64_t c2_last = c2_end - 64;
+                    #pragma omp simd
+                    for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) {
+                        const int64_t c2 = c2_last + c2_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c2;
+                            const float v_cse0 = (t0[((c0 + INT64_C(1)) - (c0)) * 768 + (c2 - (0))] - (((float)t2[((c0 + INT64_C(1)) - (c0))]) * 0.00130208337f));
+                            lanes_c2[c2_lane] = lanes_c2[c2_lane] + akg_select(c2 >= c2_full, float((v_cse0 * v_cse0)), float(0.0f));
+                        }
+                    }
+                }
+            } else {
+                for (int64_t c2 = c2_begin; c2 < c2_end; ++c2) {
+                    {
+                        [[maybe_unused]] const int64_t r0 = c2;
+                        const float v_cse0 = (t0[((c0 + INT64_C(1)) - (c0)) * 768 + (c2 - (0))] - (((float)t2[((c0 + INT64_C(1)) - (c0))]) * 0.00130208337f));
+                        lanes_c2[0] = lanes_c2[0] + (v_cse0 * v_cse0);
+                    }
+                }
+            }
+            acc1 = akg_combine_lanes<64>(lanes_c2, [](float a, float b) { return a + b; });
+        }
+        acc = acc + acc1;
+        t3[(i0 - (c0))] = (double)(acc);
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = 0;
+        t1[(i0 - (c0))] = (float)(akg_rsqrt(((((float)t3[(c0 - (c0))]) * 0.00130208337f) + 1.00000001e-07f)));
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = (c0 + 1);
+        [[maybe_unused]] const int64_t i1 = 0;
+        t1[(i0 - (c0))] = (float)(akg_rsqrt(((((float)t3[((c0 + INT64_C(1)) - (c0))]) * 0.00130208337f) + 1.00000001e-07f)));
+    }
+    for (int64_t c2 = 0; (c2 <= 767); c2 += 64) {
+        alignas(64) float blk_out0[64];
+        #pragma omp simd
+        for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = (c2 + c3);
+                blk_out0[c3] = (in2[(c2 + c3)] + (in1[(c2 + c3)] * (t1[(c0 - (c0))] * (t0[(c0 - (c0)) * 768 + ((c2 + c3) - (0))] - (((float)t2[(c0 - (c0))]) * 0.00130208337f)))));
+            }
+        }
+        akg_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(768)) + c2)), 64);
+    }
+    for (int64_t c2 = 0; (c2 <= 767); c2 += 64) {
+        alignas(64) float blk_out0[64];
+        #pragma omp simd
+        for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = (c0 + 1);
+                [[maybe_unused]] const int64_t i1 = (c2 + c3);
+                blk_out0[c3] = (in2[(c2 + c3)] + (in1[(c2 + c3)] * (t1[((c0 + INT64_C(1)) - (c0))] * (t0[((c0 + INT64_C(1)) - (c0)) * 768 + ((c2 + c3) - (0))] - (((float)t2[((c0 + INT64_C(1)) - (c0))]) * 0.00130208337f)))));
+            }
+        }
+        akg_f32_to_f16_n(blk_out0, out0 + ((((c0 * INT64_C(768)) + c2) + INT64_C(768))), 64);
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = 0;
+        out2[i0] = (float)((((float)t3[(c0 - (c0))]) * 0.00130208337f));
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = (c0 + 1);
+        [[maybe_unused]] const int64_t i1 = 0;
+        out2[i0] = (float)((((float)t3[((c0 + INT64_C(1)) - (c0))]) * 0.00130208337f));
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = 0;
+        out1[i0] = (float)((((float)t2[(c0 - (c0))]) * 0.00130208337f));
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = (c0 + 1);
+        [[maybe_unused]] const int64_t i1 = 0;
+        out1[i0] = (float)((((float)t2[((c0 + INT64_C(1)) - (c0))]) * 0.00130208337f));
     }
 }
 

@@ -132,11 +132,17 @@ static void akg_layernorm_fwd_f32_parallel_body_0(int64_t c0, const float *__res
             [[maybe_unused]] const int64_t i1 = 0;
             out1[i0] = (float)((((float)t1[((c0 + c1) - (c0))]) * 0.00130208337f));
         }
+    }
+    #pragma omp simd
+    for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
         {
             [[maybe_unused]] const int64_t i0 = (c0 + c1);
             [[maybe_unused]] const int64_t i1 = 0;
             out2[i0] = (float)((((float)t2[((c0 + c1) - (c0))]) * 0.00130208337f));
         }
+    }
+    #pragma omp simd
+    for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
         {
             [[maybe_unused]] const int64_t i0 = (c0 + c1);
             [[maybe_unused]] const int64_t i1 = 0;

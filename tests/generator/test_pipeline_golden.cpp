@@ -124,20 +124,21 @@ TEST(PipelineGolden, Float16RowsAreStagedOncePerParallelIteration) {
     EXPECT_EQ(count(code, "akg_f16_to_f32("), 0u) << code;
     // The stored value is not rounded to float16 before its conversion to float16.
     EXPECT_EQ(count(code, "akg_round_f16("), 0u) << code;
-    // LayerNorm's rows of 768 (two per iteration: pair-rows) are converted block by block
-    // instead, next to their use (kMinElementsConvertedPerLoop): the input by each vector loop
-    // right before it, the output right after the vector loop that computes the block.
+    // LayerNorm's rows of 768 (two per iteration: pair-rows, each pass unrolled for the two
+    // rows) are converted block by block instead, next to their use
+    // (kMinElementsConvertedPerLoop): the input by each vector loop right before it, the output
+    // right after the vector loop that computes the block.
     staging = dump_after("layernorm_fwd_f16.json", "stage-float16");
     EXPECT_EQ(staging.find("copied in"), std::string::npos) << staging;
     EXPECT_EQ(staging.find("copied out"), std::string::npos) << staging;
     code = dump_after("layernorm_fwd_f16.json", "emit");
-    EXPECT_EQ(count(code, "alignas(64) float blk_out0[64];"), 1u) << code;
-    EXPECT_EQ(count(code, "akg_f32_to_f16_n(blk_out0, out0 + ("), 1u) << code;
+    EXPECT_EQ(count(code, "alignas(64) float blk_out0[64];"), 2u) << code;
+    EXPECT_EQ(count(code, "akg_f32_to_f16_n(blk_out0, out0 + ("), 2u) << code;
     EXPECT_EQ(count(code, "akg_f32_to_f16("), 0u) << code;
     EXPECT_EQ(count(code, "akg_stream"), 0u) << code; // 6 MB: ordinary stores
-    // The mean's blocks and masked last block: the variance and the output read the float row
-    // saved there (ResidualSumIsComputedOnceForTheLayerNormPasses).
-    EXPECT_EQ(count(code, "akg_f16_to_f32_n(in0 + "), 2u) << code;
+    // The mean's blocks and masked last block, for each row of the pair: the variance and the
+    // output read the float row saved there (ResidualSumIsComputedOnceForTheLayerNormPasses).
+    EXPECT_EQ(count(code, "akg_f16_to_f32_n(in0 + "), 4u) << code;
     // A vector loop that walks rows (a corpus reshape + cast + add scheduled down the columns of
     // [512, 128]) reads the half input 128 elements apart: its block stays staged per iteration
     // (isl: the accesses do not advance by one element per iteration of the innermost loop),
@@ -188,7 +189,7 @@ TEST(PipelineGolden, LaneReductionsKeepTheirLanesInRegisters) {
     EXPECT_EQ(count(code, "float *__restrict s_in0 = s_in0_data;"), 1u) << code;
     EXPECT_EQ(count(code, "float s_out0[128];"), 1u) << code; // written: a plain array
     code = dump_after("layernorm_fwd_f16.json", "emit");
-    EXPECT_EQ(count(code, "akg_end_of_lane_block();"), 2u) << code; // mean and variance
+    EXPECT_EQ(count(code, "akg_end_of_lane_block();"), 4u) << code; // mean and variance of both rows
     // Without reductions the staged arrays stay plain arrays.
     code = dump_after("conv_bias_residual_relu_f16.json", "emit");
     EXPECT_EQ(count(code, "__restrict s_"), 0u) << code;
@@ -249,7 +250,7 @@ TEST(PipelineGolden, GeluBackwardWalksTheRowsOnce) {
     // Softmax keeps its exponentials out of the loop of their sum, whose loop is the
     // contiguous one: fused, it would run scalar.
     code = dump_after("attention_softmax_dropout_f32.json", "emit");
-    EXPECT_EQ(count(code, "akg_exp_no_overflow("), 1u) << code;
+    EXPECT_EQ(count(code, "akg_exp_no_overflow("), 2u) << code; // the exponential pass of each row of a pair
     EXPECT_GE(count(code, "akg_end_of_lane_block();"), 2u) << code; // the max and the sum are lane reductions
 }
 
@@ -293,7 +294,7 @@ TEST(PipelineGolden, SoftmaxExponentsNeedNoOverflowClamp) {
         EXPECT_EQ(count(code, "akg_exp("), 0u) << pattern << "\n" << code;
     }
     std::string f16 = dump_after("attention_softmax_dropout_f16.json", "emit");
-    EXPECT_EQ(count(f16, "akg_exp_h_no_overflow("), 1u) << f16;
+    EXPECT_EQ(count(f16, "akg_exp_h_no_overflow("), 2u) << f16; // both rows of a pair
     EXPECT_EQ(count(f16, "akg_exp_h("), 0u) << f16;
 
     std::string near = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/robustness/exp_below_maximum.json", "exp_below_maximum.json",
@@ -344,9 +345,9 @@ TEST(PipelineGolden, Float16OpsTakeFloat16PrecisionTranscendentals) {
     EXPECT_EQ(count(f32, "akg_tanh_plus_one("), 1u) << f32;
     EXPECT_EQ(count(f32, "_h("), 0u) << f32;
     f16 = dump_after("attention_softmax_dropout_f16.json", "emit"), f32 = dump_after("attention_softmax_dropout_f32.json", "emit");
-    EXPECT_EQ(count(f16, "akg_exp_h_no_overflow("), 1u) << f16; // a softmax's exponent: no overflow clamp
+    EXPECT_EQ(count(f16, "akg_exp_h_no_overflow("), 2u) << f16; // a softmax's exponent (both rows of a pair): no overflow clamp
     EXPECT_EQ(count(f16, "akg_exp_no_overflow("), 0u) << f16;
-    EXPECT_EQ(count(f32, "akg_exp_no_overflow("), 1u) << f32;
+    EXPECT_EQ(count(f32, "akg_exp_no_overflow("), 2u) << f32;
     f16 = dump_after("pooler_bias_tanh_f16.json", "emit");
     EXPECT_EQ(count(f16, "akg_tanh_h("), 1u) << f16;
 }
@@ -779,18 +780,34 @@ TEST(PipelineGolden, MaxAgainstAConstantTakesOneCompare) {
 }
 
 // LayerNorm's passes run for two rows each (pair-rows): the row loop is tiled by two and its
-// point loop sits in every pass, so two rows' reduction chains lie next to each other. Kernels
-// with several row inputs, long rows, or no reduction keep one row per iteration.
+// point loop sits in every pass, also in the passes of sequences nested in a pass, so two rows'
+// reduction chains lie next to each other. Float16 rows and short rows of a chain of
+// reductions (the attention softmax's maximum, then its sum) unroll the point loop: two copies
+// of each pass, the row a constant in each. Kernels with one reduction, or several row inputs
+// and long rows, keep one row per iteration.
 TEST(PipelineGolden, ShortRowPassesRunForTwoRows) {
     std::string ast = dump_after("layernorm_fwd_f32.json", "ast");
     EXPECT_NE(ast.find("for (int c0 = 0; c0 <= 2047; c0 += 2) {"), std::string::npos) << ast;
-    EXPECT_EQ(count(ast, "for (int c1 = 0; c1 <= 1; c1 += 1)"), 6u) << ast;
+    EXPECT_EQ(count(ast, "for (int c1 = 0; c1 <= 1; c1 += 1)"), 8u) << ast;
+    ast = dump_after("layernorm_fwd_f16.json", "ast");
+    EXPECT_NE(ast.find("for (int c0 = 0; c0 <= 2047; c0 += 2) {"), std::string::npos) << ast;
+    EXPECT_EQ(count(ast, "c1 <= 1"), 0u) << ast;
+    EXPECT_EQ(count(ast, "S2(c0 + 1, 0, c2);"), 1u) << ast; // the mean of the pair's second row
+    for (const char *pattern : {"attention_softmax_dropout_f16.json", "attention_softmax_dropout_f32.json"}) {
+        ast = dump_after(pattern, "ast");
+        EXPECT_NE(ast.find("for (int c2 = 0; c2 <= 127; c2 += 2) {"), std::string::npos) << pattern << "\n" << ast;
+        EXPECT_EQ(count(ast, "S1(c0, c1, c2 + 1, 0, c4);"), 1u) << pattern << "\n" << ast; // the second row's maximum
+        EXPECT_EQ(count(ast, "c3 <= 1"), 0u) << pattern << "\n" << ast;
+    }
     for (const char *single : {"bias_dropout_residual_layernorm_f16.json", "mlm_bias_log_softmax_f32.json", "add_relu_f32.json"})
         EXPECT_EQ(dump_after(single, "ast").find("c0 += 2)"), std::string::npos) << single;
-    // An odd number of rows: the last iteration has one.
+    EXPECT_EQ(dump_after("softmax_grad_f16.json", "ast").find("c2 += 2)"), std::string::npos) << "one reduction per row";
+    // An odd number of rows: the last iteration has one (rows of 129: short, unrolled, the
+    // second row's passes guarded).
     std::string odd = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/pair_rows_odd_layernorm_67x129.json",
                                       "pair_rows_odd_layernorm_67x129.json", "ast");
-    EXPECT_NE(odd.find("for (int c1 = 0; c1 <= min(1, -c0 + 66); c1 += 1)"), std::string::npos) << odd;
+    EXPECT_NE(odd.find("for (int c0 = 0; c0 <= 66; c0 += 2) {"), std::string::npos) << odd;
+    EXPECT_GE(count(odd, "if (c0 <= 64)"), 2u) << odd;
 }
 
 // A parallel band that isl skews (difftest seed 8282: the inner loop runs from c0 to c0 + 7)
@@ -836,8 +853,8 @@ TEST(PipelineGolden, ResidualSumIsComputedOnceForTheLayerNormPasses) {
     EXPECT_EQ(count(code, "side_out4[c1_lane] = akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f);"), 2u) << code;
     EXPECT_EQ(count(code, "parallel_body_3"), 0u) << code;
     std::string layernorm = dump_after("layernorm_fwd_f16.json", "emit");
-    EXPECT_EQ(count(layernorm, "akg_f16_to_f32_n(in0 + "), 2u) << layernorm;
-    EXPECT_EQ(count(layernorm, "t0[(i0 - (c0)) * 768 + (i1 - (0))] = (float)(block_c2_0[c2_lane]);"), 2u) << layernorm;
+    EXPECT_EQ(count(layernorm, "akg_f16_to_f32_n(in0 + "), 4u) << layernorm; // both rows of a pair
+    EXPECT_EQ(count(layernorm, "t0[(i0 - (c0)) * 768 + (i1 - (0))] = (float)(block_c2_0[c2_lane]);"), 4u) << layernorm;
     EXPECT_EQ(count(dump_after("softmax_grad_f16.json", "emit"), "_local["), 0u);
     // The fusion ablation recomputes them as before: unfused, a saved value would be a whole
     // tensor written and read back.

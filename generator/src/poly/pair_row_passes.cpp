@@ -19,23 +19,27 @@ constexpr int64_t kRowsPerIteration = 2;
 constexpr int64_t kMaxRowBytes = 16 * 1024;
 // Enough iterations left that every thread still gets several (two threads assumed).
 constexpr int64_t kMinIterationsAfterPairing = 16;
+// Rows this short (in elements of the largest tensor) with two reductions or more are paired
+// whatever they read (see pair_under_mark).
+constexpr int64_t kShortRowElements = 256;
 
-bool has_reduction(const PolyModel &m, isl_schedule_node *band) {
+// The number of reductions below `band`.
+int reductions(const PolyModel &m, isl_schedule_node *band) {
     isl_union_set *domain = isl_schedule_node_get_domain(band);
-    bool found = false;
+    int found = 0;
     for (const auto &st : m.statements) {
         if (st.role != StatementRole::ReduceUpdate) continue;
         isl_union_set *mine = isl_union_set_from_set(isl_set_universe(st.space(isl_union_set_get_ctx(domain))));
         mine = isl_union_set_intersect(mine, isl_union_set_copy(domain));
-        found |= isl_union_set_is_empty(mine) != isl_bool_true;
+        found += isl_union_set_is_empty(mine) != isl_bool_true;
         isl_union_set_free(mine);
     }
     isl_union_set_free(domain);
     return found;
 }
 
-// The kernel inputs whose reads move with the band's one member (rows read per iteration; a
-// bias or gamma every iteration shares does not count).
+// The kernel inputs whose reads move with the band's innermost member (rows read per
+// iteration; a bias or gamma every iteration shares does not count).
 int row_inputs(const PolyModel &m, isl_schedule_node *band) {
     int n = 0;
     for (const auto &b : m.buffers) {
@@ -43,34 +47,67 @@ int row_inputs(const PolyModel &m, isl_schedule_node *band) {
         isl::union_map reads = isl::manage(accesses_to_buffer(m.reads.get(), b));
         if (reads.is_empty()) continue;
         std::vector<int64_t> strides = member_strides(m, band, &reads);
-        n += !strides.empty() && strides[0] != 0;
+        n += !strides.empty() && strides.back() != 0;
     }
     return n;
 }
 
+// The band of rows below a parallel mark: every member coincident (the loops over the rows of
+// an attention softmax's batch, head and query collapse into one parallel loop), bands below.
+isl_schedule_node *parallel_row_band(isl_schedule_node *mark) {
+    if (mark_name(mark).rfind("parallel_", 0) != 0) return nullptr;
+    isl_schedule_node *band = isl_schedule_node_child(isl_schedule_node_copy(mark), 0);
+    bool rows = isl_schedule_node_get_type(band) == isl_schedule_node_band && has_band_below(band);
+    for (int k = 0; rows && k < static_cast<int>(isl_schedule_node_band_n_member(band)); ++k)
+        rows = isl_schedule_node_band_member_get_coincident(band, k) == isl_bool_true;
+    if (rows) return band;
+    isl_schedule_node_free(band);
+    return nullptr;
+}
+
 isl_schedule_node *pair_under_mark(isl_schedule_node *node, void *user) {
     PolyModel &m = *static_cast<PolyModel *>(user);
-    isl_schedule_node *band = one_dimensional_parallel_band(node);
+    isl_schedule_node *band = parallel_row_band(node);
     if (!band) return node;
+    const int inner = static_cast<int>(isl_schedule_node_band_n_member(band)) - 1;
     std::vector<int64_t> strides = member_strides(m, band);
-    int64_t row_bytes = strides.empty() ? 0 : strides[0] * largest_element_bytes(m);
+    int64_t row_elements = strides.empty() ? 0 : strides.back();
+    int64_t row_bytes = row_elements * largest_element_bytes(m);
     isl_schedule_node *body = isl_schedule_node_get_child(band, 0);
     bool passes = isl_schedule_node_get_type(body) == isl_schedule_node_sequence;
     isl_schedule_node_free(body);
     // One row input: the passes are light (a LayerNorm), and their reduction chains set the pace.
-    // Kernels that read several row tensors per element have enough independent work per row:
-    // paired, bias + dropout + residual + LayerNorm f16 ran 1.2x slower, its f32 version and the
-    // LayerNorm backward as before.
-    bool apply = passes && row_bytes > 0 && row_bytes <= kMaxRowBytes && has_reduction(m, band) && row_inputs(m, band) == 1 &&
-                 member_extent(band, 0) >= kRowsPerIteration * kMinIterationsAfterPairing && !groups_short_rows(m, band);
+    // Kernels that read several row tensors per element have enough independent work per row of
+    // 768: paired, bias + dropout + residual + LayerNorm f16 ran 1.2x slower (1.0x after its
+    // saved residual row), its f32 version and the LayerNorm backward as before or slower. Rows
+    // of at most kShortRowElements with two reductions or more (a softmax's maximum, then its
+    // sum of exponentials) are paired whatever they read: each row's work is short next to its
+    // chain of two lane combines, an exponential pass and a division. The attention softmax +
+    // dropout over rows of 128: float16 1.32-1.43 -> 1.09-1.15 ms, float32 1.10 -> 1.00 ms at
+    // 1 thread (harness). Not a single reduction over such rows (the softmax gradient, three
+    // row inputs: as before at 1 thread, 1.25x slower at 2).
+    int n_reductions = passes ? reductions(m, band) : 0;
+    int inputs = n_reductions ? row_inputs(m, band) : 0;
+    bool short_chains = row_elements <= kShortRowElements && n_reductions >= 2;
+    bool apply = row_bytes > 0 && row_bytes <= kMaxRowBytes && n_reductions >= 2 && (inputs == 1 || short_chains) &&
+                 member_extent(band, inner) >= kRowsPerIteration * kMinIterationsAfterPairing && !groups_short_rows(m, band);
     if (!apply) {
         isl_schedule_node_free(band);
         return node;
     }
     isl_schedule_node_free(node);
+    // Each pass of the nested sequences isl made (a softmax's maximum, exponentials and sum lie
+    // in a sequence below the first pass) runs for both rows. Unrolled, each pass's two copies
+    // are straight-line code with the row a constant: the attention softmax + dropout f16 1.27
+    // -> 1.03-1.06 ms at 1 thread, 0.64 -> 0.53 at 2, its f32 version 1.05 -> 0.94 / 0.535 ->
+    // 0.49, LayerNorm f16 0.119 -> 0.108 / 0.062-0.077 -> 0.057-0.062 (as a loop over the pair:
+    // 1.24-1.29 and 1.15-1.17 ms for the attention softmaxes). LayerNorm f32 ran 5% slower
+    // unrolled (0.146 -> 0.153 ms) and keeps the loop: its float rows have no conversions in
+    // each pass's chain.
+    bool unrolled = short_chains || largest_element_bytes(m) == 2;
     isl_multi_union_pw_aff *point = nullptr;
     isl_schedule_node *sequence = tile_and_take_point_band(band, kRowsPerIteration, &point);
-    return run_passes_for_the_tile(sequence, point);
+    return run_passes_for_the_tile(sequence, point, true, unrolled);
 }
 
 } // namespace

@@ -239,12 +239,29 @@ isl_schedule_node *insert_point_band(isl_schedule_node *at, isl_multi_union_pw_a
     return isl_schedule_node_band_member_set_coincident(at, 0, 1);
 }
 
-isl_schedule_node *run_passes_for_the_tile(isl_schedule_node *sequence, isl_multi_union_pw_aff *point) {
+namespace {
+
+// insert_point_band at the top of every child of `sequence` (a sequence or set node, taken and
+// returned); with `nested`, into the children of a child that is itself a sequence or set.
+isl_schedule_node *insert_into_passes(isl_schedule_node *sequence, isl_multi_union_pw_aff *point, bool nested, bool unrolled) {
     int passes = isl_schedule_node_n_children(sequence);
     for (int k = 0; k < passes; ++k) {
-        isl_schedule_node *at = insert_point_band(isl_schedule_node_child(isl_schedule_node_child(sequence, k), 0), point);
+        isl_schedule_node *at = isl_schedule_node_child(isl_schedule_node_child(sequence, k), 0);
+        enum isl_schedule_node_type type = isl_schedule_node_get_type(at);
+        if (nested && (type == isl_schedule_node_sequence || type == isl_schedule_node_set)) at = insert_into_passes(at, point, nested, unrolled);
+        else {
+            at = insert_point_band(at, point);
+            if (unrolled && isl_schedule_node_get_type(at) == isl_schedule_node_band) at = isl_schedule_node_band_member_set_ast_loop_type(at, 0, isl_ast_loop_unroll);
+        }
         sequence = isl_schedule_node_parent(isl_schedule_node_parent(at));
     }
+    return sequence;
+}
+
+} // namespace
+
+isl_schedule_node *run_passes_for_the_tile(isl_schedule_node *sequence, isl_multi_union_pw_aff *point, bool nested, bool unrolled) {
+    sequence = insert_into_passes(sequence, point, nested, unrolled);
     isl_multi_union_pw_aff_free(point);
     return isl_schedule_node_parent(isl_schedule_node_parent(sequence));
 }

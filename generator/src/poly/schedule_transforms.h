@@ -72,8 +72,10 @@ struct ParallelIteration {
 isl_schedule_node *insert_point_band(isl_schedule_node *at, isl_multi_union_pw_aff *point);
 // Inserts `point` (taken) at the top of every child of `sequence`, the child of a tile band
 // below a mark (pair-rows, group-rows: each pass runs for the tile's rows before the next
-// pass); returns the mark.
-isl_schedule_node *run_passes_for_the_tile(isl_schedule_node *sequence, isl_multi_union_pw_aff *point);
+// pass); returns the mark. With `nested`, a child that is itself a sequence or set gets the
+// band at the top of each of its children instead, and so on down. With `unrolled`, isl's AST
+// unrolls the inserted bands (one copy of the pass per point, the point a constant in each).
+isl_schedule_node *run_passes_for_the_tile(isl_schedule_node *sequence, isl_multi_union_pw_aff *point, bool nested = false, bool unrolled = false);
 
 // The index K of the per-iteration plans of the parallel mark `node` (model.float16_stagings
 // and model.row_prefetches, kept the same length): the mark is renamed "parallel_N@K", with a
