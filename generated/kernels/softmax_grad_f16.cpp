@@ -5,94 +5,204 @@
 #include "akg_kernel_support.h"
 
 static void akg_softmax_grad_f16_parallel_body_0(int64_t c0, int64_t c1, int64_t c2, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const uint16_t *__restrict in2, uint16_t *__restrict out0) {
-    double t1[1];
-    float t0[1];
-    float s_in0_data[128];
-    float *__restrict s_in0 = s_in0_data;
-    akg_f16_to_f32_n(in0 + ((int64_t)(c0) * 196608 + (int64_t)(c1) * 16384 + (int64_t)(c2) * 128), s_in0, 128);
-    float s_in1_data[128];
-    float *__restrict s_in1 = s_in1_data;
-    akg_f16_to_f32_n(in1 + ((int64_t)(c0) * 196608 + (int64_t)(c1) * 16384 + (int64_t)(c2) * 128), s_in1, 128);
-    float s_in2_data[128];
-    float *__restrict s_in2 = s_in2_data;
-    akg_f16_to_f32_n(in2 + ((int64_t)(c0) * 196608 + (int64_t)(c1) * 16384 + (int64_t)(c2) * 128), s_in2, 128);
-    float s_out0[128];
+    double t1[2];
+    float t0[2];
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = c1;
         [[maybe_unused]] const int64_t i2 = c2;
         [[maybe_unused]] const int64_t i3 = 0;
-        t1[0] = 0.0f;
+        t1[(i2 - (c2))] = 0.0f;
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = c1;
+        [[maybe_unused]] const int64_t i2 = (c2 + 1);
+        [[maybe_unused]] const int64_t i3 = 0;
+        t1[(i2 - (c2))] = 0.0f;
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = c1;
         [[maybe_unused]] const int64_t i2 = c2;
         [[maybe_unused]] const int64_t i3 = 0;
-        float acc = t1[0];
+        float acc = t1[(i2 - (c2))];
         float acc1 = 0.0f;
         {
-            const int64_t c3_begin = 0, c3_end = (127) + 1;
-            float lanes_c3[32];
+            const int64_t c4_begin = 0, c4_end = (127) + 1;
+            float lanes_c4[32];
             #pragma omp simd
-            for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) lanes_c3[c3_lane] = 0.0f;
-            if (c3_end - c3_begin >= 32) {
-                const int64_t c3_full = c3_begin + (c3_end - c3_begin) / 32 * 32;
-                for (int64_t c3_block = c3_begin; c3_block < c3_full; c3_block += 32) {
+            for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) lanes_c4[c4_lane] = 0.0f;
+            if (c4_end - c4_begin >= 32) {
+                const int64_t c4_full = c4_begin + (c4_end - c4_begin) / 32 * 32;
+                for (int64_t c4_block = c4_begin; c4_block < c4_full; c4_block += 32) {
+                    float block_c4_0[32];
+                    akg_f16_to_f32_n(in0 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4_block)))), block_c4_0, 32);
+                    float block_c4_1[32];
+                    akg_f16_to_f32_n(in1 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4_block)))), block_c4_1, 32);
+                    float block_c4_2[32];
+                    akg_f16_to_f32_n(in2 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4_block)))), block_c4_2, 32);
                     #pragma omp simd
-                    for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) {
-                        const int64_t c3 = c3_block + c3_lane;
+                    for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) {
+                        const int64_t c4 = c4_block + c4_lane;
                         {
-                            [[maybe_unused]] const int64_t r0 = c3;
-                            lanes_c3[c3_lane] = lanes_c3[c3_lane] + (((((float)s_in0[(c3 - (0))]) * ((float)s_in1[(c3 - (0))])) * ((float)s_in2[(c3 - (0))])) * 1.11132812f);
+                            [[maybe_unused]] const int64_t r0 = c4;
+                            lanes_c4[c4_lane] = lanes_c4[c4_lane] + (((block_c4_0[c4_lane] * block_c4_1[c4_lane]) * block_c4_2[c4_lane]) * 1.11132812f);
                         }
                     }
                     akg_end_of_lane_block();
                 }
-                if (c3_full < c3_end) {
-                    const int64_t c3_last = c3_end - 32;
+                if (c4_full < c4_end) {
+                    const int64_t c4_last = c4_end - 32;
+                    float block_c4_0[32];
+                    akg_f16_to_f32_n(in0 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4_last)))), block_c4_0, 32);
+                    float block_c4_1[32];
+                    akg_f16_to_f32_n(in1 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4_last)))), block_c4_1, 32);
+                    float block_c4_2[32];
+                    akg_f16_to_f32_n(in2 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4_last)))), block_c4_2, 32);
                     #pragma omp simd
-                    for (int64_t c3_lane = 0; c3_lane < 32; ++c3_lane) {
-                        const int64_t c3 = c3_last + c3_lane;
+                    for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) {
+                        const int64_t c4 = c4_last + c4_lane;
                         {
-                            [[maybe_unused]] const int64_t r0 = c3;
-                            lanes_c3[c3_lane] = lanes_c3[c3_lane] + akg_select(c3 >= c3_full, float((((((float)s_in0[(c3 - (0))]) * ((float)s_in1[(c3 - (0))])) * ((float)s_in2[(c3 - (0))])) * 1.11132812f)), float(0.0f));
+                            [[maybe_unused]] const int64_t r0 = c4;
+                            lanes_c4[c4_lane] = lanes_c4[c4_lane] + akg_select(c4 >= c4_full, float((((block_c4_0[c4_lane] * block_c4_1[c4_lane]) * block_c4_2[c4_lane]) * 1.11132812f)), float(0.0f));
                         }
                     }
                 }
             } else {
-                for (int64_t c3 = c3_begin; c3 < c3_end; ++c3) {
+                for (int64_t c4 = c4_begin; c4 < c4_end; ++c4) {
                     {
-                        [[maybe_unused]] const int64_t r0 = c3;
-                        lanes_c3[0] = lanes_c3[0] + (((((float)s_in0[(c3 - (0))]) * ((float)s_in1[(c3 - (0))])) * ((float)s_in2[(c3 - (0))])) * 1.11132812f);
+                        [[maybe_unused]] const int64_t r0 = c4;
+                        lanes_c4[0] = lanes_c4[0] + (((akg_f16_to_f32(in0[c0 * 196608 + c1 * 16384 + c2 * 128 + c4]) * akg_f16_to_f32(in1[c0 * 196608 + c1 * 16384 + c2 * 128 + c4])) * akg_f16_to_f32(in2[c0 * 196608 + c1 * 16384 + c2 * 128 + c4])) * 1.11132812f);
                     }
                 }
             }
-            acc1 = akg_combine_lanes<32>(lanes_c3, [](float a, float b) { return a + b; });
+            acc1 = akg_combine_lanes<32>(lanes_c4, [](float a, float b) { return a + b; });
         }
         acc = acc + acc1;
-        t1[0] = (double)(acc);
+        t1[(i2 - (c2))] = (double)(acc);
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = c1;
+        [[maybe_unused]] const int64_t i2 = (c2 + 1);
+        [[maybe_unused]] const int64_t i3 = 0;
+        float acc = t1[(i2 - (c2))];
+        float acc1 = 0.0f;
+        {
+            const int64_t c4_begin = 0, c4_end = (127) + 1;
+            float lanes_c4[32];
+            #pragma omp simd
+            for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) lanes_c4[c4_lane] = 0.0f;
+            if (c4_end - c4_begin >= 32) {
+                const int64_t c4_full = c4_begin + (c4_end - c4_begin) / 32 * 32;
+                for (int64_t c4_block = c4_begin; c4_block < c4_full; c4_block += 32) {
+                    float block_c4_0[32];
+                    akg_f16_to_f32_n(in0 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4_block))) + INT64_C(128))), block_c4_0, 32);
+                    float block_c4_1[32];
+                    akg_f16_to_f32_n(in1 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4_block))) + INT64_C(128))), block_c4_1, 32);
+                    float block_c4_2[32];
+                    akg_f16_to_f32_n(in2 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4_block))) + INT64_C(128))), block_c4_2, 32);
+                    #pragma omp simd
+                    for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) {
+                        const int64_t c4 = c4_block + c4_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c4;
+                            lanes_c4[c4_lane] = lanes_c4[c4_lane] + (((block_c4_0[c4_lane] * block_c4_1[c4_lane]) * block_c4_2[c4_lane]) * 1.11132812f);
+                        }
+                    }
+                    akg_end_of_lane_block();
+                }
+                if (c4_full < c4_end) {
+                    const int64_t c4_last = c4_end - 32;
+                    float block_c4_0[32];
+                    akg_f16_to_f32_n(in0 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4_last))) + INT64_C(128))), block_c4_0, 32);
+                    float block_c4_1[32];
+                    akg_f16_to_f32_n(in1 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4_last))) + INT64_C(128))), block_c4_1, 32);
+                    float block_c4_2[32];
+                    akg_f16_to_f32_n(in2 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4_last))) + INT64_C(128))), block_c4_2, 32);
+                    #pragma omp simd
+                    for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) {
+                        const int64_t c4 = c4_last + c4_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c4;
+                            lanes_c4[c4_lane] = lanes_c4[c4_lane] + akg_select(c4 >= c4_full, float((((block_c4_0[c4_lane] * block_c4_1[c4_lane]) * block_c4_2[c4_lane]) * 1.11132812f)), float(0.0f));
+                        }
+                    }
+                }
+            } else {
+                for (int64_t c4 = c4_begin; c4 < c4_end; ++c4) {
+                    {
+                        [[maybe_unused]] const int64_t r0 = c4;
+                        lanes_c4[0] = lanes_c4[0] + (((akg_f16_to_f32(in0[c0 * 196608 + c1 * 16384 + (c2 + INT64_C(1)) * 128 + c4]) * akg_f16_to_f32(in1[c0 * 196608 + c1 * 16384 + (c2 + INT64_C(1)) * 128 + c4])) * akg_f16_to_f32(in2[c0 * 196608 + c1 * 16384 + (c2 + INT64_C(1)) * 128 + c4])) * 1.11132812f);
+                    }
+                }
+            }
+            acc1 = akg_combine_lanes<32>(lanes_c4, [](float a, float b) { return a + b; });
+        }
+        acc = acc + acc1;
+        t1[(i2 - (c2))] = (double)(acc);
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = c1;
         [[maybe_unused]] const int64_t i2 = c2;
         [[maybe_unused]] const int64_t i3 = 0;
-        t0[0] = (float)(akg_round_f16_scalar(((float)t1[0])));
+        t0[(i2 - (c2))] = (float)(akg_round_f16_scalar(((float)t1[(c2 - (c2))])));
     }
-    for (int64_t c3 = 0; (c3 <= 127); c3 += 64) {
-        #pragma omp simd
-        for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = c1;
-                [[maybe_unused]] const int64_t i2 = c2;
-                [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                s_out0[(i3 - (0))] = (((((((float)s_in0[((c3 + c4) - (0))]) * ((float)s_in1[((c3 + c4) - (0))])) * 1.11132812f) - ((float)t0[0])) * ((float)s_in2[((c3 + c4) - (0))])) * 0.125f);
+    {
+        [[maybe_unused]] const int64_t i0 = c0;
+        [[maybe_unused]] const int64_t i1 = c1;
+        [[maybe_unused]] const int64_t i2 = (c2 + 1);
+        [[maybe_unused]] const int64_t i3 = 0;
+        t0[(i2 - (c2))] = (float)(akg_round_f16_scalar(((float)t1[((c2 + INT64_C(1)) - (c2))])));
+    }
+    for (int64_t c4 = 0; (c4 <= 127); c4 += 64) {
+        {
+            const int64_t c5_first = 0;
+            float block_c5_0[64];
+            akg_f16_to_f32_n(in0 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + (c4 + c5_first))))), block_c5_0, 64);
+            float block_c5_1[64];
+            akg_f16_to_f32_n(in1 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + (c4 + c5_first))))), block_c5_1, 64);
+            float block_c5_2[64];
+            akg_f16_to_f32_n(in2 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + (c4 + c5_first))))), block_c5_2, 64);
+            alignas(64) float blk_out0[64];
+            #pragma omp simd
+            for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
+                {
+                    [[maybe_unused]] const int64_t i0 = c0;
+                    [[maybe_unused]] const int64_t i1 = c1;
+                    [[maybe_unused]] const int64_t i2 = c2;
+                    [[maybe_unused]] const int64_t i3 = (c4 + c5);
+                    blk_out0[c5] = (((((block_c5_0[(c5 - c5_first)] * block_c5_1[(c5 - c5_first)]) * 1.11132812f) - ((float)t0[(c2 - (c2))])) * block_c5_2[(c5 - c5_first)]) * 0.125f);
+                }
             }
+            akg_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4)))), 64);
         }
     }
-    akg_f32_to_f16_n(s_out0, out0 + ((int64_t)(c0) * 196608 + (int64_t)(c1) * 16384 + (int64_t)(c2) * 128), 128);
+    for (int64_t c4 = 0; (c4 <= 127); c4 += 64) {
+        {
+            const int64_t c5_first = 0;
+            float block_c5_0[64];
+            akg_f16_to_f32_n(in0 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + (c4 + c5_first)))) + INT64_C(128))), block_c5_0, 64);
+            float block_c5_1[64];
+            akg_f16_to_f32_n(in1 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + (c4 + c5_first)))) + INT64_C(128))), block_c5_1, 64);
+            float block_c5_2[64];
+            akg_f16_to_f32_n(in2 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + (c4 + c5_first)))) + INT64_C(128))), block_c5_2, 64);
+            alignas(64) float blk_out0[64];
+            #pragma omp simd
+            for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
+                {
+                    [[maybe_unused]] const int64_t i0 = c0;
+                    [[maybe_unused]] const int64_t i1 = c1;
+                    [[maybe_unused]] const int64_t i2 = (c2 + 1);
+                    [[maybe_unused]] const int64_t i3 = (c4 + c5);
+                    blk_out0[c5] = (((((block_c5_0[(c5 - c5_first)] * block_c5_1[(c5 - c5_first)]) * 1.11132812f) - ((float)t0[((c2 + INT64_C(1)) - (c2))])) * block_c5_2[(c5 - c5_first)]) * 0.125f);
+                }
+            }
+            akg_f32_to_f16_n(blk_out0, out0 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4))) + INT64_C(128))), 64);
+        }
+    }
 }
 
 extern "C" int akg_kernel_fn_softmax_grad_f16(void *const *buffers) {
@@ -100,12 +210,12 @@ extern "C" int akg_kernel_fn_softmax_grad_f16(void *const *buffers) {
     const uint16_t *__restrict in1 = (const uint16_t *)buffers[1];
     const uint16_t *__restrict in2 = (const uint16_t *)buffers[2];
     uint16_t *__restrict out0 = (uint16_t *)buffers[3];
-    double t1[1];
-    float t0[1];
+    double t1[2];
+    float t0[2];
     #pragma omp parallel for collapse(3) schedule(static)
     for (int64_t c0 = 0; (c0 <= 15); c0 += 1)
         for (int64_t c1 = 0; (c1 <= 11); c1 += 1)
-            for (int64_t c2 = 0; (c2 <= 127); c2 += 1)
+            for (int64_t c2 = 0; (c2 <= 127); c2 += 2)
                 akg_softmax_grad_f16_parallel_body_0(c0, c1, c2, in0, in1, in2, out0);
     return AKG_STATUS_OK;
 }

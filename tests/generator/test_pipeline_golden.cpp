@@ -110,18 +110,30 @@ std::string column_sum_json(int rows, int cols) {
 
 } // namespace
 
+// The softmax gradient over 16 rows per head (too few to pair them: pair-rows), as the catalog's
+// before its rows were paired.
+std::string staged_softmax_grad(const std::string &pass) {
+    return dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/staged_softmax_grad_rows_16x12x16x128.json",
+                           "staged_softmax_grad_rows_16x12x16x128.json", pass);
+}
+
 TEST(PipelineGolden, Float16RowsAreStagedOncePerParallelIteration) {
     // The softmax gradient reads its three float16 rows of 128 twice (the sum, then the
     // output): each converted once into a float row (vcvtph2ps), and the float16 output
     // written from a float row once.
-    std::string staging = dump_after("softmax_grad_f16.json", "stage-float16");
+    std::string staging = staged_softmax_grad("stage-float16");
     for (std::string in : {"in0", "in1", "in2"})
         EXPECT_NE(staging.find(in + " copied in to float [1,1,1,128] at offset (c0, c1, c2, 0), one run inside the tensor"), std::string::npos) << staging;
-    std::string code = dump_after("softmax_grad_f16.json", "emit");
+    std::string code = staged_softmax_grad("emit");
     // One run of the tensor, always inside it: one conversion call each, no clamping.
-    EXPECT_EQ(count(code, "akg_f16_to_f32_n(in0 + ((int64_t)(c0) * 196608 + (int64_t)(c1) * 16384 + (int64_t)(c2) * 128), s_in0, 128);"), 1u) << code;
-    EXPECT_EQ(count(code, "akg_f32_to_f16_n(s_out0, out0 + ((int64_t)(c0) * 196608 + (int64_t)(c1) * 16384 + (int64_t)(c2) * 128), 128);"), 1u) << code;
+    EXPECT_EQ(count(code, "akg_f16_to_f32_n(in0 + ((int64_t)(c0) * 24576 + (int64_t)(c1) * 2048 + (int64_t)(c2) * 128), s_in0, 128);"), 1u) << code;
+    EXPECT_EQ(count(code, "akg_f32_to_f16_n(s_out0, out0 + ((int64_t)(c0) * 24576 + (int64_t)(c1) * 2048 + (int64_t)(c2) * 128), 128);"), 1u) << code;
     EXPECT_EQ(count(code, "akg_f16_to_f32("), 0u) << code;
+    // Paired (the catalog's 128 rows per head), the box of two rows is converted per block
+    // next to its use instead (kMinElementsConvertedPerLoop).
+    code = dump_after("softmax_grad_f16.json", "emit");
+    EXPECT_EQ(count(code, "s_in0"), 0u) << code;
+    EXPECT_EQ(count(code, "akg_f16_to_f32_n(in0 + "), 6u) << code; // in the block loops of the sum and the output, both rows
     // The stored value is not rounded to float16 before its conversion to float16.
     EXPECT_EQ(count(code, "akg_round_f16("), 0u) << code;
     // LayerNorm's rows of 768 (two per iteration: pair-rows, each pass unrolled for the two
@@ -184,7 +196,7 @@ TEST(PipelineGolden, LaneReductionsKeepTheirLanesInRegisters) {
     // What GCC needs to keep a row reduction's lanes in registers (see akg_end_of_lane_block
     // and Emitter::staging_array): the block loops end with an empty asm statement, and the
     // staged float16 row the reductions read is read through a __restrict pointer.
-    std::string code = dump_after("softmax_grad_f16.json", "emit");
+    std::string code = staged_softmax_grad("emit");
     EXPECT_EQ(count(code, "akg_end_of_lane_block();"), 1u) << code;
     EXPECT_EQ(count(code, "float *__restrict s_in0 = s_in0_data;"), 1u) << code;
     EXPECT_EQ(count(code, "float s_out0[128];"), 1u) << code; // written: a plain array
@@ -781,10 +793,11 @@ TEST(PipelineGolden, MaxAgainstAConstantTakesOneCompare) {
 
 // LayerNorm's passes run for two rows each (pair-rows): the row loop is tiled by two and its
 // point loop sits in every pass, also in the passes of sequences nested in a pass, so two rows'
-// reduction chains lie next to each other. Float16 rows and short rows of a chain of
-// reductions (the attention softmax's maximum, then its sum) unroll the point loop: two copies
-// of each pass, the row a constant in each. Kernels with one reduction, or several row inputs
-// and long rows, keep one row per iteration.
+// reduction chains lie next to each other. Float16 rows and short rows (the attention
+// softmax's maximum, then its sum; the softmax gradient's sum, then its output) unroll the
+// point loop: two copies of each pass, the row a constant in each. Kernels whose passes do not
+// need a reduction's result, or with several row inputs and long rows, keep one row per
+// iteration.
 TEST(PipelineGolden, ShortRowPassesRunForTwoRows) {
     std::string ast = dump_after("layernorm_fwd_f32.json", "ast");
     EXPECT_NE(ast.find("for (int c0 = 0; c0 <= 2047; c0 += 2) {"), std::string::npos) << ast;
@@ -801,7 +814,22 @@ TEST(PipelineGolden, ShortRowPassesRunForTwoRows) {
     }
     for (const char *single : {"bias_dropout_residual_layernorm_f16.json", "mlm_bias_log_softmax_f32.json", "add_relu_f32.json"})
         EXPECT_EQ(dump_after(single, "ast").find("c0 += 2)"), std::string::npos) << single;
-    EXPECT_EQ(dump_after("softmax_grad_f16.json", "ast").find("c2 += 2)"), std::string::npos) << "one reduction per row";
+    ast = dump_after("softmax_grad_f16.json", "ast");
+    EXPECT_NE(ast.find("for (int c2 = 0; c2 <= 127; c2 += 2) {"), std::string::npos) << ast;
+    // A row maximum beside an elementwise output of the same rows: no pass needs the maximum.
+    // With an output that does (x - max), the rows pair.
+    auto rows_kernel = [](const std::string &elementwise, const std::string &second) {
+        std::string x = R"([{"data_type": "float32", "format": "DefaultFormat", "shape": [64, 128], "tensor_name": "x"}])";
+        std::string y = R"({"data_type": "float32", "format": "DefaultFormat", "shape": [64, 128], "tensor_name": "y"})";
+        std::string m = R"({"data_type": "float32", "format": "DefaultFormat", "shape": [64, 1], "tensor_name": "m"})";
+        std::string text = R"({"composite": true, "op": "rows", "input_desc": [)" + x + R"(], "output_desc": [)" + y + ", " + m +
+                           R"(], "op_desc": [{"name": "ReduceMax", "attr": [{"name": "axis", "value": [1]}, {"name": "keep_dims", "value": true}], "input_desc": [)" +
+                           x + R"(], "output_desc": [)" + m + R"(]}, {"name": ")" + elementwise + R"(", "attr": null, "input_desc": [)" + x + ", " +
+                           (second == "m" ? "[" + m + "]" : x) + R"(], "output_desc": [)" + y + "]}]}";
+        return dump_after_kernel(akg::parse_composite(text, "rows.json"), "rows.json", "ast");
+    };
+    EXPECT_EQ(rows_kernel("Mul", "x").find("c0 += 2)"), std::string::npos) << rows_kernel("Mul", "x");
+    EXPECT_NE(rows_kernel("Sub", "m").find("c0 += 2)"), std::string::npos) << rows_kernel("Sub", "m");
     // An odd number of rows: the last iteration has one (rows of 129: short, unrolled, the
     // second row's passes guarded).
     std::string odd = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/pair_rows_odd_layernorm_67x129.json",

@@ -5,9 +5,12 @@
 #include "poly/schedule_transforms.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include <isl/aff.h>
 #include <isl/schedule_node.h>
+#include <isl/union_map.h>
 #include <isl/union_set.h>
 
 namespace akg {
@@ -36,6 +39,52 @@ int reductions(const PolyModel &m, isl_schedule_node *band) {
     }
     isl_union_set_free(domain);
     return found;
+}
+
+// Whether a pass over a row's elements below `band` (a statement that runs more than once per
+// iteration of the band: a reduction's updates, an elementwise output; not a reduction's init
+// or the store of its result) needs the result of a reduction of the row, directly or through
+// other statements (flow dependences): LayerNorm's variance needs the mean, a softmax's
+// exponentials the maximum, the softmax gradient's output its sum. Not a reduction whose row
+// passes are all independent of it (an elementwise output beside a ReduceMax) or feed it.
+bool pass_after_a_reduction(const PolyModel &m, isl_schedule_node *band) {
+    std::set<std::string> row_passes;
+    isl_union_map *schedule = isl_schedule_node_band_get_partial_schedule_union_map(band);
+    schedule = isl_union_map_intersect_domain(schedule, isl_schedule_node_get_domain(band));
+    isl_union_map_foreach_map(
+        schedule,
+        [](isl_map *map, void *user) -> isl_stat {
+            if (isl_map_is_injective(map) == isl_bool_false) static_cast<std::set<std::string> *>(user)->insert(isl_map_get_tuple_name(map, isl_dim_in));
+            isl_map_free(map);
+            return isl_stat_ok;
+        },
+        &row_passes);
+    isl_union_map_free(schedule);
+    // Statement-level flow edges, and the statements reached from the reductions' updates.
+    std::multimap<std::string, std::string> edges;
+    isl_union_map_foreach_map(
+        m.dep_flow.get(),
+        [](isl_map *map, void *user) -> isl_stat {
+            static_cast<std::multimap<std::string, std::string> *>(user)->emplace(isl_map_get_tuple_name(map, isl_dim_in),
+                                                                                   isl_map_get_tuple_name(map, isl_dim_out));
+            isl_map_free(map);
+            return isl_stat_ok;
+        },
+        &edges);
+    std::vector<std::string> work;
+    for (const auto &st : m.statements)
+        if (st.role == StatementRole::ReduceUpdate && row_passes.count(st.name)) work.push_back(st.name);
+    std::set<std::string> reached;
+    while (!work.empty()) {
+        std::string from = work.back();
+        work.pop_back();
+        auto [lo, hi] = edges.equal_range(from);
+        for (auto e = lo; e != hi; ++e)
+            if (e->second != from && reached.insert(e->second).second) work.push_back(e->second);
+    }
+    for (const auto &name : reached)
+        if (row_passes.count(name)) return true;
+    return false;
 }
 
 // The kernel inputs whose reads move with the band's innermost member (rows read per
@@ -80,16 +129,18 @@ isl_schedule_node *pair_under_mark(isl_schedule_node *node, void *user) {
     // Kernels that read several row tensors per element have enough independent work per row of
     // 768: paired, bias + dropout + residual + LayerNorm f16 ran 1.2x slower (1.0x after its
     // saved residual row), its f32 version and the LayerNorm backward as before or slower. Rows
-    // of at most kShortRowElements with two reductions or more (a softmax's maximum, then its
-    // sum of exponentials) are paired whatever they read: each row's work is short next to its
-    // chain of two lane combines, an exponential pass and a division. The attention softmax +
-    // dropout over rows of 128: float16 1.32-1.43 -> 1.09-1.15 ms, float32 1.10 -> 1.00 ms at
-    // 1 thread (harness). Not a single reduction over such rows (the softmax gradient, three
-    // row inputs: as before at 1 thread, 1.25x slower at 2).
+    // of at most kShortRowElements are paired whatever they read: each row's work is short next
+    // to its chain of lane combines, a division or an exponential pass. Unrolled (below): the
+    // attention softmax + dropout over rows of 128, float16 1.27 -> 1.03-1.06 ms, float32 1.05
+    // -> 0.94 ms at 1 thread; the softmax gradient f16 (one reduction, then the output pass
+    // that needs it) 0.51 -> 0.44 ms at 1 thread, 0.25 -> 0.226 at 2 (harness). Always a pass
+    // that needs a reduction (pass_after_a_reduction): without one (a corpus ReduceSum over
+    // rows of 43, a ReduceMax over rows of 128 beside an elementwise output, the sum of a
+    // softmax's exponentials alone) they ran 1.05-1.4x slower paired.
     int n_reductions = passes ? reductions(m, band) : 0;
     int inputs = n_reductions ? row_inputs(m, band) : 0;
-    bool short_chains = row_elements <= kShortRowElements && n_reductions >= 2;
-    bool apply = row_bytes > 0 && row_bytes <= kMaxRowBytes && n_reductions >= 2 && (inputs == 1 || short_chains) &&
+    bool short_chains = row_elements <= kShortRowElements;
+    bool apply = row_bytes > 0 && row_bytes <= kMaxRowBytes && n_reductions >= 1 && pass_after_a_reduction(m, band) && (inputs == 1 || short_chains) &&
                  member_extent(band, inner) >= kRowsPerIteration * kMinIterationsAfterPairing && !groups_short_rows(m, band);
     if (!apply) {
         isl_schedule_node_free(band);

@@ -9,14 +9,14 @@ namespace akg {
 // little else to run meanwhile.
 //
 // Under a parallel band over rows (every member coincident, the innermost one the rows) whose
-// body is a sequence of passes with two reductions or more among them, and whose rows are short
-// (16 KiB or less of the largest tensor), reading one row input or rows of at most 256 elements,
-// this pass tiles the innermost member by two and moves the point loop into every pass, down
-// through nested sequences and sets: pass 1 of both rows, then pass 2 of both rows, ... The two
-// rows' chains are independent and lie next to each other in the code; for float16 rows and
-// rows of at most 256 elements isl's AST unrolls the point loop. Legal because the member is
-// coincident: no dependence crosses rows, so each pass may run for both rows before the next
-// pass starts.
+// body is a sequence of passes where one needs the result of a reduction, and whose rows are
+// short (16 KiB or less of the largest tensor), reading one row input or rows of at most 256
+// elements, this pass tiles the innermost member by two and moves the point loop into every
+// pass, down through nested sequences and sets: pass 1 of both rows, then pass 2 of both rows,
+// ... The two rows' chains are independent and lie next to each other in the code; for float16
+// rows and rows of at most 256 elements isl's AST unrolls the point loop. Legal because the
+// member is coincident: no dependence crosses rows, so each pass may run for both rows before
+// the next pass starts.
 void pair_row_passes(PolyModel &model);
 
 } // namespace akg
