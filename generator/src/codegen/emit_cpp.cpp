@@ -178,7 +178,7 @@ public:
     std::vector<std::pair<std::string, std::string>> block_row_streams() const {
         std::vector<std::pair<std::string, std::string>> whole;
         for (const auto &s : block_.streams)
-            if (block_.whole_row_streams.count(s.first)) whole.push_back(s);
+            if (auto r = block_.row_streams.find(s.first); r != block_.row_streams.end() && r->second) whole.push_back(s);
         return whole;
     }
     // The conversions the block needs, to be emitted before its lane loop.
@@ -233,8 +233,7 @@ private:
         std::map<std::string, std::string> arrays_by_address; // "in0 + (base)" -> array name
         std::vector<std::string> arrays;                     // declarations and conversions
         std::vector<std::pair<std::string, std::string>> streams; // (buffer, base) of prefetched inputs
-        std::set<std::string> whole_row_streams; // streams whose every read advances by `lanes` per row
-        std::set<std::string> partial_row_streams; // streams with a read that does not
+        std::map<std::string, bool> row_streams; // stream -> whether its every read advances by `lanes` per row
     };
     BlockStaging block_;
     std::map<std::string, Halide::Expr> index_lets_;
@@ -276,9 +275,8 @@ private:
             Halide::Expr row = Variable::make(Halide::Int(64), block_.rows);
             Halide::Expr advance = simplify(substitute(block_.rows, row + 1, flat) - flat);
             const int64_t *by = Halide::Internal::as_const_int(advance);
-            bool whole_rows = by && *by == block_.lanes && !block_.partial_row_streams.count(b.name);
-            (whole_rows ? block_.whole_row_streams : block_.partial_row_streams).insert(b.name);
-            if (!whole_rows) block_.whole_row_streams.erase(b.name);
+            bool whole_rows = by && *by == block_.lanes;
+            if (auto [r, fresh] = block_.row_streams.emplace(b.name, whole_rows); !fresh) r->second = r->second && whole_rows;
         }
         return print(simplify(substitute(block_.iterator, Variable::make(Halide::Int(64), block_.first), flat)));
     }

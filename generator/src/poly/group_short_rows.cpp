@@ -68,16 +68,10 @@ const PolyStatement *short_row_sum(const PolyModel &m, isl_schedule_node *band) 
 } // namespace
 
 const PolyStatement *groups_short_rows(const PolyModel &m, isl_schedule_node *band) {
-    bool apply = isl_schedule_node_get_type(band) == isl_schedule_node_band && has_band_below(band);
-    int n = apply ? isl_schedule_node_band_n_member(band) : 0;
-    for (int k = 0; k < n; ++k) apply &= isl_schedule_node_band_member_get_coincident(band, k) == isl_bool_true;
-    if (apply) {
-        isl_schedule_node *body = isl_schedule_node_get_child(band, 0);
-        apply = isl_schedule_node_get_type(body) == isl_schedule_node_sequence;
-        isl_schedule_node_free(body);
-    }
+    if (!coincident_band_over_passes(band)) return nullptr;
+    int n = isl_schedule_node_band_n_member(band);
     // Enough groups that every thread still gets several (two threads assumed).
-    return apply && member_extent(band, n - 1) >= 2 * kRowsPerGroup ? short_row_sum(m, band) : nullptr;
+    return member_extent(band, n - 1) >= 2 * kRowsPerGroup ? short_row_sum(m, band) : nullptr;
 }
 
 namespace {

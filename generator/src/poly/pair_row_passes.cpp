@@ -22,19 +22,18 @@ constexpr int64_t kRowsPerIteration = 2;
 constexpr int64_t kMaxRowBytes = 16 * 1024;
 // Enough iterations left that every thread still gets several (two threads assumed).
 constexpr int64_t kMinIterationsAfterPairing = 16;
-// Rows this short (in elements of the largest tensor) with two reductions or more are paired
-// whatever they read (see pair_under_mark).
+// Rows this short (in elements of the largest tensor) are paired whatever they read (see
+// pair_under_mark).
 constexpr int64_t kShortRowElements = 256;
 
-// The number of reductions below `band`.
-int reductions(const PolyModel &m, isl_schedule_node *band) {
+bool has_reduction(const PolyModel &m, isl_schedule_node *band) {
     isl_union_set *domain = isl_schedule_node_get_domain(band);
-    int found = 0;
+    bool found = false;
     for (const auto &st : m.statements) {
-        if (st.role != StatementRole::ReduceUpdate) continue;
+        if (st.role != StatementRole::ReduceUpdate || found) continue;
         isl_union_set *mine = isl_union_set_from_set(isl_set_universe(st.space(isl_union_set_get_ctx(domain))));
         mine = isl_union_set_intersect(mine, isl_union_set_copy(domain));
-        found += isl_union_set_is_empty(mine) != isl_bool_true;
+        found = isl_union_set_is_empty(mine) != isl_bool_true;
         isl_union_set_free(mine);
     }
     isl_union_set_free(domain);
@@ -101,15 +100,12 @@ int row_inputs(const PolyModel &m, isl_schedule_node *band) {
     return n;
 }
 
-// The band of rows below a parallel mark: every member coincident (the loops over the rows of
-// an attention softmax's batch, head and query collapse into one parallel loop), bands below.
+// The band of rows below a parallel mark (the loops over the rows of an attention softmax's
+// batch, head and query collapse into one parallel loop) over its passes, or null.
 isl_schedule_node *parallel_row_band(isl_schedule_node *mark) {
     if (mark_name(mark).rfind("parallel_", 0) != 0) return nullptr;
     isl_schedule_node *band = isl_schedule_node_child(isl_schedule_node_copy(mark), 0);
-    bool rows = isl_schedule_node_get_type(band) == isl_schedule_node_band && has_band_below(band);
-    for (int k = 0; rows && k < static_cast<int>(isl_schedule_node_band_n_member(band)); ++k)
-        rows = isl_schedule_node_band_member_get_coincident(band, k) == isl_bool_true;
-    if (rows) return band;
+    if (coincident_band_over_passes(band)) return band;
     isl_schedule_node_free(band);
     return nullptr;
 }
@@ -122,9 +118,6 @@ isl_schedule_node *pair_under_mark(isl_schedule_node *node, void *user) {
     std::vector<int64_t> strides = member_strides(m, band);
     int64_t row_elements = strides.empty() ? 0 : strides.back();
     int64_t row_bytes = row_elements * largest_element_bytes(m);
-    isl_schedule_node *body = isl_schedule_node_get_child(band, 0);
-    bool passes = isl_schedule_node_get_type(body) == isl_schedule_node_sequence;
-    isl_schedule_node_free(body);
     // One row input: the passes are light (a LayerNorm), and their reduction chains set the pace.
     // Kernels that read several row tensors per element have enough independent work per row of
     // 768: paired, bias + dropout + residual + LayerNorm f16 ran 1.2x slower (1.0x after its
@@ -139,10 +132,9 @@ isl_schedule_node *pair_under_mark(isl_schedule_node *node, void *user) {
     // sum of a softmax's exponentials alone) they ran 1.05-1.4x slower paired. Row sums alone
     // under one-member bands went both ways: a Reshape + Cast + ReduceSum 1.15x faster
     // unpaired (3.8 -> 3.35 ms), a ReduceSum over 320 rows of 768 1.25x slower (6.2 -> 7.8 us).
-    int n_reductions = passes ? reductions(m, band) : 0;
-    int inputs = n_reductions ? row_inputs(m, band) : 0;
-    bool short_chains = row_elements <= kShortRowElements;
-    bool apply = row_bytes > 0 && row_bytes <= kMaxRowBytes && n_reductions >= 1 && pass_after_a_reduction(m, band) && (inputs == 1 || short_chains) &&
+    bool after = has_reduction(m, band) && pass_after_a_reduction(m, band);
+    bool short_rows = row_elements <= kShortRowElements;
+    bool apply = row_bytes > 0 && row_bytes <= kMaxRowBytes && after && (short_rows || row_inputs(m, band) == 1) &&
                  member_extent(band, inner) >= kRowsPerIteration * kMinIterationsAfterPairing && !groups_short_rows(m, band);
     if (!apply) {
         isl_schedule_node_free(band);
@@ -157,7 +149,7 @@ isl_schedule_node *pair_under_mark(isl_schedule_node *node, void *user) {
     // 1.24-1.29 and 1.15-1.17 ms for the attention softmaxes). LayerNorm f32 ran 5% slower
     // unrolled (0.146 -> 0.153 ms) and keeps the loop: its float rows have no conversions in
     // each pass's chain.
-    bool unrolled = short_chains || largest_element_bytes(m) == 2;
+    bool unrolled = short_rows || largest_element_bytes(m) == 2;
     isl_multi_union_pw_aff *point = nullptr;
     isl_schedule_node *sequence = tile_and_take_point_band(band, kRowsPerIteration, &point);
     return run_passes_for_the_tile(sequence, point, true, unrolled);

@@ -663,6 +663,18 @@ void promote_to_local_buffers(PolyModel &m, const ScheduleOptions &options) {
     isl_schedule_node_free(root);
 }
 
+bool coincident_band_over_passes(isl_schedule_node *node) {
+    bool apply = isl_schedule_node_get_type(node) == isl_schedule_node_band && has_band_below(node);
+    for (int k = 0; apply && k < static_cast<int>(isl_schedule_node_band_n_member(node)); ++k)
+        apply = isl_schedule_node_band_member_get_coincident(node, k) == isl_bool_true;
+    if (apply) {
+        isl_schedule_node *body = isl_schedule_node_get_child(node, 0);
+        apply = isl_schedule_node_get_type(body) == isl_schedule_node_sequence;
+        isl_schedule_node_free(body);
+    }
+    return apply;
+}
+
 isl_schedule_node *one_dimensional_parallel_band(isl_schedule_node *mark) {
     if (isl_schedule_node_get_type(mark) != isl_schedule_node_mark) return nullptr;
     isl_id *id = isl_schedule_node_mark_get_id(mark);

@@ -25,6 +25,9 @@ isl_schedule_node *tile_and_take_point_band(isl_schedule_node *band, int64_t blo
 
 // Whether a band node lies below `node` (not counting `node` itself).
 bool has_band_below(isl_schedule_node *node);
+// Whether `node` (kept) is a band whose members are all coincident over a sequence of passes
+// (a parallel loop over rows whose body runs pass after pass: pair-rows, group-rows).
+bool coincident_band_over_passes(isl_schedule_node *node);
 // Whether only the domain, filters and sequences lie above `node` (no band, no mark).
 bool is_outermost_band(isl_schedule_node *node);
 
