@@ -25,7 +25,8 @@ struct Ctx {
 };
 
 // Whether one iteration of `band` reads a column: the largest buffer read below it has a fixed
-// footprint per iteration that spans several rows but one element of the last dimension. Returns
+// footprint per iteration that spans several rows but one element of the innermost dimension
+// (of more than one element). Returns
 // that buffer, or null when the band does not read columns.
 const BufferInfo *column_buffer(const PolyModel &m, isl_schedule_node *band) {
     isl_schedule_node *inside = isl_schedule_node_child(isl_schedule_node_copy(band), 0);
@@ -59,7 +60,9 @@ const BufferInfo *column_buffer(const PolyModel &m, isl_schedule_node *band) {
             int64_t e = isl_val_get_num_si(v);
             isl_val_free(v);
             elements *= e;
-            if (d == n - 1) last = e;
+            // The innermost dimension that has more than one element: trailing dimensions of
+            // extent 1 (MindSpore's [N, C, 1, 1] weights) say nothing about the column.
+            if (d >= static_cast<int>(largest->shape.size()) || largest->shape[d] > 1) last = e;
         }
         column = last == 1 && elements >= 16;
         isl_multi_val_free(size);
