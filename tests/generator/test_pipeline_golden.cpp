@@ -414,6 +414,29 @@ TEST(PipelineGolden, ColumnReductionsWalkRowsOverBlocksOfColumns) {
     EXPECT_TRUE(std::regex_search(code, row_then_columns)) << code;
 }
 
+// A two-class log-sum-exp over 1001 rows (MindSpore's RetinaFace loss over 233008 anchors, at a
+// smaller odd size): sink-columns treats the rows of 2 like columns, so the vector loops run
+// across blocks of 64 rows (the last block short) with the row's 2 elements one loop outside,
+// and no lane reduction is left. Scaling the same rows by a per-row factor has no reduction and
+// keeps one parallel iteration per row (strided across rows, such kernels ran 1.3-2.5x slower).
+TEST(PipelineGolden, ReductionsOverTinyRowsRunAcrossRows) {
+    std::string code = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/tiny_row_log_sum_exp_1001x2.json",
+                                       "tiny_row_log_sum_exp_1001x2.json", "emit");
+    EXPECT_NE(code.find("c0 += 64)"), std::string::npos) << code;
+    std::regex element_then_rows(
+        R"(for \(int64_t c1 = 0; \(c1 <= 1\); c1 \+= 1\) \{\n\s*#pragma omp simd\n\s*for \(int64_t c2 = 0; \(c2 <= akg_imin\(63, \(\(-c0\) \+ 1000\)\)\); c2 \+= 1\))");
+    EXPECT_TRUE(std::regex_search(code, element_then_rows)) << code;
+    EXPECT_EQ(count(code, "lanes_c"), 0u) << code;
+    auto tensor = [](const char *shape, const char *name) {
+        return std::string(R"({"data_type": "float32", "format": "DefaultFormat", "shape": )") + shape + R"(, "tensor_name": ")" + name + "\"}";
+    };
+    const std::string x = tensor("[1001, 2]", "x"), scale = tensor("[1001, 1]", "s"), y = tensor("[1001, 2]", "y");
+    std::string exp_json = R"({"composite": true, "op": "tiny_row_scale", "input_desc": [[)" + x + "], [" + scale + R"(]], "output_desc": [)" + y +
+                           R"(], "op_desc": [{"name": "Mul", "attr": [], "input_desc": [[)" + x + "], [" + scale + R"(]], "output_desc": [)" + y + "]}]}";
+    std::string elementwise = dump_after_kernel(akg::parse_composite(exp_json, "tiny_row_scale.json"), "tiny_row_scale", "emit");
+    EXPECT_NE(elementwise.find("c0 <= 1000); c0 += 1)"), std::string::npos) << elementwise;
+}
+
 TEST(PipelineGolden, ReducedHeightAndWidthFoldIntoOneLoop) {
     // BatchNorm statistics over NCHW [32, 256, 56, 56]: the reduction over (n, h, w) runs as
     // n x hw, an inner loop of 3136 contiguous elements instead of 56, accumulated in 64 lanes

@@ -26,20 +26,6 @@ constexpr int64_t kMinIterationsAfterPairing = 16;
 // pair_under_mark).
 constexpr int64_t kShortRowElements = 256;
 
-bool has_reduction(const PolyModel &m, isl_schedule_node *band) {
-    isl_union_set *domain = isl_schedule_node_get_domain(band);
-    bool found = false;
-    for (const auto &st : m.statements) {
-        if (st.role != StatementRole::ReduceUpdate || found) continue;
-        isl_union_set *mine = isl_union_set_from_set(isl_set_universe(st.space(isl_union_set_get_ctx(domain))));
-        mine = isl_union_set_intersect(mine, isl_union_set_copy(domain));
-        found = isl_union_set_is_empty(mine) != isl_bool_true;
-        isl_union_set_free(mine);
-    }
-    isl_union_set_free(domain);
-    return found;
-}
-
 // Whether a pass over a row's elements below `band` (a statement that runs more than once per
 // iteration of the band: a reduction's updates, an elementwise output; not a reduction's init
 // or the store of its result) needs the result of a reduction of the row, directly or through
@@ -132,7 +118,7 @@ isl_schedule_node *pair_under_mark(isl_schedule_node *node, void *user) {
     // sum of a softmax's exponentials alone) they ran 1.05-1.4x slower paired. Row sums alone
     // under one-member bands went both ways: a Reshape + Cast + ReduceSum 1.15x faster
     // unpaired (3.8 -> 3.35 ms), a ReduceSum over 320 rows of 768 1.25x slower (6.2 -> 7.8 us).
-    bool after = has_reduction(m, band) && pass_after_a_reduction(m, band);
+    bool after = has_reduction_below(m, band) && pass_after_a_reduction(m, band);
     bool short_rows = row_elements <= kShortRowElements;
     bool apply = row_bytes > 0 && row_bytes <= kMaxRowBytes && after && (short_rows || row_inputs(m, band) == 1) &&
                  member_extent(band, inner) >= kRowsPerIteration * kMinIterationsAfterPairing && !groups_short_rows(m, band);

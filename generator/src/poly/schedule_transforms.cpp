@@ -675,6 +675,20 @@ bool coincident_band_over_passes(isl_schedule_node *node) {
     return apply;
 }
 
+bool has_reduction_below(const PolyModel &m, isl_schedule_node *node) {
+    isl_union_set *domain = isl_schedule_node_get_domain(node);
+    bool found = false;
+    for (const auto &st : m.statements) {
+        if (st.role != StatementRole::ReduceUpdate || found) continue;
+        isl_union_set *mine = isl_union_set_from_set(isl_set_universe(st.space(isl_union_set_get_ctx(domain))));
+        mine = isl_union_set_intersect(mine, isl_union_set_copy(domain));
+        found = isl_union_set_is_empty(mine) != isl_bool_true;
+        isl_union_set_free(mine);
+    }
+    isl_union_set_free(domain);
+    return found;
+}
+
 isl_schedule_node *one_dimensional_parallel_band(isl_schedule_node *mark) {
     if (isl_schedule_node_get_type(mark) != isl_schedule_node_mark) return nullptr;
     isl_id *id = isl_schedule_node_mark_get_id(mark);

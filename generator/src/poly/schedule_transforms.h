@@ -30,6 +30,8 @@ bool has_band_below(isl_schedule_node *node);
 bool coincident_band_over_passes(isl_schedule_node *node);
 // Whether only the domain, filters and sequences lie above `node` (no band, no mark).
 bool is_outermost_band(isl_schedule_node *node);
+// Whether the update of a reduction runs below `node` (kept).
+bool has_reduction_below(const PolyModel &m, isl_schedule_node *node);
 
 // The row-major element offset of each element of buffer `b`: { b[x0, ..] -> [x0 * s0 + ..] }.
 isl_map *row_major_offsets(isl_ctx *ctx, const BufferInfo &b);
