@@ -4,16 +4,14 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_embedding_sum_f32_parallel_body_0(int64_t c0, int64_t c1, const float *__restrict in0, const float *__restrict in1, const float *__restrict in2, float *__restrict out0) {
-    for (int64_t c2 = 0; (c2 <= 767); c2 += 64) {
+static void akg_embedding_sum_f32_parallel_body_0(int64_t c0, const float *__restrict in0, const float *__restrict in1, const float *__restrict in2, float *__restrict out0) {
+    for (int64_t c1 = 0; (c1 <= 98303); c1 += 64) {
         #pragma omp simd
-        for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = c1;
-                [[maybe_unused]] const int64_t i2 = (c2 + c3);
-                const int64_t v_cse0 = ((i0 * INT64_C(128)) + i1);
-                out0[i0 * 98304 + i1 * 768 + i2] = (float)((in2[c1 * 768 + (c2 + c3)] + (in0[v_cse0 * 768 + (c2 + c3)] + in1[v_cse0 * 768 + (c2 + c3)])));
+                [[maybe_unused]] const int64_t i1 = (c1 + c2);
+                out0[i0 * 98304 + i1] = (float)((in2[(c1 + c2)] + (in0[c0 * 98304 + (c1 + c2)] + in1[c0 * 98304 + (c1 + c2)])));
             }
         }
     }
@@ -24,10 +22,9 @@ extern "C" int akg_kernel_fn_embedding_sum_f32(void *const *buffers) {
     const float *__restrict in1 = (const float *)buffers[1];
     const float *__restrict in2 = (const float *)buffers[2];
     float *__restrict out0 = (float *)buffers[3];
-    #pragma omp parallel for collapse(2) schedule(static)
+    #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 15); c0 += 1)
-        for (int64_t c1 = 0; (c1 <= 127); c1 += 1)
-            akg_embedding_sum_f32_parallel_body_0(c0, c1, in0, in1, in2, out0);
+        akg_embedding_sum_f32_parallel_body_0(c0, in0, in1, in2, out0);
     return AKG_STATUS_OK;
 }
 

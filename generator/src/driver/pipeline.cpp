@@ -12,6 +12,7 @@
 #include "lower/lower_to_halide.h"
 #include "passes/compare_rounded_float16.h"
 #include "passes/fold_dimensions.h"
+#include "passes/view_reshaped_inputs.h"
 #include "passes/materialize.h"
 #include "passes/fold_reduction_dimensions.h"
 #include "passes/math_identities.h"
@@ -36,7 +37,7 @@ namespace akg {
 const char *const kGeneratorVersion = "0.1.0";
 
 const std::vector<std::string> &pipeline_pass_names() {
-    static const std::vector<std::string> names = {"validate", "lower", "materialize", "simplify", "math-identities", "compare-float16", "fold-dimensions", "fold-reductions", "nan-dominated-extrema", "poly-model",
+    static const std::vector<std::string> names = {"validate", "lower", "materialize", "view-reshapes", "simplify", "math-identities", "compare-float16", "fold-dimensions", "fold-reductions", "nan-dominated-extrema", "poly-model",
                                                    "dependences", "schedule", "fuse-reductions", "join-reductions", "order-loops", "parallelize", "split-bands", "sink-columns", "interleave-channels", "pair-rows", "group-rows", "stream-outputs",
                                                    "line-runs", "vectorize", "promote", "stage-float16", "prefetch-rows", "prefetch-streams", "ast", "emit"};
     return names;
@@ -178,6 +179,8 @@ std::string run_pipeline(const CompositeKernel &kernel, const PipelineOptions &o
     // with loop bounds then cancels reshape index maps. CSE runs at emission, per statement.
     materialize_and_inline(graph, options.schedule.fuse);
     dump("materialize", [&] { return dump_graph(graph); });
+    view_reshaped_inputs(graph);
+    dump("view-reshapes", [&] { return dump_graph(graph); });
     simplify_stages(graph);
     dump("simplify", [&] { return dump_graph(graph); });
     rewrite_math_identities(graph);
