@@ -12,6 +12,7 @@
 #include <isl/val.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <set>
 #include <string>
 
@@ -140,10 +141,30 @@ bool walk_whole_rows(const PolyModel &m, const ScheduleOptions &o, isl_schedule_
     return sums > 0 && others == 0;
 }
 
+// The band below a "parallel_N" mark when it has the mark's N members, all coincident, and
+// bands below it (a new reference); null otherwise. Column sums over the outer dimension of a
+// 3-D tensor ([32, 128, 768] summed into [128, 768]) are parallel over two loops.
+isl_schedule_node *parallel_band_over_loops(isl_schedule_node *mark) {
+    if (isl_schedule_node_get_type(mark) != isl_schedule_node_mark) return nullptr;
+    isl_id *id = isl_schedule_node_mark_get_id(mark);
+    const std::string name = isl_id_get_name(id);
+    isl_id_free(id);
+    if (name.rfind("parallel_", 0) != 0 || name.find('@') != std::string::npos) return nullptr;
+    const int members = std::atoi(name.c_str() + std::string("parallel_").size());
+    isl_schedule_node *band = isl_schedule_node_child(isl_schedule_node_copy(mark), 0);
+    bool ok = isl_schedule_node_get_type(band) == isl_schedule_node_band && members >= 1 &&
+              static_cast<int>(isl_schedule_node_band_n_member(band)) == members && has_band_below(band);
+    for (int k = 0; ok && k < members; ++k) ok = isl_schedule_node_band_member_get_coincident(band, k) == isl_bool_true;
+    if (ok) return band;
+    isl_schedule_node_free(band);
+    return nullptr;
+}
+
 isl_schedule_node *sink_under_mark(isl_schedule_node *node, void *user) {
     auto &c = *static_cast<Ctx *>(user);
-    isl_schedule_node *band = one_dimensional_parallel_band(node);
+    isl_schedule_node *band = parallel_band_over_loops(node);
     if (!band) return node;
+    const int inner = static_cast<int>(isl_schedule_node_band_n_member(band)) - 1;
     // Reductions over rows of 2 to 4 elements (a two-class softmax over 233008 anchors, a box's
     // 4 coordinates) are column sums in disguise: one iteration per row paid a lane reduction
     // (32 lanes, a combining tree) for 2 terms, and vectorized along the row, nothing. Sunk the
@@ -155,8 +176,8 @@ isl_schedule_node *sink_under_mark(isl_schedule_node *node, void *user) {
     const BufferInfo *walked = column_buffer(*c.m, band, has_reduction_below(*c.m, band), &tiny_row);
     int64_t element_bytes = walked ? dtype_bytes(walked->dtype) : 0;
     bool apply = element_bytes > 0;
-    int64_t trips = apply ? member_extent(band, 0) : 0;
-    if (apply && !tiny_row && walk_whole_rows(*c.m, *c.options, band, *walked, trips)) {
+    int64_t trips = apply ? member_extent(band, inner) : 0;
+    if (apply && inner == 0 && !tiny_row && walk_whole_rows(*c.m, *c.options, band, *walked, trips)) {
         isl_schedule_node_free(node);
         add_statement_names(band, c.m->column_block_statements);
         isl_multi_union_pw_aff *columns = isl_schedule_node_band_get_partial_schedule(band);
