@@ -33,9 +33,10 @@ struct Ctx {
 // Whether one iteration of `band` reads a column: the largest buffer read below it has a fixed
 // footprint per iteration that spans several rows but one element of the innermost dimension
 // (of more than one element). Returns that buffer, or null when the band does not read columns.
-// With `tiny_rows`, so does a whole row of 2 to kTinyRowElements elements (one iteration reads
+// With `reduces` (a reduction below the band adds the columns up), a column of 2 or more does,
+// and so does a whole row of 2 to kTinyRowElements elements (one iteration reads
 // the last dimension whole), and `*tiny_row` says which one it was.
-const BufferInfo *column_buffer(const PolyModel &m, isl_schedule_node *band, bool tiny_rows, bool *tiny_row) {
+const BufferInfo *column_buffer(const PolyModel &m, isl_schedule_node *band, bool reduces, bool *tiny_row) {
     isl_schedule_node *inside = isl_schedule_node_child(isl_schedule_node_copy(band), 0);
     isl_union_map *prefix = isl_schedule_node_get_prefix_schedule_relation(inside);
     isl_union_set *subtree = isl_schedule_node_get_domain(band);
@@ -71,8 +72,8 @@ const BufferInfo *column_buffer(const PolyModel &m, isl_schedule_node *band, boo
             // extent 1 (MindSpore's [N, C, 1, 1] weights) say nothing about the column.
             if (d >= static_cast<int>(largest->shape.size()) || largest->shape[d] > 1) last = e;
         }
-        *tiny_row = tiny_rows && elements == last && last >= 2 && last <= kTinyRowElements && largest->shape.back() == last;
-        column = (last == 1 && elements >= 16) || *tiny_row;
+        *tiny_row = reduces && elements == last && last >= 2 && last <= kTinyRowElements && largest->shape.back() == last;
+        column = (last == 1 && elements >= (reduces ? 2 : 16)) || *tiny_row;
         isl_multi_val_free(size);
     }
     isl_fixed_box_free(box);
