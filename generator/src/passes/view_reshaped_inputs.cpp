@@ -69,6 +69,12 @@ std::optional<View> dense_view(const Halide::Expr &offset, const std::map<std::s
     return view;
 }
 
+std::vector<int64_t> row_major_strides(const Shape &shape) {
+    std::vector<int64_t> strides(shape.size(), 1);
+    for (int d = static_cast<int>(shape.size()) - 2; d >= 0; --d) strides[d] = strides[d + 1] * shape[d + 1];
+    return strides;
+}
+
 // The row-major offset of the read at `index` of a buffer of `shape`. A reshape's read (the
 // lowering's read_linear, as materialize leaves it) indexes each dimension d with (L / stride_d)
 // % shape_d of one linear position L, in [0, elements): their offset is L itself, which
@@ -128,8 +134,7 @@ private:
 void view_input(TensorGraph &graph, Stage &input) {
     const std::string call = "buf$" + input.buffer;
     const int64_t elements = element_count(input.shape);
-    std::vector<int64_t> strides(input.shape.size(), 1);
-    for (int d = static_cast<int>(input.shape.size()) - 2; d >= 0; --d) strides[d] = strides[d + 1] * input.shape[d + 1];
+    const std::vector<int64_t> strides = row_major_strides(input.shape);
     std::optional<Shape> agreed;
     std::map<const Stage *, std::map<const Call *, std::vector<Halide::Expr>>> rewrites;
     for (const auto &s : graph.stages) {
@@ -155,11 +160,52 @@ void view_input(TensorGraph &graph, Stage &input) {
     input.shape = *agreed;
 }
 
+// A kernel output whose value only copies another buffer through a reshape (a [16000, 39, 80]
+// product returned a second time as [16000, 3120]) reads that buffer with the reshape's
+// divisions and remainders; isl fused the copy with its producer under a skewed schedule whose
+// loops did not vectorize (5 GB/s). When nothing reads the copy, it iterates over the source's
+// shape instead and reads it at the same indices: its buffer is written in the same row-major
+// order, viewed with that shape.
+void copy_in_source_shape(TensorGraph &graph, Stage &copy) {
+    if (copy.kind != StageKind::Compute || !copy.materialized || copy.buffer_kind != BufferKind::KernelOutput || copy.inplace_write ||
+        !copy.value.defined())
+        return;
+    Halide::Expr inner = copy.value;
+    while (const Cast *cast = inner.as<Cast>()) inner = cast->value;
+    const Call *read = inner.as<Call>();
+    if (!read || read->name.rfind("buf$", 0) != 0) return;
+    const std::string source_buffer = read->name.substr(4);
+    const Stage *source = nullptr;
+    for (const auto &s : graph.stages)
+        if (s.materialized && s.buffer == source_buffer) source = &s;
+    if (!source || source == &copy || source->shape == copy.shape || read->args.size() != source->shape.size() ||
+        element_count(source->shape) != element_count(copy.shape))
+        return;
+    Scope<Interval> bounds;
+    push_stage_bounds(copy, bounds);
+    std::optional<View> walk = dense_view(simplify(row_major_offset(read->args, source->shape, row_major_strides(source->shape)), true, bounds),
+                                          variable_extents(copy), element_count(copy.shape));
+    if (!walk || walk->shape != copy.shape) return; // not the copy's own row-major walk
+    for (size_t d = 0; d < walk->index.size(); ++d)
+        if (!equal(walk->index[d], index_expr(static_cast<int>(d)))) return;
+    for (const auto &s : graph.stages) {
+        if (&s == &copy || !s.value.defined()) continue;
+        ReadsOf reads_of_copy("buf$" + copy.buffer);
+        s.value.accept(&reads_of_copy);
+        if (!reads_of_copy.reads.empty()) return;
+    }
+    std::vector<Halide::Expr> same_element;
+    for (size_t d = 0; d < source->shape.size(); ++d) same_element.push_back(index_expr(static_cast<int>(d)));
+    copy.value = ReplaceReads(read->name, {{read, same_element}}).mutate(copy.value);
+    copy.shape = source->shape;
+}
+
 } // namespace
 
 void view_reshaped_inputs(TensorGraph &graph) {
     for (auto &s : graph.stages)
         if (s.kind == StageKind::Input && s.materialized && s.buffer_kind == BufferKind::KernelInput) view_input(graph, s);
+    for (auto &s : graph.stages) copy_in_source_shape(graph, s);
 }
 
 } // namespace akg

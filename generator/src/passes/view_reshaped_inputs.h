@@ -18,6 +18,9 @@ namespace akg {
 // extent(v_m)] ([4096, 768]). When every read of the input agrees on one view that differs
 // from its shape, the input stage takes that shape and each read those indices. The memory
 // layout is the same, so the kernel's declared shapes (its C ABI) do not change.
+//
+// Then a kernel output that only copies another buffer through a reshape, and that no stage
+// reads, takes the source's shape and reads it at its own indices (copy_in_source_shape).
 void view_reshaped_inputs(TensorGraph &graph);
 
 } // namespace akg
