@@ -75,12 +75,23 @@ std::vector<int64_t> row_major_strides(const Shape &shape) {
     return strides;
 }
 
+// Whether `e` lies in [0, n) over the loop bounds.
+bool within(const Halide::Expr &e, int64_t n, const Scope<Interval> &bounds) {
+    Interval range = bounds_of_expr_in_scope(e, bounds);
+    const int64_t *lo = range.has_lower_bound() ? as_const_int(simplify(range.min)) : nullptr;
+    const int64_t *hi = range.has_upper_bound() ? as_const_int(simplify(range.max)) : nullptr;
+    return lo && hi && *lo >= 0 && *hi < n;
+}
+
 // The row-major offset of the read at `index` of a buffer of `shape`. A reshape's read (the
 // lowering's read_linear, as materialize leaves it) indexes each dimension d with (L / stride_d)
-// % shape_d of one linear position L, in [0, elements): their offset is L itself, which
-// Halide's simplifier would not find from the sum of the terms (it leaves (768 r0 + i0) / 98304
-// undivided); any other index, the sum of index times stride.
-Halide::Expr row_major_offset(const std::vector<Halide::Expr> &index, const Shape &shape, const std::vector<int64_t> &strides) {
+// % shape_d of one linear position L: when L lies in [0, elements), their offset is L itself,
+// which Halide's simplifier would not find from the sum of the terms (it leaves
+// (768 r0 + i0) / 98304 undivided). A broadcast inlined below a reshape reads with the same
+// pattern a position L that runs past the buffer (x[L % 11] for L in [0, 99)): the remainders
+// are not redundant there. Any other index: the sum of index times stride.
+Halide::Expr row_major_offset(const std::vector<Halide::Expr> &index, const Shape &shape, const std::vector<int64_t> &strides,
+                              const Scope<Interval> &bounds) {
     Halide::Expr linear;
     bool reshape = true;
     for (size_t d = 0; d < index.size() && reshape; ++d) {
@@ -93,7 +104,7 @@ Halide::Expr row_major_offset(const std::vector<Halide::Expr> &index, const Shap
         reshape = div && is_const(mod->b, shape[d]) && is_const(div->b, strides[d]) && (!linear.defined() || equal(linear, div->a));
         if (reshape) linear = div->a;
     }
-    if (reshape && linear.defined()) return linear;
+    if (reshape && linear.defined() && within(linear, element_count(shape), bounds)) return linear;
     Halide::Expr offset = Halide::Expr(int64_t{0});
     for (size_t d = 0; d < index.size(); ++d) offset = offset + index[d] * Halide::Expr(strides[d]);
     return offset;
@@ -148,7 +159,7 @@ void view_input(TensorGraph &graph, Stage &input) {
         const auto extents = variable_extents(s);
         for (const Call *read : reads.reads) {
             if (read->args.size() != input.shape.size()) return;
-            std::optional<View> view = dense_view(simplify(row_major_offset(read->args, input.shape, strides), true, bounds), extents, elements);
+            std::optional<View> view = dense_view(simplify(row_major_offset(read->args, input.shape, strides, bounds), true, bounds), extents, elements);
             if (!view || (agreed && *agreed != view->shape)) return;
             agreed = view->shape;
             rewrites[&s][read] = view->index;
@@ -183,7 +194,7 @@ void copy_in_source_shape(TensorGraph &graph, Stage &copy) {
         return;
     Scope<Interval> bounds;
     push_stage_bounds(copy, bounds);
-    std::optional<View> walk = dense_view(simplify(row_major_offset(read->args, source->shape, row_major_strides(source->shape)), true, bounds),
+    std::optional<View> walk = dense_view(simplify(row_major_offset(read->args, source->shape, row_major_strides(source->shape), bounds), true, bounds),
                                           variable_extents(copy), element_count(copy.shape));
     if (!walk || walk->shape != copy.shape) return; // not the copy's own row-major walk
     for (size_t d = 0; d < walk->index.size(); ++d)
