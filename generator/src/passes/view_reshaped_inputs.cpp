@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <utility>
 
 namespace akg {
 
@@ -78,8 +79,10 @@ std::vector<int64_t> row_major_strides(const Shape &shape) {
 // Whether `e` lies in [0, n) over the loop bounds.
 bool within(const Halide::Expr &e, int64_t n, const Scope<Interval> &bounds) {
     Interval range = bounds_of_expr_in_scope(e, bounds);
-    const int64_t *lo = range.has_lower_bound() ? as_const_int(simplify(range.min)) : nullptr;
-    const int64_t *hi = range.has_upper_bound() ? as_const_int(simplify(range.max)) : nullptr;
+    if (!range.has_lower_bound() || !range.has_upper_bound()) return false;
+    // as_const_int points into its Expr: keep the simplified bounds alive while reading them.
+    const Halide::Expr lower = simplify(range.min), upper = simplify(range.max);
+    const int64_t *lo = as_const_int(lower), *hi = as_const_int(upper);
     return lo && hi && *lo >= 0 && *hi < n;
 }
 
@@ -113,12 +116,12 @@ Halide::Expr row_major_offset(const std::vector<Halide::Expr> &index, const Shap
 // Every read of `name` in a stage's value, by the pointer of its Call node.
 class ReadsOf : public IRVisitor {
 public:
-    explicit ReadsOf(const std::string &name) : name_(name) {}
+    explicit ReadsOf(std::string name) : name_(std::move(name)) {}
     std::vector<const Call *> reads;
 
 private:
     using IRVisitor::visit;
-    const std::string &name_;
+    const std::string name_;
     void visit(const Call *op) override {
         IRVisitor::visit(op);
         if (op->name == name_) reads.push_back(op);
@@ -127,11 +130,11 @@ private:
 
 class ReplaceReads : public IRMutator {
 public:
-    ReplaceReads(const std::string &name, const std::map<const Call *, std::vector<Halide::Expr>> &index) : name_(name), index_(index) {}
+    ReplaceReads(std::string name, const std::map<const Call *, std::vector<Halide::Expr>> &index) : name_(std::move(name)), index_(index) {}
 
 private:
     using IRMutator::visit;
-    const std::string &name_;
+    const std::string name_;
     const std::map<const Call *, std::vector<Halide::Expr>> &index_;
     Halide::Expr visit(const Call *op) override {
         if (op->name == name_) {
@@ -207,7 +210,8 @@ void copy_in_source_shape(TensorGraph &graph, Stage &copy) {
     }
     std::vector<Halide::Expr> same_element;
     for (size_t d = 0; d < source->shape.size(); ++d) same_element.push_back(index_expr(static_cast<int>(d)));
-    copy.value = ReplaceReads(read->name, {{read, same_element}}).mutate(copy.value);
+    const std::map<const Call *, std::vector<Halide::Expr>> rewrite = {{read, same_element}};
+    copy.value = ReplaceReads(read->name, rewrite).mutate(copy.value);
     copy.shape = source->shape;
 }
 
