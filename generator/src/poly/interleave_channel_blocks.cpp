@@ -75,8 +75,12 @@ isl_schedule_node *place(const PolyModel &m, isl_schedule_node *node, isl_multi_
 
 isl_schedule_node *interleave_under_mark(isl_schedule_node *node, void *user) {
     auto &c = *static_cast<Ctx *>(user);
-    isl_schedule_node *band = one_dimensional_parallel_band(node);
+    isl_schedule_node *band = parallel_band_below(node);
     if (!band) return node;
+    if (isl_schedule_node_band_n_member(band) != 1) {
+        isl_schedule_node_free(band);
+        return node;
+    }
     int64_t stride = largest_stride(*c.m, band);
     bool apply = stride > 1 && has_inversion_below(*c.m, band, stride, false);
     int64_t trips = apply ? member_extent(band, 0) : 0;

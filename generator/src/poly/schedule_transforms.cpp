@@ -4,6 +4,7 @@
 #include "poly/schedule_transforms.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 
 #include <isl/aff.h>
@@ -689,15 +690,18 @@ bool has_reduction_below(const PolyModel &m, isl_schedule_node *node) {
     return found;
 }
 
-isl_schedule_node *one_dimensional_parallel_band(isl_schedule_node *mark) {
+isl_schedule_node *parallel_band_below(isl_schedule_node *mark) {
     if (isl_schedule_node_get_type(mark) != isl_schedule_node_mark) return nullptr;
     isl_id *id = isl_schedule_node_mark_get_id(mark);
-    bool parallel = std::string(isl_id_get_name(id)) == "parallel_1";
+    const std::string name = isl_id_get_name(id);
     isl_id_free(id);
-    if (!parallel) return nullptr;
+    if (name.rfind("parallel_", 0) != 0 || name.find('@') != std::string::npos) return nullptr;
+    const int members = std::atoi(name.c_str() + std::string("parallel_").size());
     isl_schedule_node *band = isl_schedule_node_child(isl_schedule_node_copy(mark), 0);
-    if (isl_schedule_node_get_type(band) == isl_schedule_node_band && isl_schedule_node_band_n_member(band) == 1 && has_band_below(band))
-        return band;
+    bool ok = isl_schedule_node_get_type(band) == isl_schedule_node_band && members >= 1 &&
+              static_cast<int>(isl_schedule_node_band_n_member(band)) == members && has_band_below(band);
+    for (int k = 0; ok && k < members; ++k) ok = isl_schedule_node_band_member_get_coincident(band, k) == isl_bool_true;
+    if (ok) return band;
     isl_schedule_node_free(band);
     return nullptr;
 }

@@ -14,9 +14,11 @@ void mark_parallel_loops(PolyModel &model, const ScheduleOptions &options);
 // The number of values member `member` of band `node` takes (0 when not constant).
 long member_extent(isl_schedule_node *node, int member);
 
-// When `mark` (kept) is a "parallel_1" mark over a one-member band with bands below it, that
-// band (a new reference); null otherwise.
-isl_schedule_node *one_dimensional_parallel_band(isl_schedule_node *mark);
+// When `mark` (kept) is a "parallel_N" mark (not yet renamed "parallel_N@K") over a band of N
+// members, all coincident, with bands below it: that band (a new reference); null otherwise.
+// Column sums over the outer dimension of a 3-D tensor ([32, 128, 768] summed into
+// [128, 768]) are parallel over two loops.
+isl_schedule_node *parallel_band_below(isl_schedule_node *mark);
 // Tiles the innermost member of `band` (taken) by `block` and the others by 1 (their tile loops
 // are the band's loops as they were; all stay coincident), deletes the point band and returns
 // the node in its place; the innermost member's point schedule goes to `*point` for the caller

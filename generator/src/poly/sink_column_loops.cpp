@@ -144,28 +144,9 @@ bool walk_whole_rows(const PolyModel &m, const ScheduleOptions &o, isl_schedule_
     return sums > 0 && others == 0;
 }
 
-// The band below a "parallel_N" mark when it has the mark's N members, all coincident, and
-// bands below it (a new reference); null otherwise. Column sums over the outer dimension of a
-// 3-D tensor ([32, 128, 768] summed into [128, 768]) are parallel over two loops.
-isl_schedule_node *parallel_band_over_loops(isl_schedule_node *mark) {
-    if (isl_schedule_node_get_type(mark) != isl_schedule_node_mark) return nullptr;
-    isl_id *id = isl_schedule_node_mark_get_id(mark);
-    const std::string name = isl_id_get_name(id);
-    isl_id_free(id);
-    if (name.rfind("parallel_", 0) != 0 || name.find('@') != std::string::npos) return nullptr;
-    const int members = std::atoi(name.c_str() + std::string("parallel_").size());
-    isl_schedule_node *band = isl_schedule_node_child(isl_schedule_node_copy(mark), 0);
-    bool ok = isl_schedule_node_get_type(band) == isl_schedule_node_band && members >= 1 &&
-              static_cast<int>(isl_schedule_node_band_n_member(band)) == members && has_band_below(band);
-    for (int k = 0; ok && k < members; ++k) ok = isl_schedule_node_band_member_get_coincident(band, k) == isl_bool_true;
-    if (ok) return band;
-    isl_schedule_node_free(band);
-    return nullptr;
-}
-
 isl_schedule_node *sink_under_mark(isl_schedule_node *node, void *user) {
     auto &c = *static_cast<Ctx *>(user);
-    isl_schedule_node *band = parallel_band_over_loops(node);
+    isl_schedule_node *band = parallel_band_below(node);
     if (!band) return node;
     const int inner = static_cast<int>(isl_schedule_node_band_n_member(band)) - 1;
     // Reductions over rows of 2 to 4 elements (a two-class softmax over 233008 anchors, a box's
