@@ -87,6 +87,25 @@ private:
     }
 };
 
+// Whether a reduction reads some buffer with a reduction variable in its innermost index (a
+// row reduction: its kept dimensions are outer loops, and folding them changes nothing).
+bool reduces_along_rows(const Stage &s) {
+    class LastIndices : public IRVisitor {
+    public:
+        bool reduced = false;
+        using IRVisitor::visit;
+        void visit(const Call *op) override {
+            IRVisitor::visit(op);
+            if (op->name.rfind("buf$", 0) != 0 || op->args.empty()) return;
+            for (int d = 0; d < static_cast<int>(reduce_extents.size()); ++d) reduced |= expr_uses_var(op->args.back(), reduce_var(d));
+        }
+        explicit LastIndices(const Shape &extents) : reduce_extents(extents) {}
+        const Shape &reduce_extents;
+    } last(s.reduce_extents);
+    s.value.accept(&last);
+    return last.reduced;
+}
+
 } // namespace
 
 Shape merge_dimensions(const Shape &s, int k) {
@@ -99,15 +118,18 @@ Shape merge_dimensions(const Shape &s, int k) {
 }
 
 void fold_dimensions(TensorGraph &graph) {
-    // The main stages: elementwise over the largest shape. Other stages keep their loops and
-    // must not read a buffer whose view changes.
+    // The main stages: over the largest shape, elementwise or column reductions (a sum over
+    // the rows of [32, 128, 43, 43] into [43, 43] folds into one of 1849 columns, walked by
+    // sink-columns in long contiguous blocks instead of 43 strided runs of 43). Other stages
+    // keep their loops and must not read a buffer whose view changes.
     Shape main_shape;
     for (auto &s : graph.stages)
         if (s.materialized && s.kind != StageKind::Input && element_count(s.shape) > element_count(main_shape)) main_shape = s.shape;
     std::vector<Stage *> stages, others;
     for (auto &s : graph.stages) {
         if (!s.materialized || s.kind == StageKind::Input) continue;
-        (s.kind == StageKind::Compute && s.shape == main_shape ? stages : others).push_back(&s);
+        bool main = s.shape == main_shape && (s.kind == StageKind::Compute || !reduces_along_rows(s));
+        (main ? stages : others).push_back(&s);
     }
     if (stages.empty()) return;
     for (int d = static_cast<int>(stages[0]->shape.size()) - 2; d >= 0; --d) {
