@@ -1460,6 +1460,9 @@ private:
     struct ColumnBlocking {
         std::string row_it;
         int64_t lo = 0, hi = 0;
+        // A tile of at most kColumnBlockRows rows (sink-columns' "column_row_tile" mark: the
+        // loop's own bounds): one block, no loop over blocks.
+        bool single = false;
         std::vector<ColumnSumLoop> loops;
         void release() {
             for (auto &l : loops) {
@@ -1469,6 +1472,7 @@ private:
             loops.clear();
         }
     };
+    bool row_tile_pending_ = false; // the next row loop is a "column_row_tile" (ColumnBlocking::single)
     // Statement name -> its partial's element, while the rows of a ColumnBlocking are emitted.
     std::map<std::string, std::string> column_partials_;
     std::string column_rows_it_; // the iterator of those rows
@@ -1477,6 +1481,8 @@ private:
     // qualify.
     ColumnBlocking column_blocking(isl_ast_node *row_loop) {
         ColumnBlocking b;
+        b.single = row_tile_pending_;
+        row_tile_pending_ = false;
         int64_t step = 0;
         if (!column_partials_.empty() || isl_ast_node_for_is_degenerate(row_loop) == isl_bool_true || !int_value(isl_ast_node_for_get_inc(row_loop), step) ||
             step != 1 || !int_value(isl_ast_node_for_get_init(row_loop), b.lo))
@@ -1484,9 +1490,9 @@ private:
         {
             isl_ast_expr *cond = isl_ast_node_for_get_cond(row_loop);
             bool le = isl_ast_expr_get_type(cond) == isl_ast_expr_op && isl_ast_expr_op_get_type(cond) == isl_ast_expr_op_le &&
-                      int_value(isl_ast_expr_op_get_arg(cond, 1), b.hi);
+                      (b.single ? constant_bound(isl_ast_expr_op_get_arg(cond, 1), b.hi) : int_value(isl_ast_expr_op_get_arg(cond, 1), b.hi));
             isl_ast_expr_free(cond);
-            if (!le || b.hi - b.lo + 1 < 2 * kColumnBlockRows) return b;
+            if (!le || (b.single ? b.hi - b.lo + 1 > kColumnBlockRows : b.hi - b.lo + 1 < 2 * kColumnBlockRows)) return b;
         }
         b.row_it = ast_expr(isl_ast_node_for_get_iterator(row_loop));
         std::set<std::string> accumulators, summed;
@@ -1531,8 +1537,10 @@ private:
                   int_value(isl_ast_node_for_get_inc(columns), col_step) && col_step == 1 && int_value(isl_ast_node_for_get_init(columns), l.col_lo);
         if (ok) {
             isl_ast_expr *cond = isl_ast_node_for_get_cond(columns);
+            // The last block of columns may be partial (min(63, 1848 - c0)): its partials are
+            // sized for a whole block, the loop's header keeps the bound.
             ok = isl_ast_expr_get_type(cond) == isl_ast_expr_op && isl_ast_expr_op_get_type(cond) == isl_ast_expr_op_le &&
-                 int_value(isl_ast_expr_op_get_arg(cond, 1), l.col_hi) && l.col_hi - l.col_lo + 1 <= kMaxStreamedBlock;
+                 constant_bound(isl_ast_expr_op_get_arg(cond, 1), l.col_hi) && l.col_hi - l.col_lo + 1 <= kMaxStreamedBlock;
             isl_ast_expr_free(cond);
         }
         std::vector<isl_ast_node *> sums;
@@ -1553,7 +1561,7 @@ private:
                 for (int d = 0; sum && d < st.out_dims; ++d) sum &= !mentions(c.args[d], row_it);
                 bool over_rows = false;
                 for (int d = st.out_dims; sum && d < static_cast<int>(c.args.size()); ++d) {
-                    over_rows |= c.args[d] == row_it;
+                    over_rows |= mentions(c.args[d], row_it); // the rows of a tile: r0 = (c1 + c3)
                     sum &= !mentions(c.args[d], l.col_it);
                 }
                 if (sum && over_rows) sums.push_back(u);
@@ -1579,8 +1587,9 @@ private:
             lo = (b.lo ? std::to_string(b.lo) + " + " : std::string()) + "chunk * " + std::to_string(chunk_rows_);
             hi = "akg_imin(" + lo + " + " + std::to_string(chunk_rows_ - 1) + ", " + hi + ")";
         }
-        std::string out = pad(depth) + "for (int64_t " + block + " = " + lo + "; " + block + " <= " + hi + "; " + block + " += " +
-                          std::to_string(kColumnBlockRows) + ") {\n";
+        std::string out = b.single ? pad(depth) + "{\n"
+                                   : pad(depth) + "for (int64_t " + block + " = " + lo + "; " + block + " <= " + hi + "; " + block + " += " +
+                                         std::to_string(kColumnBlockRows) + ") {\n";
         for (const auto &l : b.loops)
             for (const auto &p : l.partials) out += pad(depth + 1) + "float " + p + "[" + std::to_string(l.col_hi - l.col_lo + 1) + "] = {0};\n";
         out += indented(rows_code);
@@ -2472,6 +2481,10 @@ private:
                 s = emit_parallel(child, depth, std::stoi(name.substr(9)), plans ? &m_.float16_stagings.at(k) : nullptr,
                                   plans ? &m_.row_prefetches.at(k) : nullptr);
             } else if (name.rfind("row_chunks_", 0) == 0 && !(s = emit_row_chunks(child, std::stoi(name.substr(11)), depth)).empty()) {
+            } else if (name == "column_row_tile") {
+                row_tile_pending_ = isl_ast_node_get_type(child) == isl_ast_node_for;
+                s = emit_node(child, depth);
+                row_tile_pending_ = false;
             } else {
                 bool saved = in_simd_;
                 in_simd_ = name == "simd";
@@ -2494,9 +2507,11 @@ private:
             }
             std::string it;
             std::string header = for_header(node, it);
-            if (!blocking.loops.empty()) { // one block of rows; blocked_rows_code adds the rest
+            if (!blocking.loops.empty() && !blocking.single) { // one block of rows; blocked_rows_code adds the rest
                 header = "for (int64_t " + it + " = " + it + "_block; " + it + " <= akg_imin(" + it + "_block + " + std::to_string(kColumnBlockRows - 1) + ", " +
                          std::to_string(blocking.hi) + "); " + it + " += 1)";
+            }
+            if (!blocking.loops.empty()) {
                 for (const auto &l : blocking.loops)
                     for (size_t k = 0; k < l.sums.size(); ++k)
                         column_partials_[user_call(l.sums[k]).statement->name] =

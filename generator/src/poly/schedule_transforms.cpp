@@ -489,6 +489,16 @@ void split_bands_by_dimensionality(PolyModel &m) {
     });
 }
 
+isl_set *whole_tiles(isl_union_map *prefix, isl_union_map *point, int64_t size) {
+    isl_ctx *ctx = isl_union_map_get_ctx(prefix);
+    isl_map *present = isl_set_unwrap(isl_set_from_union_set(isl_union_map_range(isl_union_map_range_product(prefix, point))));
+    isl_set *tiles = isl_map_domain(isl_map_copy(present));
+    isl_map *all = isl_map_from_domain_and_range(isl_set_copy(tiles),
+                                                 isl_set_read_from_str(ctx, ("{ [p] : 0 <= p < " + std::to_string(size) + " }").c_str()));
+    isl_set *partial_tiles = isl_map_domain(isl_map_subtract(all, present));
+    return isl_set_subtract(tiles, partial_tiles);
+}
+
 namespace {
 
 // Whether every statement below `node` lies in one of sink-columns' blocks of columns.
@@ -543,16 +553,8 @@ void vectorize_inner_loops(PolyModel &m, const ScheduleOptions &options) {
                 node = isl_schedule_node_child(node, 0); // the point band
                 ++descended;
                 // Full tiles: prefixes whose every point 0..width-1 exists.
-                isl_union_map *prefix = isl_schedule_node_get_prefix_schedule_relation(node);
-                isl_union_map *point = isl_schedule_node_band_get_partial_schedule_union_map(node);
-                isl_union_map *both = isl_union_map_range_product(prefix, point);
-                isl_set *wrapped = isl_set_from_union_set(isl_union_map_range(both));
-                isl_map *present = isl_set_unwrap(wrapped);
-                isl_set *tiles = isl_map_domain(isl_map_copy(present));
-                isl_map *all = isl_map_from_domain_and_range(
-                    isl_set_copy(tiles), isl_set_read_from_str(ctx, ("{ [p] : 0 <= p < " + std::to_string(strip) + " }").c_str()));
-                isl_set *partial_tiles = isl_map_domain(isl_map_subtract(all, present));
-                isl_set *full = isl_set_subtract(tiles, partial_tiles);
+                isl_set *full = whole_tiles(isl_schedule_node_get_prefix_schedule_relation(node),
+                                            isl_schedule_node_band_get_partial_schedule_union_map(node), strip);
                 isl_map *iso = isl_map_from_domain_and_range(
                     full, isl_set_read_from_str(ctx, ("{ [p] : 0 <= p < " + std::to_string(strip) + " }").c_str()));
                 isl_set *option = isl_set_set_tuple_name(isl_map_wrap(iso), "isolate");

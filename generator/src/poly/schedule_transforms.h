@@ -74,6 +74,11 @@ struct ParallelIteration {
     ~ParallelIteration();
 };
 
+// The tiles in which every point 0..size-1 exists: the values of `prefix` (instance -> the
+// loops around) whose instances take every one of those values of `point` (instance -> one
+// point value); both taken. The AST's "isolate" option gives such whole tiles constant bounds.
+isl_set *whole_tiles(isl_union_map *prefix, isl_union_map *point, int64_t size);
+
 // Inserts `point` (kept), restricted to the instances reaching `at`, as a permutable coincident
 // band at `at`; returns the new band (or `at` when nothing reaches it).
 isl_schedule_node *insert_point_band(isl_schedule_node *at, isl_multi_union_pw_aff *point);

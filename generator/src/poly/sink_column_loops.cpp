@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <set>
+#include <vector>
 #include <string>
 
 namespace akg {
@@ -24,6 +25,10 @@ namespace {
 constexpr int64_t kTinyRowElements = 4;
 // Outer iterations of a parallel band that keep the cores busy without its innermost loop.
 constexpr int64_t kBusyOuterIterations = 64;
+// The cores that parallel loops are shared out to (the target machine's).
+constexpr int64_t kAssumedThreads = 2;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 struct Ctx {
     PolyModel *m;
@@ -118,6 +123,21 @@ isl_schedule_node *mark_row_loops(isl_schedule_node *node, int chunks) {
         &name);
 }
 
+// Whether every reduction below `band` is a sum of float values into double accumulators (the
+// emitter's column sums, which it adds up in float partials per block of rows), and there is one.
+bool only_float_column_sums(const PolyModel &m, isl_schedule_node *band) {
+    std::set<std::string> below;
+    add_statement_names(band, below);
+    int sums = 0, others = 0;
+    for (const auto &st : m.statements) {
+        if (st.role != StatementRole::ReduceUpdate || !below.count(st.name)) continue;
+        bool sum = st.stage->reduce_kind == ReduceKind::Sum && st.stage->value.type() == Halide::Float(32) &&
+                   m.buffer(st.stage->buffer).dtype == DType::Float64;
+        ++(sum ? sums : others);
+    }
+    return sums > 0 && others == 0;
+}
+
 // Column sums over rows short enough to walk whole (column_sums_whole_rows_bytes) of an input
 // that the caches do not hold (column_sums_whole_rows_from_bytes): the parallel loop over the
 // columns goes, its loop moves to every leaf (each row is walked whole, one contiguous stream),
@@ -132,16 +152,141 @@ bool walk_whole_rows(const PolyModel &m, const ScheduleOptions &o, isl_schedule_
     if (!o.parallel || o.row_chunks < 2 || columns * dtype_bytes(walked.dtype) > o.column_sums_whole_rows_bytes ||
         bytes < o.column_sums_whole_rows_from_bytes || rows < 2 * o.row_chunks * 32) // two of the emitter's 32-row blocks per chunk
         return false;
-    std::set<std::string> below;
-    add_statement_names(band, below);
-    int sums = 0, others = 0;
-    for (const auto &st : m.statements) {
-        if (st.role != StatementRole::ReduceUpdate || !below.count(st.name)) continue;
-        bool sum = st.stage->reduce_kind == ReduceKind::Sum && st.stage->value.type() == Halide::Float(32) &&
-                   m.buffer(st.stage->buffer).dtype == DType::Float64;
-        ++(sum ? sums : others);
+    return only_float_column_sums(m, band);
+}
+
+// What lies below each filter of `body` (the child of a column sum's band; or `body` itself
+// when it is no sequence or set): 0 for a leaf (statements per column: the accumulators'
+// initialization, the outputs), 1 for a one-member band with no band below it (a loop over the
+// rows). `*ok` is false when some child is anything else.
+std::vector<int> row_loop_children(isl_schedule_node *body, bool *ok) {
+    std::vector<int> kinds; // 0: leaf, 1: row loop
+    *ok = true;
+    auto classify = [&](isl_schedule_node *n) {
+        enum isl_schedule_node_type t = isl_schedule_node_get_type(n);
+        if (t == isl_schedule_node_leaf) kinds.push_back(0);
+        else if (t == isl_schedule_node_band && isl_schedule_node_band_n_member(n) == 1 && !has_band_below(n)) kinds.push_back(1);
+        else *ok = false;
+    };
+    enum isl_schedule_node_type t = isl_schedule_node_get_type(body);
+    if (t == isl_schedule_node_sequence || t == isl_schedule_node_set) {
+        for (int k = 0; k < isl_schedule_node_n_children(body) && *ok; ++k) {
+            isl_schedule_node *child = isl_schedule_node_child(isl_schedule_node_child(isl_schedule_node_copy(body), k), 0);
+            classify(child);
+            isl_schedule_node_free(child);
+        }
+    } else {
+        classify(body);
     }
-    return sums > 0 && others == 0;
+    return kinds;
+}
+
+// `value` * floor(`m` / `value`) (isl's scaled tile loop) and `m` mod `value` (its shifted point
+// loop), for a one-member schedule.
+isl_multi_union_pw_aff *tile_of(isl_multi_union_pw_aff *m, int64_t value) {
+    isl_ctx *ctx = isl_multi_union_pw_aff_get_ctx(m);
+    m = isl_multi_union_pw_aff_scale_down_val(m, isl_val_int_from_si(ctx, value));
+    m = isl_multi_union_pw_aff_floor(m);
+    return isl_multi_union_pw_aff_scale_val(m, isl_val_int_from_si(ctx, value));
+}
+isl_multi_union_pw_aff *point_of(isl_multi_union_pw_aff *m, int64_t value) {
+    isl_ctx *ctx = isl_multi_union_pw_aff_get_ctx(m);
+    isl_multi_val *v = isl_multi_val_from_val_list(isl_multi_union_pw_aff_get_space(m), isl_val_list_from_val(isl_val_int_from_si(ctx, value)));
+    return isl_multi_union_pw_aff_mod_multi_val(m, v);
+}
+
+// Sets isl's "isolate" AST option on `blocks` (taken and returned: the band over blocks of
+// columns) for the blocks whose `block` columns all exist (`columns`, kept: the point schedule
+// below it), so that their column loops get constant bounds in the AST: a bound like
+// min(63, 30521 - c0 - c2) kept the emitter's float partials in memory (a [1216, 30522] sum
+// ran 1.5x slower).
+isl_schedule_node *isolate_whole_blocks(isl_schedule_node *blocks, isl_multi_union_pw_aff *columns, int64_t block) {
+    isl_schedule_node *inside = isl_schedule_node_child(isl_schedule_node_copy(blocks), 0);
+    isl_union_map *prefix = isl_schedule_node_get_prefix_schedule_relation(inside); // the loops around and the block
+    isl_schedule_node_free(inside);
+    const int outer = isl_schedule_node_get_schedule_depth(blocks);
+    isl_union_map *point = isl_union_map_from_multi_union_pw_aff(isl_multi_union_pw_aff_copy(columns));
+    point = isl_union_map_intersect_domain(point, isl_union_map_domain(isl_union_map_copy(prefix)));
+    isl_set *whole = whole_tiles(prefix, point, block);
+    isl_map *split = isl_map_move_dims(isl_map_from_range(whole), isl_dim_in, 0, isl_dim_out, 0, outer); // [loops around] -> [block]
+    isl_set *option = isl_set_set_tuple_name(isl_map_wrap(split), "isolate");
+    return isl_schedule_node_band_set_ast_build_options(blocks, isl_union_set_from_set(option));
+}
+
+// One loop over the rows below a super-block of columns (see tile_rows_of_column_sums), `row`
+// (taken) its band: becomes tiles of rows > blocks of columns > the tile's rows (marked
+// "column_row_tile" for the emitter) > the block's columns. Returns the node in its place.
+isl_schedule_node *tile_row_loop(isl_schedule_node *row, isl_multi_union_pw_aff *columns, int64_t block, int64_t tile_rows) {
+    isl_multi_union_pw_aff *rows = isl_schedule_node_band_get_partial_schedule(row);
+    isl_multi_union_pw_aff *row_tile = tile_of(isl_multi_union_pw_aff_copy(rows), tile_rows), *row_point = point_of(rows, tile_rows);
+    isl_multi_union_pw_aff *column_block = tile_of(isl_multi_union_pw_aff_copy(columns), block);
+    isl_multi_union_pw_aff *column_point = point_of(isl_multi_union_pw_aff_copy(columns), block);
+    isl_schedule_node *node = isl_schedule_node_delete(row);
+    node = insert_at_leaves(node, column_point);
+    node = insert_point_band(node, row_point);
+    node = isl_schedule_node_band_member_set_coincident(node, 0, 0); // the sums' loop
+    node = isl_schedule_node_insert_mark(node, isl_id_alloc(isl_schedule_node_get_ctx(node), "column_row_tile", nullptr));
+    node = insert_point_band(node, column_block);
+    node = insert_point_band(node, row_tile);
+    node = isl_schedule_node_band_member_set_coincident(node, 0, 0);
+    // Once every loop around the blocks is in place (the option names them).
+    node = isl_schedule_node_parent(isolate_whole_blocks(isl_schedule_node_child(node, 0), column_point, block));
+    isl_multi_union_pw_aff_free(row_tile);
+    isl_multi_union_pw_aff_free(row_point);
+    isl_multi_union_pw_aff_free(column_block);
+    isl_multi_union_pw_aff_free(column_point);
+    return node;
+}
+
+// Column sums of an input too large for the caches over rows of more than
+// column_sums_whole_rows_bytes: blocks of `block` columns walked down all the rows visit each
+// row's 4 KiB page once per block, a TLB miss and a new DRAM page every 256 bytes (a [16000,
+// 1024] float32 sum: 14.5 GB/s at 1 thread, 28 at 2, where streams reach 22 and 44). Instead
+// the parallel loop runs over super-blocks of column_sums_super_block_bytes, and within one,
+// tiles of column_sums_tile_rows rows (2 KiB x 16 = 32 KiB: the L1 cache, 16 pages) are summed
+// block of columns after block of columns: 24 GB/s and 44 GB/s (a hand-written model of the
+// schedule). Each column still adds its rows in order, one float partial per tile of rows,
+// whatever the thread count. Returns the parallel mark, or null (nothing taken) when `band`
+// does not qualify.
+isl_schedule_node *tile_rows_of_column_sums(PolyModel &m, const ScheduleOptions &o, isl_schedule_node *mark, isl_schedule_node *band,
+                                            const BufferInfo &walked, int64_t columns, int64_t block) {
+    const int64_t element_bytes = dtype_bytes(walked.dtype);
+    // Super-blocks of at most column_sums_super_block_bytes, as many as a multiple of the
+    // threads, of whole blocks: 1031 columns as 512 + 512 + 7 left one of two threads idle.
+    const int64_t widest = o.column_sums_super_block_bytes / element_bytes;
+    const int64_t tasks = ceil_div(ceil_div(columns, std::max<int64_t>(1, widest)), kAssumedThreads) * kAssumedThreads;
+    const int64_t super = ceil_div(ceil_div(columns, tasks), block) * block;
+    const int64_t rows = element_count(walked.shape) / std::max<int64_t>(1, columns);
+    // Not for rows of fewer than two widest super-blocks: BERT's dgamma/dbeta over [4096, 768]
+    // float32 ran as fast or 3% slower in super-blocks of 384 columns.
+    if (!o.parallel || o.column_sums_tile_rows < 2 || super > widest || columns < 2 * widest || rows < 4 * o.column_sums_tile_rows ||
+        element_count(walked.shape) * element_bytes < o.column_sums_whole_rows_from_bytes || !only_float_column_sums(m, band))
+        return nullptr;
+    isl_schedule_node *body = isl_schedule_node_child(isl_schedule_node_copy(band), 0);
+    bool ok = false;
+    std::vector<int> kinds = row_loop_children(body, &ok);
+    isl_schedule_node_free(body);
+    if (!ok || std::find(kinds.begin(), kinds.end(), 1) == kinds.end()) return nullptr;
+    isl_schedule_node_free(mark);
+    add_statement_names(band, m.column_block_statements);
+    isl_multi_union_pw_aff *point = nullptr;
+    isl_schedule_node *node = tile_and_take_point_band(band, super, &point);
+    auto rewrite = [&](isl_schedule_node *n, int kind) {
+        return kind == 0 ? insert_at_leaves(n, point) : tile_row_loop(n, point, block, o.column_sums_tile_rows);
+    };
+    enum isl_schedule_node_type t = isl_schedule_node_get_type(node);
+    if (t == isl_schedule_node_sequence || t == isl_schedule_node_set) {
+        for (int k = 0; k < static_cast<int>(kinds.size()); ++k) {
+            node = isl_schedule_node_child(isl_schedule_node_child(node, k), 0);
+            node = rewrite(node, kinds[k]);
+            node = isl_schedule_node_parent(isl_schedule_node_parent(node));
+        }
+    } else {
+        node = rewrite(node, kinds[0]);
+    }
+    isl_multi_union_pw_aff_free(point);
+    // Back to the mark above the tile loop.
+    return isl_schedule_node_parent(isl_schedule_node_parent(node));
 }
 
 isl_schedule_node *sink_under_mark(isl_schedule_node *node, void *user) {
@@ -175,6 +320,9 @@ isl_schedule_node *sink_under_mark(isl_schedule_node *node, void *user) {
     // column_block_row_bytes of the largest input; smaller when that would leave a core idle.
     int64_t block = static_cast<int64_t>(c.options->vector_width) * c.options->vector_unroll;
     if (apply) block = std::max(block, c.options->column_block_row_bytes / element_bytes);
+    if (apply && inner == 0 && !tiny_row) {
+        if (isl_schedule_node *tiled = tile_rows_of_column_sums(*c.m, *c.options, node, band, *walked, trips, block)) return tiled;
+    }
     // The band's outer loops alone may keep every core busy (16000 x 39 x 80 summed over its
     // middle dimension): then up to two blocks' worth of columns are one block, not halved
     // into partial ones (80 columns as 32 + 32 + 16: 13.6 -> 8.0 ms).
