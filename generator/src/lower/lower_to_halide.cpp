@@ -341,6 +341,23 @@ std::string reduce_var(int d) { return "r" + std::to_string(d); }
 Expr index_expr(int d) { return Variable::make(Halide::Int(64), index_var(d)); }
 Expr reduce_expr(int d) { return Variable::make(Halide::Int(64), reduce_var(d)); }
 
+bool reduces_along_rows(const Stage &s) {
+    class LastIndices : public IRVisitor {
+    public:
+        explicit LastIndices(const Shape &extents) : reduce_extents(extents) {}
+        const Shape &reduce_extents;
+        bool reduced = false;
+        using IRVisitor::visit;
+        void visit(const Call *op) override {
+            IRVisitor::visit(op);
+            if (op->name.rfind("buf$", 0) != 0 || op->args.empty()) return;
+            for (int d = 0; d < static_cast<int>(reduce_extents.size()); ++d) reduced |= expr_uses_var(op->args.back(), reduce_var(d));
+        }
+    } last(s.reduce_extents);
+    s.value.accept(&last);
+    return last.reduced;
+}
+
 Halide::Type compute_type(DType t) {
     switch (t) {
     case DType::Float16:

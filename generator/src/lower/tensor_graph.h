@@ -62,6 +62,11 @@ std::string reduce_var(int d); // "r<d>"
 Halide::Expr index_expr(int d);
 Halide::Expr reduce_expr(int d);
 
+// Whether reduction `s` reads some buffer with a reduction variable in its innermost index: a
+// row reduction (softmax, LayerNorm), whose kept dimensions are outer loops, as opposed to a
+// column reduction (bias gradients), whose innermost loop runs over kept elements.
+bool reduces_along_rows(const Stage &s);
+
 // The compute type of a storage dtype: float16/float32 → Float(32), int32 → Int(32), bool → Bool.
 Halide::Type compute_type(DType t);
 // Storage type of a scratch buffer holding a value of the given compute type.

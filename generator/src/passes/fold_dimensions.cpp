@@ -87,25 +87,6 @@ private:
     }
 };
 
-// Whether a reduction reads some buffer with a reduction variable in its innermost index (a
-// row reduction: its kept dimensions are outer loops, and folding them changes nothing).
-bool reduces_along_rows(const Stage &s) {
-    class LastIndices : public IRVisitor {
-    public:
-        bool reduced = false;
-        using IRVisitor::visit;
-        void visit(const Call *op) override {
-            IRVisitor::visit(op);
-            if (op->name.rfind("buf$", 0) != 0 || op->args.empty()) return;
-            for (int d = 0; d < static_cast<int>(reduce_extents.size()); ++d) reduced |= expr_uses_var(op->args.back(), reduce_var(d));
-        }
-        explicit LastIndices(const Shape &extents) : reduce_extents(extents) {}
-        const Shape &reduce_extents;
-    } last(s.reduce_extents);
-    s.value.accept(&last);
-    return last.reduced;
-}
-
 } // namespace
 
 Shape merge_dimensions(const Shape &s, int k) {

@@ -16,13 +16,17 @@ namespace akg {
 
 namespace {
 
-// Only reductions whose innermost loop is at least this long take independent elementwise
-// statements in: a short row is read again from the L1 cache, and the side stores in its lane
-// loop cost more (bias + dropout + residual + LayerNorm f16, rows of 768, when the reduction
-// still recomputed the residual sum: the joined mask output made the kernel 1.3-1.4x slower;
-// BatchNorm's rows of 3136 and a whole-tensor sum gained 1.3-1.85x). Next to a saved value's
-// feeding side, which loads the input anyway, they join at any length (next_to_feeding_side).
-constexpr int64_t kMinInnermostExtent = 2048;
+// Only reductions at least this long take independent elementwise statements in. Not joined,
+// the statement is a loop nest of its own over the whole tensor, which reads the input a second
+// time from memory: row reductions of 43 to 128 elements with an elementwise output of the same
+// rows (a softmax's exponentials, written out and summed) ran 1.1-2.2x faster joined (27
+// corpus kernels, none slower), whatever the lane loop's side stores cost. Column sums over
+// fewer rows went both ways (over [32, 128, 384]'s 32 rows: 0.72-2.0x) and rows of 2 (which
+// sink-columns turns into columns) 2x slower: such reductions join from 2048 (BatchNorm's rows
+// of 3136 and a whole-tensor sum gained 1.3-1.85x). Next to a saved value's feeding side, which
+// loads the input anyway, they join at any length (next_to_feeding_side).
+constexpr int64_t kMinJoinedRow = 32;
+constexpr int64_t kMinJoinedColumn = 2048;
 
 // A subtree of the schedule, read so that it can be changed and written back (isl's schedule
 // nodes cannot widen a filter or a band's partial schedule in place).
@@ -251,7 +255,8 @@ bool join_child(PolyModel &m, const isl::union_map &deps, const Tree &t, bool sa
             // store where the reduction would load it back.
             isl::union_map onto(m.ctx, "{ }"), uncovered(m.ctx, "{ }");
             bool feeds = false;
-            if (independent && update.stage->reduce_extents.back() >= kMinInnermostExtent) onto = same_input_elements(m, instances, target);
+            const int64_t min_extent = reduces_along_rows(*update.stage) ? kMinJoinedRow : kMinJoinedColumn;
+            if (independent && update.stage->reduce_extents.back() >= min_extent) onto = same_input_elements(m, instances, target);
             if (onto.is_empty() && independent) onto = next_to_feeding_side(m, instances, target);
             if (onto.is_empty() && !independent) {
                 onto = saved_value_join(m, deps, *moved, instances, target, uncovered);
