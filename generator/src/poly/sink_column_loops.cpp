@@ -14,8 +14,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <set>
-#include <vector>
 #include <string>
+#include <vector>
 
 namespace akg {
 
