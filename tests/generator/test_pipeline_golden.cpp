@@ -31,6 +31,16 @@ std::string dump_after(const std::string &pattern, const std::string &pass) {
     return dump_after_file(std::string(AKG_SOURCE_ROOT) + "/patterns/" + pattern, pattern, pass);
 }
 
+// dump_after for a graph of tests/difftest/regressions.
+std::string dump_after_regression(const std::string &graph, const std::string &pass) {
+    return dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/" + graph, graph, pass);
+}
+
+// A float32 tensor of a composite JSON written inline: `shape` as JSON ("[3, 5]").
+std::string float32_tensor(const char *shape, const char *name) {
+    return std::string(R"({"data_type": "float32", "format": "DefaultFormat", "shape": )") + shape + R"(, "tensor_name": ")" + name + "\"}";
+}
+
 // dump_after for the fusion ablation (ScheduleOptions::fuse off: one loop nest per op).
 std::string dump_after_unfused(const std::string &pattern, const std::string &pass) {
     akg::ScheduleOptions unfused;
@@ -113,8 +123,7 @@ std::string column_sum_json(int rows, int cols) {
 // The softmax gradient over 16 rows per head (too few to pair them: pair-rows), as the catalog's
 // before its rows were paired.
 std::string staged_softmax_grad(const std::string &pass) {
-    return dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/staged_softmax_grad_rows_16x12x16x128.json",
-                           "staged_softmax_grad_rows_16x12x16x128.json", pass);
+    return dump_after_regression("staged_softmax_grad_rows_16x12x16x128.json", pass);
 }
 
 TEST(PipelineGolden, Float16RowsAreStagedOncePerParallelIteration) {
@@ -259,8 +268,7 @@ TEST(PipelineGolden, GeluBackwardWalksTheRowsOnce) {
     EXPECT_EQ(count(code, "akg_f16_to_f32_n(in1 + (((c1 * INT64_C(3072)) + (c0 + c2_first))), block_c2_0, 128);"), 1u) << code;
     EXPECT_EQ(count(code, "akg_f16_to_f32(in"), 0u) << code;
     // The same with 101 rows (a short last block) and a tanh whose two uses meet in a product.
-    std::string odd = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/tanh_terms_meet_then_column_sum_101x128.json",
-                                      "tanh_terms_meet_then_column_sum_101x128.json", "emit");
+    std::string odd = dump_after_regression("tanh_terms_meet_then_column_sum_101x128.json", "emit");
     EXPECT_EQ(count(odd, "akg_tanh("), 1u) << odd;
     EXPECT_EQ(count(odd, "for (int64_t c1 = c1_block; c1 <= akg_imin(c1_block + 31, 100); c1 += 1) {"), 1u) << odd;
     EXPECT_EQ(count(odd, "partial_c1[(c2)] = partial_c1[(c2)] + "), 1u) << odd;
@@ -328,23 +336,20 @@ TEST(PipelineGolden, ExpensiveValuesWhoseUsesMeetAreComputedWhereTheyMeet) {
     // tanh(x) feeds two terms that meet in one product (at the same element): tanh is inlined
     // into the product, which is kept (it has two consumers: the float16 copy and the column
     // sum), instead of tanh being stored and read back by each term.
-    std::string meet = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/tanh_terms_meet_then_column_sum_101x128.json",
-                                       "tanh_terms_meet_then_column_sum_101x128.json", "materialize");
+    std::string meet = dump_after_regression("tanh_terms_meet_then_column_sum_101x128.json", "materialize");
     EXPECT_NE(meet.find("[t0] g[101,128] = "), std::string::npos) << meet;
     EXPECT_EQ(count(meet, "] th[101,128]"), 0u) << meet; // no buffer of its own
     EXPECT_NE(meet.find("(inline) th[101,128]"), std::string::npos) << meet;
     // One of the uses reads tanh transposed: computing it where they meet would evaluate it
     // twice per element, so it keeps its buffer.
-    std::string transposed = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/tanh_terms_meet_one_transposed_37x37.json",
-                                             "tanh_terms_meet_one_transposed_37x37.json", "materialize");
+    std::string transposed = dump_after_regression("tanh_terms_meet_one_transposed_37x37.json", "materialize");
     EXPECT_NE(transposed.find("[t0] th[37,37] = (float32)akg_tanh("), std::string::npos) << transposed;
 }
 
 TEST(PipelineGolden, InPlaceWritesThatReadOtherElementsOfTheirTargetGoThroughScratch) {
     // x = transpose(x) in place would overwrite elements it has yet to read: the value is
     // computed into scratch first, then copied (both writes of the regression).
-    std::string self = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/inplace_transpose_of_itself.json",
-                                       "inplace_transpose_of_itself.json", "materialize");
+    std::string self = dump_after_regression("inplace_transpose_of_itself.json", "materialize");
     EXPECT_NE(self.find("] saved$inplace$x[7,4,7,7] = "), std::string::npos) << self;
     EXPECT_NE(self.find("] saved$inplace$w[5,5] = "), std::string::npos) << self;
     // Adam reads each parameter where it writes it (the reshape's flattened index simplifies to
@@ -420,16 +425,13 @@ TEST(PipelineGolden, ColumnReductionsWalkRowsOverBlocksOfColumns) {
 // and no lane reduction is left. Scaling the same rows by a per-row factor has no reduction and
 // keeps one parallel iteration per row (strided across rows, such kernels ran 1.3-2.5x slower).
 TEST(PipelineGolden, ReductionsOverTinyRowsRunAcrossRows) {
-    std::string code = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/tiny_row_log_sum_exp_1001x2.json",
-                                       "tiny_row_log_sum_exp_1001x2.json", "emit");
+    std::string code = dump_after_regression("tiny_row_log_sum_exp_1001x2.json", "emit");
     EXPECT_NE(code.find("c0 += 64)"), std::string::npos) << code;
     std::regex element_then_rows(
         R"(for \(int64_t c1 = 0; \(c1 <= 1\); c1 \+= 1\) \{\n\s*#pragma omp simd\n\s*for \(int64_t c2 = 0; \(c2 <= akg_imin\(63, \(\(-c0\) \+ 1000\)\)\); c2 \+= 1\))");
     EXPECT_TRUE(std::regex_search(code, element_then_rows)) << code;
     EXPECT_EQ(count(code, "lanes_c"), 0u) << code;
-    auto tensor = [](const char *shape, const char *name) {
-        return std::string(R"({"data_type": "float32", "format": "DefaultFormat", "shape": )") + shape + R"(, "tensor_name": ")" + name + "\"}";
-    };
+    const auto tensor = float32_tensor;
     const std::string x = tensor("[1001, 2]", "x"), scale = tensor("[1001, 1]", "s"), y = tensor("[1001, 2]", "y");
     std::string exp_json = R"({"composite": true, "op": "tiny_row_scale", "input_desc": [[)" + x + "], [" + scale + R"(]], "output_desc": [)" + y +
                            R"(], "op_desc": [{"name": "Mul", "attr": [], "input_desc": [[)" + x + "], [" + scale + R"(]], "output_desc": [)" + y + "]}]}";
@@ -438,8 +440,7 @@ TEST(PipelineGolden, ReductionsOverTinyRowsRunAcrossRows) {
     // Two chunks' worth of such rows or more run in parallel chunks of 4096 rows, the row's two
     // elements unrolled in the vector loop over the chunk's rows (RetinaFace's 233008 anchors:
     // 1.4-3.3x on six corpus kernels), not as one call and a vector loop of 2 per row.
-    std::string chunks = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/tiny_rows_elementwise_in_chunks_9001x2.json",
-                                         "tiny_rows_elementwise_in_chunks_9001x2.json", "emit");
+    std::string chunks = dump_after_regression("tiny_rows_elementwise_in_chunks_9001x2.json", "emit");
     EXPECT_NE(chunks.find("for (int64_t c0 = 0; (c0 <= 9000); c0 += 4096)"), std::string::npos) << chunks;
     EXPECT_NE(chunks.find("[[maybe_unused]] const int64_t i1 = 1;"), std::string::npos) << chunks;
     EXPECT_EQ(chunks.find("c1 <= 1"), std::string::npos) << chunks;
@@ -450,13 +451,10 @@ TEST(PipelineGolden, ReductionsOverTinyRowsRunAcrossRows) {
 // the reshape's divisions and remainders, so that isl sees a column sum. An input also read in
 // its own shape (here negated elementwise) keeps that shape and the reshape's index map.
 TEST(PipelineGolden, InputsReadThroughOneReshapeTakeItsShape) {
-    const std::string path = std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/reshape_view_column_sum_3x5x7x9.json";
-    std::string viewed = dump_after_file(path, "reshape_view_column_sum_3x5x7x9.json", "view-reshapes");
+    std::string viewed = dump_after_regression("reshape_view_column_sum_3x5x7x9.json", "view-reshapes");
     EXPECT_NE(viewed.find("input  input_0[15,63] float32"), std::string::npos) << viewed;
     EXPECT_NE(viewed.find("sum over r[15] of (float32)buf$in0((int64)r0, (int64)i0)"), std::string::npos) << viewed;
-    auto tensor = [](const char *shape, const char *name) {
-        return std::string(R"({"data_type": "float32", "format": "DefaultFormat", "shape": )") + shape + R"(, "tensor_name": ")" + name + "\"}";
-    };
+    const auto tensor = float32_tensor;
     const std::string x = tensor("[3, 5, 7, 9]", "x"), rows = tensor("[15, 63]", "rows"), sums = tensor("[63]", "sums"),
                       negated = tensor("[3, 5, 7, 9]", "negated");
     const std::string json =
@@ -469,8 +467,7 @@ TEST(PipelineGolden, InputsReadThroughOneReshapeTakeItsShape) {
     // A broadcast row [1, 1, 11] added to [1, 9, 11] before a reshape to [99] is read at
     // L % 11 for L up to 98: the reshape's pattern, but past the row, so not a view (random
     // graph seed 1, number 172, which a view of [99] broke).
-    std::string broadcast = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/reshape_of_a_broadcast_read_1x9x11.json",
-                                            "reshape_of_a_broadcast_read_1x9x11.json", "view-reshapes");
+    std::string broadcast = dump_after_regression("reshape_of_a_broadcast_read_1x9x11.json", "view-reshapes");
     EXPECT_NE(broadcast.find("input  input_1[1,1,11] float32"), std::string::npos) << broadcast;
 }
 
@@ -478,10 +475,9 @@ TEST(PipelineGolden, InputsReadThroughOneReshapeTakeItsShape) {
 // [16000, 39, 80] as [16000, 3120], 601 MB, 8x faster) iterates over its source's shape and
 // copies it element for element, so that isl fuses the two without a skewed schedule.
 TEST(PipelineGolden, ReshapeCopiesOfOutputsTakeTheirSourceShape) {
-    const std::string path = std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/reshape_copy_of_an_output_37x3x5.json";
-    std::string viewed = dump_after_file(path, "reshape_copy_of_an_output_37x3x5.json", "view-reshapes");
+    std::string viewed = dump_after_regression("reshape_copy_of_an_output_37x3x5.json", "view-reshapes");
     EXPECT_NE(viewed.find("[out1] output_0_2[37,3,5] = (float32)buf$out0((int64)i0, (int64)i1, (int64)i2)"), std::string::npos) << viewed;
-    std::string tree = dump_after_file(path, "reshape_copy_of_an_output_37x3x5.json", "schedule");
+    std::string tree = dump_after_regression("reshape_copy_of_an_output_37x3x5.json", "schedule");
     EXPECT_EQ(tree.find("(-i2)"), std::string::npos) << tree; // no skew
 }
 
@@ -491,30 +487,26 @@ TEST(PipelineGolden, ReshapeCopiesOfOutputsTakeTheirSourceShape) {
 // as for a one-loop column sum, instead of one strided 32-lane reduction per column. (A sum
 // over the outer dimension, [19, 3, 130] into [3, 130], folds into one loop of 390 columns.)
 TEST(PipelineGolden, ColumnSumsUnderTwoParallelLoopsWalkRowsOfBlocks) {
-    std::string code = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/middle_axis_sum_over_two_parallel_loops_3x19x130.json",
-                                       "middle_axis_sum_over_two_parallel_loops_3x19x130.json", "emit");
+    std::string code = dump_after_regression("middle_axis_sum_over_two_parallel_loops_3x19x130.json", "emit");
     EXPECT_NE(code.find("#pragma omp parallel for collapse(2)"), std::string::npos) << code;
     std::regex rows_then_columns(R"(for \(int64_t c2 = 0; \(c2 <= 18\); c2 \+= 1\) \{\n\s*#pragma omp simd\n\s*for \(int64_t c3 = 0; \(c3 <= akg_imin\(63, )");
     EXPECT_TRUE(std::regex_search(code, rows_then_columns)) << code;
     EXPECT_EQ(count(code, "lanes_c"), 0u) << code;
     // With 100 outer iterations to share out, 80 columns are one block of whole vectors (not
     // 32 + 32 + 16: a [16000, 39, 80] sum 13.6 -> 5.9 ms at 1 thread).
-    std::string whole = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/middle_axis_sum_whole_columns_100x19x80.json",
-                                        "middle_axis_sum_whole_columns_100x19x80.json", "emit");
+    std::string whole = dump_after_regression("middle_axis_sum_whole_columns_100x19x80.json", "emit");
     std::regex rows_then_all_columns(R"(for \(int64_t c2 = 0; \(c2 <= 18\); c2 \+= 1\) \{\n\s*#pragma omp simd\n\s*for \(int64_t c3 = 0; \(c3 <= 79\); c3 \+= 1\))");
     EXPECT_TRUE(std::regex_search(whole, rows_then_all_columns)) << whole;
     EXPECT_EQ(count(whole, "akg_imin"), 0u) << whole;
     // 39 rows are summed in float partials per block of 32 rows (32 + 7; the corpus's [16000,
     // 39, 80] sum 1.2x faster than double additions per element); 19 rows, one block, are not.
     EXPECT_EQ(count(whole, "partial_c"), 0u) << whole;
-    std::string blocks = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/middle_axis_sum_in_two_row_blocks_100x39x80.json",
-                                         "middle_axis_sum_in_two_row_blocks_100x39x80.json", "emit");
+    std::string blocks = dump_after_regression("middle_axis_sum_in_two_row_blocks_100x39x80.json", "emit");
     EXPECT_NE(blocks.find("for (int64_t c2_block = 0; c2_block <= 38; c2_block += 32) {"), std::string::npos) << blocks;
     EXPECT_NE(blocks.find("float partial_c2[80] = {0};"), std::string::npos) << blocks;
     // Columns of 5 that a reduction adds up are sunk too (of fewer than 16 only those: 8-row
     // partial sums of the corpus were 6-19x slower as one lane reduction per column).
-    std::string short_columns = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/short_column_sum_5x700.json",
-                                                "short_column_sum_5x700.json", "emit");
+    std::string short_columns = dump_after_regression("short_column_sum_5x700.json", "emit");
     EXPECT_NE(short_columns.find("for (int64_t c1 = 0; (c1 <= 4); c1 += 1) {"), std::string::npos) << short_columns;
     EXPECT_EQ(count(short_columns, "lanes_c"), 0u) << short_columns;
 }
@@ -524,13 +516,10 @@ TEST(PipelineGolden, ColumnSumsUnderTwoParallelLoopsWalkRowsOfBlocks) {
 // thread, 43 x 3 strided column blocks of 16 before). A row sum's kept dimensions stay: they
 // are outer, parallel loops either way.
 TEST(PipelineGolden, ColumnSumsFoldTheirKeptDimensions) {
-    std::string folded = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/column_sum_into_two_kept_dims_4x6x7x37.json",
-                                         "column_sum_into_two_kept_dims_4x6x7x37.json", "fold-dimensions");
+    std::string folded = dump_after_regression("column_sum_into_two_kept_dims_4x6x7x37.json", "fold-dimensions");
     EXPECT_NE(folded.find("input  input_0[4,6,259] float32"), std::string::npos) << folded;
     EXPECT_NE(folded.find("[t0] output_0_0[259] = sum over r[4,6] of (float32)buf$in0((int64)r0, (int64)r1, (int64)i0)"), std::string::npos) << folded;
-    auto tensor = [](const char *shape, const char *name) {
-        return std::string(R"({"data_type": "float32", "format": "DefaultFormat", "shape": )") + shape + R"(, "tensor_name": ")" + name + "\"}";
-    };
+    const auto tensor = float32_tensor;
     const std::string x = tensor("[3, 5, 70]", "x"), sums = tensor("[3, 5, 1]", "sums");
     const std::string json = R"({"composite": true, "op": "row_sums", "input_desc": [[)" + x + R"(]], "output_desc": [)" + sums +
                              R"(], "op_desc": [{"name": "ReduceSum", "attr": [{"name": "axis", "value": [2]}, {"name": "keep_dims", "value": true}], "input_desc": [[)" +
@@ -545,8 +534,7 @@ TEST(PipelineGolden, ColumnSumsFoldTheirKeptDimensions) {
 // twice), tiles of 16 rows walk them block of 64 columns after block, each block summed over the
 // tile in float partials; the last, partial block of columns is isolated with its own bounds.
 TEST(PipelineGolden, WideColumnSumsRunInTilesOfRows) {
-    std::string code = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/column_sums_in_row_tiles_1100x1031.json",
-                                       "column_sums_in_row_tiles_1100x1031.json", "emit");
+    std::string code = dump_after_regression("column_sums_in_row_tiles_1100x1031.json", "emit");
     EXPECT_NE(code.find("for (int64_t c0 = 0; (c0 <= 1030); c0 += 320)"), std::string::npos) << code;
     std::regex tiles(R"(for \(int64_t c1 = 0; \(c1 <= 1099\); c1 \+= 16\) \{\n\s*for \(int64_t c2 = 0; \(c2 <= akg_imin\(256, )"
                      R"(\(\(-c0\) \+ 967\)\)\); c2 \+= 64\) \{\n\s*\{\n\s*float partial_c3\[64\] = \{0\};\n\s*)"
@@ -555,8 +543,7 @@ TEST(PipelineGolden, WideColumnSumsRunInTilesOfRows) {
     EXPECT_TRUE(std::regex_search(code, tiles)) << code;
     EXPECT_NE(code.find("float partial_c3[7] = {0};"), std::string::npos) << code; // 1024..1030
     // An input the caches hold keeps one parallel loop over blocks of 64 columns.
-    std::string cached = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/column_sums_in_blocks_of_rows_1029x192.json",
-                                         "column_sums_in_blocks_of_rows_1029x192.json", "emit");
+    std::string cached = dump_after_regression("column_sums_in_blocks_of_rows_1029x192.json", "emit");
     EXPECT_EQ(cached.find("c1 += 16)"), std::string::npos) << cached;
 }
 
@@ -663,8 +650,7 @@ TEST(PipelineGolden, ParallelMarksCountOnlyMembersWithLoops) {
     // S3[i0, 0, r0, r1] have a constant member among their bands' leading coincident members.
     // That member has no loop in isl's AST; counted in the parallel mark, it made the next loop,
     // over r0, parallel: two threads updated one accumulator (an intermittent wrong sum).
-    const std::string graph = std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/parallel_mark_over_a_constant_band_member.json";
-    std::string ast = dump_after_file(graph, "parallel_mark_over_a_constant_band_member.json", "ast");
+    std::string ast = dump_after_regression("parallel_mark_over_a_constant_band_member.json", "ast");
     std::regex column_sum(R"(// parallel_1\n\s*for \(int c0 = 0; c0 <= 31; c0 \+= 1\)\n\s*for \(int c2 = 0; c2 <= 2; c2 \+= 1\) \{\n\s*// reduction\n\s*for \(int c3 = 0; c3 <= 4; c3 \+= 1\)\n\s*S3\(c0, 0, c2, c3\);)");
     EXPECT_TRUE(std::regex_search(ast, column_sum)) << ast;
     std::regex whole_sum(R"(// simd\n\s*S6\(0\);\n\s*for \(int c1 = 0; c1 <= 2; c1 \+= 1\)\n\s*for \(int c2 = 0; c2 <= 31; c2 \+= 1\) \{\n\s*// reduction\n\s*for \(int c3 = 0; c3 <= 4; c3 \+= 1\)\n\s*S7\(0, c1, c2, c3\);)");
@@ -698,8 +684,7 @@ TEST(PipelineGolden, ElementwiseOutputsJoinTheReductionOverTheirInput) {
     // A softmax's exponentials, written out and summed per row of 43: one loop nest, the
     // output stored from the sum's lane loop, instead of a second nest over the whole tensor
     // that reads the input again (27 corpus kernels 1.1-2.2x faster).
-    std::string rows = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/exponentials_join_their_row_sums_37x43.json",
-                                       "exponentials_join_their_row_sums_37x43.json", "emit");
+    std::string rows = dump_after_regression("exponentials_join_their_row_sums_37x43.json", "emit");
     EXPECT_EQ(count(rows, "#pragma omp parallel for"), 1u) << rows;
     EXPECT_EQ(count(rows, "out0[i0 * 43 + i1] = (float)(akg_exp((in0[c0 * 43 + c1] - in1[c0])));"), 3u) << rows; // whole blocks, last block, short rows
     // The schedule pass joined what join-reductions joins (it runs it on its candidates), in
@@ -762,8 +747,7 @@ TEST(PipelineGolden, ReadMostlyKernelPrefetchesAheadOfItsStreams) {
     EXPECT_LT(block_loop, prefetch);
     EXPECT_NE(code.find("* 2, 128, 51380224);", prefetch), std::string::npos) << "a block of 64 halves, clipped to the tensor";
     EXPECT_NE(lanes, std::string::npos);
-    std::string variance = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/prefetch_streams_row_variance_2047x1031.json",
-                                           "prefetch_streams_row_variance_2047x1031.json", "emit");
+    std::string variance = dump_after_regression("prefetch_streams_row_variance_2047x1031.json", "emit");
     EXPECT_EQ(count(variance, "akg_prefetch_ahead(in0, "), 1u) << variance;
     EXPECT_LT(variance.find("akg_prefetch_ahead("), variance.find("lanes_c2[c2_lane] + (v_cse0 * v_cse0)")) << "the mean's pass, not the variance's";
     for (const char *k : {"relu_grad_bn_grad_reductions_f16.json", "grad_overflow_check_f16.json", "layernorm_fwd_f32.json",
@@ -821,16 +805,14 @@ TEST(PipelineGolden, ShortRowSumsRunSixteenRowsAtATime) {
     EXPECT_EQ(code.find("akg_combine_lanes"), std::string::npos) << code;
     EXPECT_NE(code.find("akg_f32_to_f16_n(s_out0, out0 + ((int64_t)(c0) * 2048 + (int64_t)(c1)), 16);"), std::string::npos) << code;
     EXPECT_EQ(code.find("akg_f16_to_f32_n("), std::string::npos) << "the row sums read the input themselves";
-    std::string odd = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/group_rows_avgpool_3x37_rows_of_21.json",
-                                      "group_rows_avgpool_3x37_rows_of_21.json", "emit");
+    std::string odd = dump_after_regression("group_rows_avgpool_3x37_rows_of_21.json", "emit");
     EXPECT_NE(odd.find(", 21, 21, (akg_imin(15, ((-c1) + 36))) + 1, sums_c2);"), std::string::npos) << odd;
     for (const char *k : {"layernorm_fwd_f32.json", "softmax_grad_f16.json", "bn_train_stats_f16.json", "global_avgpool_bwd_f16.json"})
         EXPECT_EQ(dump_after(k, "emit").find("akg_row_sums"), std::string::npos) << k;
     // A sum of 16 terms down the columns (a bias gradient over 16 rows): sink-columns makes a
     // block of columns the iteration, whose sums are not rows. (Grouped, corpus_check found
     // a kernel that did not compile.)
-    std::string columns = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/column_sum_of_16_rows_is_not_grouped.json",
-                                          "column_sum_of_16_rows_is_not_grouped.json", "emit");
+    std::string columns = dump_after_regression("column_sum_of_16_rows_is_not_grouped.json", "emit");
     EXPECT_EQ(columns.find("akg_row_sums"), std::string::npos) << columns;
 }
 
@@ -905,8 +887,7 @@ TEST(PipelineGolden, NarrowColumnSumsRunInChunksOfWholeRows) {
     EXPECT_EQ(count(dump_after("bn_train_stats_f16.json", "emit"), "akg_row_chunks"), 0u);
     // 10858 rows (not a multiple of 32) of 200 channels: chunks of 704 rows, the last short,
     // and the row's float16 output stored in the same vector loop as the sums.
-    std::string odd = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/row_chunks_nhwc_column_sums_f16_2x61x89x200.json",
-                                      "row_chunks_nhwc_column_sums_f16_2x61x89x200.json", "emit");
+    std::string odd = dump_after_regression("row_chunks_nhwc_column_sums_f16_2x61x89x200.json", "emit");
     EXPECT_EQ(count(odd, "c0_block = chunk * 704; c0_block <= akg_imin(chunk * 704 + 703, 10857);"), 1u) << odd;
     EXPECT_EQ(count(odd, "for (int64_t chunk = 0; chunk < 16; ++chunk)"), 2u) << odd;
     EXPECT_EQ(count(odd, "partial_c0[(c1)] = partial_c0[(c1)] + "), 1u) << odd;
@@ -932,8 +913,7 @@ TEST(PipelineGolden, ColumnSumsAddBlocksOfRowsInFloat) {
     EXPECT_NE(code.find("partial_c1[(c2)] = partial_c1[(c2)] + "), std::string::npos) << code;
     EXPECT_NE(code.find("(i0 - (c0))] + partial_c1[(c2)]);"), std::string::npos) << code;
     EXPECT_NE(code.find("(i0 - (c0))] + partial_c1_1[(c2)]);"), std::string::npos) << code;
-    std::string odd = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/column_sums_in_blocks_of_rows_1029x192.json",
-                                      "column_sums_in_blocks_of_rows_1029x192.json", "emit");
+    std::string odd = dump_after_regression("column_sums_in_blocks_of_rows_1029x192.json", "emit");
     EXPECT_NE(odd.find("c1 <= akg_imin(c1_block + 31, 1028); c1 += 1)"), std::string::npos) << odd;
     // Lane reductions (BatchNorm statistics) keep their own blocks.
     EXPECT_EQ(dump_after("bn_train_stats_f16.json", "emit").find("partial_"), std::string::npos);
@@ -990,8 +970,7 @@ TEST(PipelineGolden, ShortRowPassesRunForTwoRows) {
     EXPECT_NE(rows_kernel("Sub", "m").find("c0 += 2)"), std::string::npos) << rows_kernel("Sub", "m");
     // An odd number of rows: the last iteration has one (rows of 129: short, unrolled, the
     // second row's passes guarded).
-    std::string odd = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/pair_rows_odd_layernorm_67x129.json",
-                                      "pair_rows_odd_layernorm_67x129.json", "ast");
+    std::string odd = dump_after_regression("pair_rows_odd_layernorm_67x129.json", "ast");
     EXPECT_NE(odd.find("for (int c0 = 0; c0 <= 66; c0 += 2) {"), std::string::npos) << odd;
     EXPECT_GE(count(odd, "if (c0 <= 64)"), 2u) << odd;
 }
@@ -999,8 +978,7 @@ TEST(PipelineGolden, ShortRowPassesRunForTwoRows) {
 // A parallel band that isl skews (difftest seed 8282: the inner loop runs from c0 to c0 + 7)
 // is not collapsed: OpenMP collapses rectangular nests only, and GCC rejected the kernel.
 TEST(PipelineGolden, SkewedParallelBandIsNotCollapsed) {
-    std::string code = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/collapse_over_a_skewed_band.json",
-                                       "collapse_over_a_skewed_band.json", "emit");
+    std::string code = dump_after_regression("collapse_over_a_skewed_band.json", "emit");
     EXPECT_EQ(code.find("collapse("), std::string::npos) << code;
     EXPECT_NE(code.find("#pragma omp parallel for schedule(static)"), std::string::npos) << code;
 }
@@ -1009,8 +987,7 @@ TEST(PipelineGolden, SkewedParallelBandIsNotCollapsed) {
 // short-circuit form stored to interleaved bytes (the regression graph's 13 statements per
 // vector iteration, each o = b || a: a's half lost in some lanes).
 TEST(PipelineGolden, LogicalOpsAreBitwiseOnTruthValues) {
-    std::string code = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/logical_or_of_bools_interleaved.json",
-                                       "logical_or_of_bools_interleaved.json", "emit");
+    std::string code = dump_after_regression("logical_or_of_bools_interleaved.json", "emit");
     EXPECT_EQ(count(code, "||"), 0u) << code;
     EXPECT_EQ(count(code, " != 0u) | ("), 13u) << code;
 }
