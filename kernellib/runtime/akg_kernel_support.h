@@ -327,3 +327,81 @@ static inline void akg_stage_f16_out(uint16_t *tensor, int rank, const int64_t *
                                      const float *local) {
     akg_stage_f16<false>(tensor, rank, shape, offset, box, const_cast<float *>(local));
 }
+
+// Transposes (the generator's tile-transposes pass): out[c * out_stride + r] = in[r * in_stride
+// + c] for r < rows, c < cols, the bits of 2- or 4-byte elements copied unchanged. A copy that
+// permutes a tensor's innermost dimension away (NHWC -> NCHW) otherwise loads contiguous
+// vectors and stores every element on its own: about one element per cycle. Here blocks of 8
+// rows are transposed in registers (unpack levels: 16-bit, 32-bit, 64-bit lanes) and stored as
+// vectors; the rows beyond a multiple of 8 and the columns beyond the blocks go one by one.
+#if defined(__AVX__)
+// 8 x 8 32-bit elements: rows at in + r * in_stride, columns to out + c * out_stride.
+static inline void akg_transpose_8x8_b32(const uint32_t *in, int64_t in_stride, uint32_t *out, int64_t out_stride) {
+    __m256 r[8], t[8], u[8];
+    for (int k = 0; k < 8; ++k) r[k] = _mm256_loadu_ps(reinterpret_cast<const float *>(in + k * in_stride));
+    for (int k = 0; k < 8; k += 2) {
+        t[k] = _mm256_unpacklo_ps(r[k], r[k + 1]);
+        t[k + 1] = _mm256_unpackhi_ps(r[k], r[k + 1]);
+    }
+    for (int k = 0; k < 8; k += 4) {
+        u[k] = _mm256_shuffle_ps(t[k], t[k + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        u[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        u[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        u[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (int k = 0; k < 4; ++k) {
+        _mm256_storeu_ps(reinterpret_cast<float *>(out + k * out_stride), _mm256_permute2f128_ps(u[k], u[k + 4], 0x20));
+        _mm256_storeu_ps(reinterpret_cast<float *>(out + (k + 4) * out_stride), _mm256_permute2f128_ps(u[k], u[k + 4], 0x31));
+    }
+}
+#endif
+#if defined(__SSE2__)
+// 8 x 8 16-bit elements, as above.
+static inline void akg_transpose_8x8_b16(const uint16_t *in, int64_t in_stride, uint16_t *out, int64_t out_stride) {
+    __m128i r[8], t[8], u[8];
+    for (int k = 0; k < 8; ++k) r[k] = _mm_loadu_si128(reinterpret_cast<const __m128i *>(in + k * in_stride));
+    for (int k = 0; k < 8; k += 2) { // t[k]: columns 0-3 of rows k, k+1 interleaved; t[k+1]: columns 4-7
+        t[k] = _mm_unpacklo_epi16(r[k], r[k + 1]);
+        t[k + 1] = _mm_unpackhi_epi16(r[k], r[k + 1]);
+    }
+    for (int k = 0; k < 8; k += 4) { // u[k + j]: columns 2j, 2j+1 of rows k..k+3
+        u[k] = _mm_unpacklo_epi32(t[k], t[k + 2]);
+        u[k + 1] = _mm_unpackhi_epi32(t[k], t[k + 2]);
+        u[k + 2] = _mm_unpacklo_epi32(t[k + 1], t[k + 3]);
+        u[k + 3] = _mm_unpackhi_epi32(t[k + 1], t[k + 3]);
+    }
+    for (int j = 0; j < 4; ++j) {
+        _mm_storeu_si128(reinterpret_cast<__m128i *>(out + (2 * j) * out_stride), _mm_unpacklo_epi64(u[j], u[j + 4]));
+        _mm_storeu_si128(reinterpret_cast<__m128i *>(out + (2 * j + 1) * out_stride), _mm_unpackhi_epi64(u[j], u[j + 4]));
+    }
+}
+#endif
+template <typename T>
+static inline void akg_transpose_block_8x8(const T *in, int64_t in_stride, T *out, int64_t out_stride) {
+    if constexpr (sizeof(T) == 4) {
+#if defined(__AVX__)
+        akg_transpose_8x8_b32(reinterpret_cast<const uint32_t *>(in), in_stride, reinterpret_cast<uint32_t *>(out), out_stride);
+        return;
+#endif
+    } else {
+#if defined(__SSE2__)
+        akg_transpose_8x8_b16(reinterpret_cast<const uint16_t *>(in), in_stride, reinterpret_cast<uint16_t *>(out), out_stride);
+        return;
+#endif
+    }
+    for (int r = 0; r < 8; ++r)
+        for (int c = 0; c < 8; ++c) out[c * out_stride + r] = in[r * in_stride + c];
+}
+template <typename T>
+static inline void akg_transpose(const T *__restrict in, int64_t in_stride, T *__restrict out, int64_t out_stride, int64_t rows, int64_t cols) {
+    static_assert(sizeof(T) == 2 || sizeof(T) == 4, "2- or 4-byte elements");
+    int64_t r = 0;
+    for (; r + 8 <= rows; r += 8) {
+        int64_t c = 0;
+        for (; c + 8 <= cols; c += 8) akg_transpose_block_8x8(in + r * in_stride + c, in_stride, out + c * out_stride + r, out_stride);
+        for (; c < cols; ++c)
+            for (int64_t k = 0; k < 8; ++k) out[c * out_stride + r + k] = in[(r + k) * in_stride + c];
+    }
+    for (; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c) out[c * out_stride + r] = in[r * in_stride + c];
+}

@@ -192,6 +192,31 @@ TEST(PipelineGolden, Float16TransposesCopyBits) {
     EXPECT_EQ(count(code, "s_out0"), 0u) << code; // not staged either
 }
 
+TEST(PipelineGolden, CopiesThatMoveTheInnermostDimensionRunAsTileTransposes) {
+    // NHWC -> NCHW float16: the 15 pixels (rows of the tile, innermost in the output) and the 41
+    // channels (its columns, innermost in the source) are the two point loops below the mark;
+    // the batch and the tiles stay one band, run in parallel.
+    std::string tree = dump_after_regression("transpose_tiles_f16_nhwc_to_nchw_2x3x5x41.json", "parallelize");
+    EXPECT_EQ(count(tree, "mark: \"transpose_tile\""), 1u) << tree;
+    EXPECT_EQ(count(tree, "mark: \"parallel_1\""), 1u) << tree;
+    std::string code = dump_after_regression("transpose_tiles_f16_nhwc_to_nchw_2x3x5x41.json", "emit");
+    EXPECT_EQ(count(code, "akg_transpose(&in0[i0 * 615 + i2 * 41 + i1], 41, &out0[i0 * 615 + i1 * 15 + i2], 15, (14 - 0 + 1), (40 - 0 + 1));"), 1u)
+        << code;
+    EXPECT_EQ(count(code, "omp simd"), 0u) << code;
+    // Rows beyond one tile of 64: the tile's trip counts are clamped to the tensor.
+    std::string tiles = dump_after_regression("transpose_tiles_f32_partial_rows_and_columns_2x100x150.json", "emit");
+    EXPECT_EQ(count(tiles, "150, &out0[i0 * 15000 + i1 * 100 + i2], 100, (akg_imin(63, ((-c1) + 99)) - 0 + 1), (akg_imin(63, ((-c2) + 149)) - 0 + 1));"), 1u)
+        << tiles;
+    // Two copies of one shape share the tile loops: one call each per tile.
+    std::string two = dump_after_regression("transpose_tiles_two_copies_and_a_middle_batch_19x3x17.json", "emit");
+    EXPECT_EQ(count(two, "akg_transpose(&in0[i2 * 51 + i1 * 17 + i0], 51, &out0[i0 * 57 + i1 * 19 + i2], 57"), 1u) << two;
+    EXPECT_EQ(count(two, "akg_transpose(&in1[i2 * 51 + i1 * 17 + i0], 51, &out1[i0 * 57 + i1 * 19 + i2], 57"), 1u) << two;
+    // Sources of fewer than 16 columns stay vector loops over the rows, the columns unrolled.
+    std::string narrow = dump_after_regression("transpose_of_8_columns_stays_a_vector_loop_2x30x8.json", "emit");
+    EXPECT_EQ(count(narrow, "akg_transpose("), 0u) << narrow;
+    EXPECT_EQ(count(narrow, "omp simd"), 2u) << narrow;
+}
+
 TEST(PipelineGolden, LoopInvariantFloat16ValuesAreConvertedOnce) {
     // Global average pooling's gradient stores one value over each row of 49: computed once
     // per row with the F16C conversions, not with the vector loop's integer code per element.

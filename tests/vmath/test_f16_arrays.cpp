@@ -1,7 +1,8 @@
 // The float16 array conversions (akg_f16_to_f32_n, akg_f32_to_f16_n: hardware vcvtph2ps /
 // vcvtps2ph where the target has them, masked tails) and the box staging of the generator's
 // stage-float16 pass (akg_stage_f16_in/out), against the element functions; and the
-// non-temporal store helpers of the stream-outputs pass; the short-row sums of the group-rows pass.
+// non-temporal store helpers of the stream-outputs pass; the short-row sums of the group-rows pass;
+// the tile transposes of the tile-transposes pass.
 #include "akg_kernel_support.h"
 
 #include <gtest/gtest.h>
@@ -230,4 +231,38 @@ TEST(RowSums, SpecialValuesPropagate) {
     EXPECT_TRUE(std::isnan(sums[6]));
     EXPECT_EQ(sums[0], 49.0f);
     EXPECT_EQ(sums[15], 49.0f);
+}
+
+// akg_transpose (tile-transposes): every element of the tile lands at its transposed place with
+// its bits unchanged (signalling-NaN patterns included), for tiles of whole 8 x 8 blocks, of
+// rows and columns left over, and of fewer than 8 of either; nothing outside the tile is written.
+template <typename T>
+void check_transpose() {
+    std::mt19937 rng(7);
+    for (int64_t rows : {1, 3, 7, 8, 9, 16, 17, 49})
+        for (int64_t cols : {1, 5, 8, 13, 16, 24, 37}) {
+            const int64_t in_stride = cols + 3, out_stride = rows + 5;
+            std::vector<T> in(static_cast<size_t>(rows * in_stride));
+            for (auto &x : in) {
+                uint32_t bits32 = rng();
+                std::memcpy(&x, &bits32, sizeof x);
+            }
+            const T sentinel = in[0];
+            std::vector<T> out(static_cast<size_t>(cols * out_stride + 1), sentinel);
+            T *target = out.data() + 1; // not aligned
+            akg_transpose(in.data(), in_stride, target, out_stride, rows, cols);
+            for (int64_t c = 0; c < cols; ++c)
+                for (int64_t r = 0; r < out_stride; ++r) {
+                    const T &got = target[c * out_stride + r];
+                    const T &want = r < rows ? in[static_cast<size_t>(r * in_stride + c)] : sentinel;
+                    ASSERT_EQ(std::memcmp(&got, &want, sizeof(T)), 0) << "rows " << rows << " cols " << cols << " at column " << c << " row " << r;
+                }
+            ASSERT_EQ(std::memcmp(&out[0], &sentinel, sizeof(T)), 0) << "wrote before the tile";
+        }
+}
+
+TEST(Transpose, SixteenBitTilesMoveEveryElement) { check_transpose<uint16_t>(); }
+TEST(Transpose, ThirtyTwoBitTilesMoveEveryElement) {
+    check_transpose<float>();
+    check_transpose<int32_t>();
 }

@@ -2457,6 +2457,76 @@ private:
     }
     int64_t chunk_rows_ = 0; // while emit_row_chunks emits a chunk's rows
 
+    // The loop of a tile: its iterator, first value and trip count, as C expressions.
+    struct TileLoop {
+        std::string iterator, first, trip;
+    };
+    static bool tile_loop(isl_ast_node *loop, TileLoop &out) {
+        if (isl_ast_node_get_type(loop) != isl_ast_node_for) return false;
+        out.iterator = ast_expr(isl_ast_node_for_get_iterator(loop));
+        out.first = ast_expr(isl_ast_node_for_get_init(loop));
+        if (isl_ast_node_for_is_degenerate(loop) == isl_bool_true) {
+            out.trip = "1";
+            return true;
+        }
+        int64_t step = 0;
+        if (!int_value(isl_ast_node_for_get_inc(loop), step) || step != 1) return false;
+        isl_ast_expr *cond = isl_ast_node_for_get_cond(loop);
+        bool ok = isl_ast_expr_get_type(cond) == isl_ast_expr_op &&
+                  (isl_ast_expr_op_get_type(cond) == isl_ast_expr_op_le || isl_ast_expr_op_get_type(cond) == isl_ast_expr_op_lt);
+        if (ok) {
+            bool inclusive = isl_ast_expr_op_get_type(cond) == isl_ast_expr_op_le;
+            ok = ast_expr(isl_ast_expr_op_get_arg(cond, 0)) == out.iterator;
+            out.trip = "(" + ast_expr(isl_ast_expr_op_get_arg(cond, 1)) + " - " + out.first + (inclusive ? " + 1)" : ")");
+        }
+        isl_ast_expr_free(cond);
+        return ok;
+    }
+
+    // tile-transposes' tile (tile_transposes.h): a loop over the tile's rows around one over its
+    // columns, around the copies. Each copy becomes one call of akg_transpose from the tile's
+    // first element; the columns' bounds must not depend on the row. "" when the loops are not
+    // in that form (they are then emitted as loops, which copy the same elements).
+    std::string emit_transpose_tile(isl_ast_node *rows_loop, int depth) {
+        TileLoop rows, columns;
+        if (!tile_loop(rows_loop, rows)) return "";
+        isl_ast_node *columns_loop = isl_ast_node_for_get_body(rows_loop);
+        bool ok = tile_loop(columns_loop, columns) && !mentions(columns.first, rows.iterator) && !mentions(columns.trip, rows.iterator);
+        isl_ast_node *body = ok ? isl_ast_node_for_get_body(columns_loop) : nullptr;
+        isl_ast_node_free(columns_loop);
+        std::vector<isl_ast_node *> users;
+        if (body && isl_ast_node_get_type(body) == isl_ast_node_user) {
+            users.push_back(isl_ast_node_copy(body));
+        } else if (body && isl_ast_node_get_type(body) == isl_ast_node_block) {
+            isl_ast_node_list *list = isl_ast_node_block_get_children(body);
+            for (int k = 0; k < isl_ast_node_list_n_ast_node(list); ++k) users.push_back(isl_ast_node_list_get_ast_node(list, k));
+            isl_ast_node_list_free(list);
+        }
+        isl_ast_node_free(body);
+        std::string calls;
+        for (isl_ast_node *u : users) {
+            if (ok && isl_ast_node_get_type(u) == isl_ast_node_user) {
+                UserCall c = user_call(u);
+                auto tile = m_.transpose_tiles.find(c.statement->name);
+                const Halide::Internal::Call *source = m_.copy_source(*c.statement->stage);
+                ok = tile != m_.transpose_tiles.end() && source;
+                if (ok) {
+                    std::string in = pad(depth + 2);
+                    calls += pad(depth + 1) + "{\n" + bind_vars(c, in, true, false) + in + "akg_transpose(&" +
+                             printer_.buffer_access(source->name.substr(4), source->args) + ", " + std::to_string(tile->second.source_row_stride) +
+                             ", &" + out_access(*c.statement) + ", " + std::to_string(tile->second.output_column_stride) + ", " + rows.trip + ", " +
+                             columns.trip + ");\n" + pad(depth + 1) + "}\n";
+                }
+            } else {
+                ok = false;
+            }
+            isl_ast_node_free(u);
+        }
+        if (!ok || calls.empty()) return "";
+        return pad(depth) + "{\n" + pad(depth + 1) + "const int64_t " + rows.iterator + " = " + rows.first + ";\n" + pad(depth + 1) +
+               "const int64_t " + columns.iterator + " = " + columns.first + ";\n" + calls + pad(depth) + "}\n";
+    }
+
     std::string emit_node(isl_ast_node *node, int depth) {
         switch (isl_ast_node_get_type(node)) {
         case isl_ast_node_block: {
@@ -2484,6 +2554,7 @@ private:
                 s = emit_parallel(child, depth, std::stoi(name.substr(9)), plans ? &m_.float16_stagings.at(k) : nullptr,
                                   plans ? &m_.row_prefetches.at(k) : nullptr);
             } else if (name.rfind("row_chunks_", 0) == 0 && !(s = emit_row_chunks(child, std::stoi(name.substr(11)), depth)).empty()) {
+            } else if (name == "transpose_tile" && !(s = emit_transpose_tile(child, depth)).empty()) {
             } else if (name == "column_row_tile") {
                 row_tile_pending_ = isl_ast_node_get_type(child) == isl_ast_node_for;
                 s = emit_node(child, depth);

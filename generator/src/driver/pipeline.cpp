@@ -30,6 +30,7 @@
 #include "poly/sink_column_loops.h"
 #include "poly/stage_float16.h"
 #include "poly/stream_outputs.h"
+#include "poly/tile_transposes.h"
 #include "poly/whole_line_runs.h"
 
 namespace akg {
@@ -38,7 +39,7 @@ const char *const kGeneratorVersion = "0.1.0";
 
 const std::vector<std::string> &pipeline_pass_names() {
     static const std::vector<std::string> names = {"validate", "lower", "materialize", "view-reshapes", "simplify", "math-identities", "compare-float16", "fold-dimensions", "fold-reductions", "nan-dominated-extrema", "poly-model",
-                                                   "dependences", "schedule", "fuse-reductions", "join-reductions", "order-loops", "parallelize", "split-bands", "sink-columns", "interleave-channels", "pair-rows", "group-rows", "stream-outputs",
+                                                   "dependences", "schedule", "fuse-reductions", "join-reductions", "order-loops", "tile-transposes", "parallelize", "split-bands", "sink-columns", "interleave-channels", "pair-rows", "group-rows", "stream-outputs",
                                                    "line-runs", "vectorize", "promote", "stage-float16", "prefetch-rows", "prefetch-streams", "ast", "emit"};
     return names;
 }
@@ -209,6 +210,8 @@ std::string run_pipeline(const CompositeKernel &kernel, const PipelineOptions &o
         dump("join-reductions", [&] { return dump_schedule(model); });
         order_band_members(model);
         dump("order-loops", [&] { return dump_schedule(model); });
+        tile_transposes(model);
+        dump("tile-transposes", [&] { return dump_schedule(model); });
         // Parallel marks first: vectorization must not split the outer band that is run in parallel.
         mark_parallel_loops(model, options.schedule);
         dump("parallelize", [&] { return dump_schedule(model); });

@@ -191,4 +191,14 @@ const Halide::Internal::Call *PolyModel::float16_copy_source(const Stage &s) con
     return buffer(read->name.substr(4)).dtype == DType::Float16 ? read : nullptr;
 }
 
+const Halide::Internal::Call *PolyModel::copy_source(const Stage &s) const {
+    if (const Halide::Internal::Call *half = float16_copy_source(s)) return half;
+    if (s.kind != StageKind::Compute) return nullptr;
+    const Halide::Internal::Call *read = s.value.as<Halide::Internal::Call>();
+    if (!read || read->name.rfind("buf$", 0) != 0) return nullptr;
+    DType dtype = buffer(s.buffer).dtype;
+    bool same = (dtype == DType::Float32 && read->type == Halide::Float(32)) || (dtype == DType::Int32 && read->type == Halide::Int(32));
+    return same && buffer(read->name.substr(4)).dtype == dtype ? read : nullptr;
+}
+
 } // namespace akg

@@ -2,6 +2,7 @@
 // domains, access relations, dependences and the schedule tree, all as isl objects.
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -81,6 +82,15 @@ struct RowPrefetch {
     std::vector<std::string> next_offset_c; // per dimension, the next iteration's offset, in the loop iterators
 };
 
+// Set by tile-transposes: a copy whose innermost output dimension is not the innermost one of
+// its source (NHWC -> NCHW), run by the emitter as transposes of tiles (akg_transpose): within
+// a tile, out[c * output_column_stride + r] = source[r * source_row_stride + c], where r is the
+// tile's row (the source dimension innermost in the output) and c its column.
+struct TransposeTile {
+    int64_t source_row_stride = 0;
+    int64_t output_column_stride = 0;
+};
+
 struct PolyModel {
     mutable isl::ctx ctx{nullptr};
     std::vector<PolyStatement> statements;
@@ -110,6 +120,8 @@ struct PolyModel {
     // loop over its columns one vector loop (not strip-mined), so that the emitter's column sums
     // find the block's columns in one loop below each row.
     std::set<std::string> column_block_statements;
+    // Set by tile-transposes, by statement name.
+    std::map<std::string, TransposeTile> transpose_tiles;
 
     const PolyStatement &statement(const std::string &name) const;
     BufferInfo &buffer(const std::string &name);
@@ -117,6 +129,9 @@ struct PolyModel {
     // The float16 read a float16 stage only copies (a transpose, a reshape: out = float(in)),
     // or null. Such a stage is emitted as a copy of the bits, with no conversion either way.
     const Halide::Internal::Call *float16_copy_source(const Stage &s) const;
+    // The same for any stage that copies the bits of one element of a buffer of its own dtype
+    // (float16, float32, int32: out = in), or null.
+    const Halide::Internal::Call *copy_source(const Stage &s) const;
 };
 
 // Scheduling choices, kept as data so that targets and tuning can change them without touching

@@ -214,6 +214,14 @@ std::string mark_name(isl_schedule_node *node) {
     return name;
 }
 
+bool below_transpose_tile(isl_schedule_node *node) {
+    if (isl_schedule_node_has_parent(node) != isl_bool_true) return false;
+    isl_schedule_node *parent = isl_schedule_node_parent(isl_schedule_node_copy(node));
+    bool below = mark_name(parent) == "transpose_tile";
+    isl_schedule_node_free(parent);
+    return below;
+}
+
 ParallelIteration::ParallelIteration(isl_schedule_node *mark) {
     band = isl_schedule_node_child(isl_schedule_node_copy(mark), 0);
     isl_schedule_node *inside = isl_schedule_node_child(isl_schedule_node_copy(band), 0);
@@ -530,7 +538,7 @@ void vectorize_inner_loops(PolyModel &m, const ScheduleOptions &options) {
     int width = options.vector_width, unroll = options.vector_unroll;
     const PolyModel &model = m;
     map_bottom_up(m, [width, unroll, &model](isl_schedule_node *node) {
-        if (!is_band(node) || has_band_below(node)) return node;
+        if (!is_band(node) || has_band_below(node) || below_transpose_tile(node)) return node;
         int n = isl_schedule_node_band_n_member(node);
         int descended = 0;
         // A short innermost member below a long coincident one (an NHWC output's 3 channels

@@ -14,6 +14,8 @@ constexpr int64_t kMinStreamedBytes = int64_t{1} << 20;
 // ownership).
 bool streamable(const PolyModel &m, const BufferInfo &b) {
     if (b.kind != BufferKind::KernelOutput || b.shape.empty() || (b.dtype != DType::Float32 && b.dtype != DType::Float16)) return false;
+    for (const auto &st : m.statements) // written by akg_transpose (tile_transposes.h)
+        if (st.stage->buffer == b.name && m.transpose_tiles.count(st.name)) return false;
     return element_count(b.shape) * dtype_bytes(b.dtype) >= kMinStreamedBytes && computed_and_never_read(m, b);
 }
 
