@@ -97,7 +97,6 @@ extern "C" int akg_kernel_fn_global_norm_sq_unscale_f16(void *const *buffers) {
     }
     {
         [[maybe_unused]] const int64_t i0 = 0;
-        [[maybe_unused]] const int64_t i1 = 0;
         in2[0] = (float)(((float)t0[0]));
     }
     free(t0);

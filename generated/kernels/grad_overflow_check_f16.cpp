@@ -75,7 +75,6 @@ extern "C" int akg_kernel_fn_grad_overflow_check_f16(void *const *buffers) {
     }
     {
         [[maybe_unused]] const int64_t i0 = 0;
-        [[maybe_unused]] const int64_t i1 = 0;
         out0[0] = (float)(((float)t0[0]));
     }
     free(t0);
