@@ -419,6 +419,25 @@ TEST(PipelineGolden, LargeOutputsAreWrittenWithNonTemporalStores) {
     EXPECT_EQ(count(code, "akg_stream_f32_n(blk_out0, out0 + (((c0 * INT64_C(21128)) + c1)), 64);"), 1u) << code;
 }
 
+TEST(PipelineGolden, OutputsReadBackWhereWrittenStreamFromTheirBlocks) {
+    // An Adam-like update of 4M floats (134 MB): the new moments are outputs that the update
+    // reads back at the element just written (from the block, which is streamed only after the
+    // loop), and the parameter updated in place is never read (its old value comes in another
+    // input): all of them are streamed.
+    std::string code = dump_after_regression("stream_read_back_moments_and_in_place_update_4194304.json", "emit");
+    for (const char *buffer : {"out0", "out1", "out2", "in4"})
+        EXPECT_EQ(count(code, std::string("akg_stream_f32_n(blk_") + buffer + ", " + buffer + " + ((c0 + c1)), 64);"), 1u) << buffer << code;
+    EXPECT_EQ(count(code, "(blk_out0[c2] / (akg_sqrt(blk_out1[c2]) + 9.99999997e-07f))"), 1u) << code;
+    EXPECT_EQ(count(code, "out0[(("), 0u) << code;
+    // Folded to 4226069 elements, the last partial block stores to memory and reads from it.
+    std::string odd = dump_after_regression("stream_read_back_moments_and_in_place_update_1031x4099.json", "emit");
+    EXPECT_EQ(count(odd, "(blk_out0[c2] / (akg_sqrt(blk_out1[c2]) + 9.99999997e-07f))"), 1u) << odd;
+    EXPECT_EQ(count(odd, "(out0[(c2 + INT64_C(4226048))] / (akg_sqrt(out1[(c2 + INT64_C(4226048))]) + 9.99999997e-07f))"), 1u) << odd;
+    // Below 64 MB (the catalog's 42 MB Adam) such outputs keep ordinary stores.
+    std::string adam = dump_after("adam_weight_decay_f32.json", "emit");
+    EXPECT_EQ(count(adam, "akg_stream_f32_n("), 1u) << adam;
+}
+
 TEST(PipelineGolden, OutputsStayCachedWhenSmallOrNotLineAligned) {
     // 12.6 MB in all: fits in the cache, ordinary stores.
     EXPECT_EQ(dump_after("layernorm_fwd_f32.json", "stream-outputs").find("non-temporal"), std::string::npos);

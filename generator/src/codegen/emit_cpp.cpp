@@ -151,6 +151,19 @@ public:
     void set_scalar_context(bool scalar) { f16_suffix_ = scalar ? "_scalar" : ""; }
     const std::string &f16_suffix() const { return f16_suffix_; }
 
+    // A float32 output streamed from a block array (stream_outputs.h) that later statements of
+    // the vector loop filling it read back: they read the element from the array, which is
+    // streamed out only after the loop. Each store of the buffer in the loop registers the
+    // element it writes (an expression in the loop iterators) and the array element it went to
+    // ("" when it went to memory: a second store of the buffer in the loop, a conditional one).
+    struct ForwardedStore {
+        Halide::Expr element;
+        std::string array_element;
+    };
+    void forward_store(const std::string &buffer, const ForwardedStore &store) { forwarded_[buffer].push_back(store); }
+    bool forwards(const std::string &buffer) const { return forwarded_.count(buffer) > 0; }
+    void clear_forwarded_stores() { forwarded_.clear(); }
+
     // Float16 reads in a block of a lane reduction (Emitter::lane_loops): a read whose address
     // advances by one element per lane is converted for the whole block at once before the lane
     // loop (akg_f16_to_f32_n: vcvtph2ps) and read back from a float array, instead of converting
@@ -236,6 +249,7 @@ private:
         std::map<std::string, bool> row_streams; // stream -> whether its every read advances by `lanes` per row
     };
     BlockStaging block_;
+    std::map<std::string, std::vector<ForwardedStore>> forwarded_;
     std::map<std::string, Halide::Expr> index_lets_;
     bool block_active_ = false;
     std::string f16_suffix_;
@@ -449,9 +463,29 @@ private:
         std::string value = print(op->value), body = print(op->body);
         out_ += "({ const auto v_" + sanitize(op->name) + " = " + value + "; " + body + "; })";
     }
+    // The read `buffer[args]` of a buffer stored in the current vector loop: the store of the
+    // same element (stream_outputs.cpp checked the schedule), from its array or from memory.
+    std::string forwarded_read(const BufferInfo &b, const std::vector<ForwardedStore> &stores, const std::vector<Halide::Expr> &args) {
+        std::vector<Halide::Expr> idx = index_exprs(args);
+        Halide::Expr linear = Halide::Internal::make_const(Halide::Int(64), 0);
+        int64_t stride = 1;
+        for (int d = static_cast<int>(b.shape.size()) - 1; d >= 0 && !idx.empty(); --d) {
+            linear = linear + idx[d] * Halide::Internal::make_const(Halide::Int(64), stride);
+            stride *= b.shape[d];
+        }
+        for (const auto &store : stores)
+            if (!idx.empty() && is_const_zero(simplify(linear - store.element, true, *bounds_, *alignment_)))
+                return store.array_element.empty() ? buffer_access(b.name, args) : store.array_element;
+        throw InternalError("a read of streamed output " + b.name + " is not an element its vector loop wrote");
+    }
+
     void visit(const Call *op) override {
         if (op->name.rfind("buf$", 0) == 0) {
             const BufferInfo &b = model_->buffer(op->name.substr(4));
+            if (auto forwarded = forwarded_.find(b.name); forwarded != forwarded_.end()) {
+                out_ += forwarded_read(b, forwarded->second, op->args);
+                return;
+            }
             if (block_active_ && b.prefetched_ahead && !is_staged(b.name) && !b.promoted) {
                 std::string base = block_base(b, op->args);
                 if (!base.empty()) note_stream(b, base);
@@ -983,14 +1017,22 @@ private:
     std::string streamed_block_access(const PolyStatement &st) {
         const BufferInfo &b = m_.buffer(st.stage->buffer);
         StreamedLoop *loop = streamed_loop_;
+        Halide::Expr linear = statement_index_ ? store_offset(b, *statement_index_) : Halide::Expr();
+        // A store to memory of a buffer whose reads the loop forwards: they read it from memory.
+        auto to_memory = [&]() -> std::string {
+            if (printer_.forwards(b.name)) {
+                if (!linear.defined()) throw InternalError("a store of streamed output " + b.name + " at an unknown element");
+                printer_.forward_store(b.name, {linear, ""});
+            }
+            return "";
+        };
         if (!(b.streamed || b.converted_per_block) || !loop || !statement_index_ || loop->conditional_depth != conditional_depth_ ||
             (b.streamed && loop->has_block_of(b.name)))
-            return "";
-        Halide::Expr linear = store_offset(b, *statement_index_);
-        if (!linear.defined()) return "";
+            return to_memory();
+        if (!linear.defined()) return to_memory();
         Halide::Expr it = Variable::make(Halide::Int(64), loop->iterator);
         Halide::Expr step = simplify(substitute(loop->iterator, it + 1, linear) - linear);
-        if (!Halide::Internal::is_const_one(step)) return "";
+        if (!Halide::Internal::is_const_one(step)) return to_memory();
         Halide::Expr base = simplify(substitute(loop->iterator, Halide::Internal::make_const(Halide::Int(64), loop->lo), linear));
         // Whole cache lines (given a line-aligned tensor), or blocks of long rows (see
         // stream_outputs.h): akg_stream_* writes the lines a block shares with its neighbours
@@ -998,12 +1040,14 @@ private:
         const int64_t line = 64, bytes = dtype_bytes(b.dtype);
         ModulusRemainder at = Halide::Internal::modulus_remainder(base, loop_alignment_);
         bool whole_lines = (at.modulus * bytes) % line == 0 && (at.remainder * bytes) % line == 0;
-        if (b.streamed && ((loop->trip * bytes) % line != 0 || (!whole_lines && b.shape.back() * bytes < kLongStreamedRowBytes))) return "";
+        if (b.streamed && ((loop->trip * bytes) % line != 0 || (!whole_lines && b.shape.back() * bytes < kLongStreamedRowBytes))) return to_memory();
         std::string array = "blk_" + b.name;
         for (int k = 1; std::any_of(loop->blocks.begin(), loop->blocks.end(), [&](const StreamedBlock &other) { return other.array == array; }); ++k)
             array = "blk_" + b.name + "_" + std::to_string(k);
         loop->blocks.push_back(StreamedBlock{b.name, array, printer_.print(base)});
-        return array + "[" + loop->iterator + (loop->lo ? " - " + std::to_string(loop->lo) : "") + "]";
+        std::string element = array + "[" + loop->iterator + (loop->lo ? " - " + std::to_string(loop->lo) : "") + "]";
+        if (b.streamed && b.dtype == DType::Float32) printer_.forward_store(b.name, {linear, element});
+        return element;
     }
 
     // The element offset a statement with index `index` (i0.. -> expression) stores to in `b`;
@@ -2629,6 +2673,7 @@ private:
                     printer_.begin_block_staging(it, it + "_first", "(" + it + " - " + it + "_first)", static_cast<int>(streamed.trip),
                                                  hoist_frames_.back().written, column_partials_.empty() ? "" : column_rows_it_);
                 s += emit_node(body, depth + 1);
+                if (streamed_loop_) printer_.clear_forwarded_stores();
                 std::string block_arrays = block_staging ? column_row_prefetches(static_cast<int>(streamed.trip), pad(depth + 1)) : "";
                 if (block_staging) block_arrays += printer_.end_block_staging(pad(depth + 1));
                 streamed_loop_ = outer_streamed;

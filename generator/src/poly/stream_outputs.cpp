@@ -2,6 +2,8 @@
 
 #include "poly/schedule_transforms.h"
 
+#include <set>
+
 namespace akg {
 
 namespace {
@@ -9,14 +11,81 @@ namespace {
 constexpr int64_t kCacheLineBytes = 64;
 constexpr int64_t kMinStreamedBytes = int64_t{1} << 20;
 
+// The innermost band above statement `name` (kept), or null.
+isl_schedule_node *leaf_band_of(isl_schedule_node *root, const std::string &name) {
+    struct Ctx {
+        std::string name;
+        isl_schedule_node *found = nullptr;
+    } ctx{name, nullptr};
+    isl_schedule_node_foreach_descendant_top_down(
+        root,
+        [](isl_schedule_node *node, void *user) -> isl_bool {
+            auto &c = *static_cast<Ctx *>(user);
+            if (isl_schedule_node_get_type(node) != isl_schedule_node_band || has_band_below(node)) return isl_bool_true;
+            std::set<std::string> names;
+            add_statement_names(node, names);
+            if (names.count(c.name) && !c.found) c.found = isl_schedule_node_copy(node);
+            return isl_bool_true;
+        },
+        &ctx);
+    return ctx.found;
+}
+
+// Whether every read of float32 buffer `b` (computed elementwise by one statement) reads the
+// element that the same iteration of the innermost loops has just written: the readers lie
+// below the writer's innermost band, and the loops around give each reader the iteration of
+// the writer of the element it reads. The emitter then reads it from the block array being
+// filled (an Adam update reads the moments it writes back): streamed from memory, it would not
+// be written yet.
+bool read_only_where_written(const PolyModel &m, const BufferInfo &b) {
+    if (b.dtype != DType::Float32) return false;
+    const PolyStatement *writer = nullptr;
+    for (const auto &st : m.statements)
+        if (st.stage->buffer == b.name) {
+            if (writer || st.stage->kind != StageKind::Compute || st.role != StatementRole::Assign) return false;
+            writer = &st;
+        }
+    if (!writer) return false;
+    isl_schedule_node *root = isl_schedule_get_root(m.schedule.get());
+    isl_schedule_node *band = leaf_band_of(root, writer->name);
+    isl_schedule_node_free(root);
+    if (!band) return false;
+    isl_union_map *reads = accesses_to_buffer(m.reads.get(), b), *writes = accesses_to_buffer(m.writes.get(), b);
+    isl_union_set *below = isl_schedule_node_get_domain(band);
+    bool ok = isl_union_set_is_subset(isl_union_map_domain(isl_union_map_copy(reads)), below) == isl_bool_true;
+    if (ok) {
+        isl_schedule_node *body = isl_schedule_node_child(isl_schedule_node_copy(band), 0);
+        isl_union_map *loops = isl_schedule_node_get_prefix_schedule_union_map(body); // instance -> loops around
+        isl_schedule_node_free(body);
+        isl_union_map *writer_of = isl_union_map_apply_range(isl_union_map_copy(reads), isl_union_map_reverse(isl_union_map_copy(writes)));
+        isl_union_map *writer_loops = isl_union_map_apply_range(writer_of, isl_union_map_copy(loops));
+        isl_union_map *reader_loops = isl_union_map_intersect_domain(loops, isl_union_map_domain(isl_union_map_copy(reads)));
+        ok = isl_union_map_is_equal(writer_loops, reader_loops) == isl_bool_true;
+        isl_union_map_free(writer_loops);
+        isl_union_map_free(reader_loops);
+    }
+    isl_union_set_free(below);
+    isl_union_map_free(reads);
+    isl_union_map_free(writes);
+    isl_schedule_node_free(band);
+    return ok;
+}
+
 // Whether `b` is an output worth streaming: float32/float16, computed elementwise and never
 // read, and not small (per-channel statistics next to a large tensor cost nothing to read for
-// ownership).
-bool streamable(const PolyModel &m, const BufferInfo &b) {
-    if (b.kind != BufferKind::KernelOutput || b.shape.empty() || (b.dtype != DType::Float32 && b.dtype != DType::Float16)) return false;
-    for (const auto &st : m.statements) // written by akg_transpose (tile_transposes.h)
-        if (st.stage->buffer == b.name && m.transpose_tiles.count(st.name)) return false;
-    return element_count(b.shape) * dtype_bytes(b.dtype) >= kMinStreamedBytes && computed_and_never_read(m, b);
+// ownership). With `read_back`, also a float32 output read only where just written, and an
+// input updated in place that the kernel never reads (an optimizer's parameter, read through
+// another input); one that it reads first gains nothing: the read brings its lines in anyway.
+bool streamable(const PolyModel &m, const BufferInfo &b, bool read_back) {
+    if (b.shape.empty() || (b.dtype != DType::Float32 && b.dtype != DType::Float16)) return false;
+    bool written = false;
+    for (const auto &st : m.statements) {
+        written |= st.stage->buffer == b.name;
+        if (st.stage->buffer == b.name && m.transpose_tiles.count(st.name)) return false; // written by akg_transpose (tile_transposes.h)
+    }
+    if (!written || element_count(b.shape) * dtype_bytes(b.dtype) < kMinStreamedBytes) return false;
+    if (b.kind == BufferKind::KernelOutput) return computed_and_never_read(m, b) || (read_back && read_only_where_written(m, b));
+    return b.kind == BufferKind::KernelInput && read_back && computed_and_never_read(m, b);
 }
 
 // Rows that start on cache-line boundaries (in a line-aligned tensor), or long rows.
@@ -36,9 +105,11 @@ int64_t kernel_footprint_bytes(const PolyModel &m) {
 } // namespace
 
 void stream_large_outputs(PolyModel &m, const ScheduleOptions &options) {
-    if (kernel_footprint_bytes(m) <= options.stream_outputs_above_bytes) return;
+    int64_t footprint = kernel_footprint_bytes(m);
+    if (footprint <= options.stream_outputs_above_bytes) return;
+    bool read_back = footprint > options.stream_read_back_above_bytes;
     for (auto &b : m.buffers) {
-        if (!streamable(m, b)) continue;
+        if (!streamable(m, b, read_back)) continue;
         b.streamed = rows_stream_by_blocks(b);
         b.streamed_when_staged = !b.streamed && b.dtype == DType::Float16;
     }
