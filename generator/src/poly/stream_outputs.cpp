@@ -52,7 +52,9 @@ bool read_only_where_written(const PolyModel &m, const BufferInfo &b) {
     if (!band) return false;
     isl_union_map *reads = accesses_to_buffer(m.reads.get(), b), *writes = accesses_to_buffer(m.writes.get(), b);
     isl_union_set *below = isl_schedule_node_get_domain(band);
-    bool ok = isl_union_set_is_subset(isl_union_map_domain(isl_union_map_copy(reads)), below) == isl_bool_true;
+    isl_union_set *readers = isl_union_map_domain(isl_union_map_copy(reads));
+    bool ok = isl_union_set_is_subset(readers, below) == isl_bool_true;
+    isl_union_set_free(readers);
     if (ok) {
         isl_schedule_node *body = isl_schedule_node_child(isl_schedule_node_copy(band), 0);
         isl_union_map *loops = isl_schedule_node_get_prefix_schedule_union_map(body); // instance -> loops around
