@@ -559,6 +559,23 @@ TEST(PipelineGolden, ColumnSumsUnderTwoParallelLoopsWalkRowsOfBlocks) {
 // into one of 259 columns (MindSpore's [32, 128, 43, 43] into [43, 43]: 2.0 -> 1.0 ms at 1
 // thread, 43 x 3 strided column blocks of 16 before). A row sum's kept dimensions stay: they
 // are outer, parallel loops either way.
+TEST(PipelineGolden, ComputationsThatReadAcrossTransposeTheirSourceTileFirst) {
+    // NCHW + bias -> NHWC: each tile of 20 channels x 63 pixels of the source is transposed into
+    // a local array, then the vector loop over the channels (contiguous in the output) reads it.
+    std::string tree = dump_after_regression("transposed_bias_add_nchw_to_nhwc_2x20x7x9.json", "vectorize");
+    EXPECT_EQ(count(tree, "mark: \"transpose_staged_tile\""), 1u) << tree;
+    EXPECT_EQ(count(tree, "mark: \"simd\""), 1u) << tree; // vectorize left the tile alone
+    std::string code = dump_after_regression("transposed_bias_add_nchw_to_nhwc_2x20x7x9.json", "emit");
+    EXPECT_EQ(count(code, "alignas(64) float tile_in0[1260];"), 1u) << code;
+    EXPECT_EQ(count(code, "akg_transpose(&in0[i0 * 1260 + i2 * 63 + i1], 63, tile_in0, 20, (19 - 0 + 1), (62 - 0 + 1));"), 1u) << code;
+    EXPECT_EQ(count(code, "out0[i0 * 1260 + i1 * 20 + i2] = (float)((tile_in0[(c3 - tile_in0_column0) * 20 + (c4 - tile_in0_row0)] + in1[c4]));"), 1u)
+        << code;
+    // A float16 source is transposed as bits and widened where read; rows beyond 64 take tiles.
+    std::string half = dump_after_regression("transposed_float16_cast_rows_in_two_tiles_2x70x33.json", "emit");
+    EXPECT_EQ(count(half, "alignas(64) uint16_t tile_in0[2112];"), 1u) << half;
+    EXPECT_EQ(count(half, "akg_f16_to_f32(tile_in0[(c3 - tile_in0_column0) * 64 + ((c1 + c4) - tile_in0_row0)])"), 1u) << half;
+}
+
 TEST(PipelineGolden, SmallerShapesWithShortRowsFoldToo) {
     // Two independent transposes of different shapes (a parallel fusion): the smaller one's
     // 3 x 3 folds as well as the larger one's, and both run as tile transposes of 9 rows.

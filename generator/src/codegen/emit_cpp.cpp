@@ -151,6 +151,17 @@ public:
     void set_scalar_context(bool scalar) { f16_suffix_ = scalar ? "_scalar" : ""; }
     const std::string &f16_suffix() const { return f16_suffix_; }
 
+    // A tile-transposes source read from its transposed tile (tile_transposes.h): `array`
+    // holds element (row, column) of the tile at (column - column0) * rows + (row - row0), where
+    // row and column are the read's indices at positions row_arg and column_arg.
+    struct TransposedRead {
+        std::string array, row0, column0;
+        int row_arg = -1, column_arg = -1;
+        int64_t rows = 0;
+    };
+    void read_transposed(const std::string &buffer, const TransposedRead &read) { transposed_[buffer] = read; }
+    void stop_reading_transposed() { transposed_.clear(); }
+
     // A float32 output streamed from a block array (stream_outputs.h) that later statements of
     // the vector loop filling it read back: they read the element from the array, which is
     // streamed out only after the loop. Each store of the buffer in the loop registers the
@@ -250,6 +261,7 @@ private:
     };
     BlockStaging block_;
     std::map<std::string, std::vector<ForwardedStore>> forwarded_;
+    std::map<std::string, TransposedRead> transposed_;
     std::map<std::string, Halide::Expr> index_lets_;
     bool block_active_ = false;
     std::string f16_suffix_;
@@ -306,7 +318,7 @@ private:
     // address does not advance by exactly one element per iteration of the block's loop.
     std::string block_staged_read(const std::string &buffer, const std::vector<Halide::Expr> &args) {
         const BufferInfo &b = model_->buffer(buffer);
-        if (b.promoted || b.dtype != DType::Float16 || block_.written.count(buffer)) return "";
+        if (b.promoted || b.dtype != DType::Float16 || block_.written.count(buffer) || transposed_.count(buffer)) return "";
         std::string base = block_base(b, args);
         if (base.empty()) return "";
         if (b.prefetched_ahead) note_stream(b, base);
@@ -482,6 +494,14 @@ private:
     void visit(const Call *op) override {
         if (op->name.rfind("buf$", 0) == 0) {
             const BufferInfo &b = model_->buffer(op->name.substr(4));
+            if (auto transposed = transposed_.find(b.name); transposed != transposed_.end()) {
+                const TransposedRead &t = transposed->second;
+                std::vector<Halide::Expr> idx = index_exprs(op->args);
+                std::string row = print(idx.empty() ? op->args[t.row_arg] : idx[t.row_arg]);
+                std::string column = print(idx.empty() ? op->args[t.column_arg] : idx[t.column_arg]);
+                out_ += t.array + "[(" + column + " - " + t.column0 + ") * " + std::to_string(t.rows) + " + (" + row + " - " + t.row0 + ")]";
+                return;
+            }
             if (auto forwarded = forwarded_.find(b.name); forwarded != forwarded_.end()) {
                 out_ += forwarded_read(b, forwarded->second, op->args);
                 return;
@@ -2571,6 +2591,60 @@ private:
                "const int64_t " + columns.iterator + " = " + columns.first + ";\n" + calls + pad(depth) + "}\n";
     }
 
+    // tile-transposes' tile of a computing statement (tile_transposes.h): a loop over the
+    // tile's columns around a "simd" mark and the vector loop over its rows, around the
+    // statement. The source's tile is transposed into a local array first (akg_transpose, from
+    // the tile's first element), and the statement reads the source from it. "" when the loops
+    // are not in that form (they are then emitted reading the source itself).
+    std::string emit_staged_transpose_tile(isl_ast_node *columns_loop, int depth) {
+        TileLoop columns, rows;
+        if (!tile_loop(columns_loop, columns)) return "";
+        isl_ast_node *mark = isl_ast_node_for_get_body(columns_loop);
+        isl_ast_node *rows_loop = isl_ast_node_get_type(mark) == isl_ast_node_mark ? isl_ast_node_mark_get_node(mark) : nullptr;
+        isl_ast_node_free(mark);
+        bool ok = rows_loop && tile_loop(rows_loop, rows) && !mentions(rows.first, columns.iterator) && !mentions(rows.trip, columns.iterator);
+        isl_ast_node *body = ok ? isl_ast_node_for_get_body(rows_loop) : nullptr;
+        isl_ast_node_free(rows_loop);
+        ok = body && isl_ast_node_get_type(body) == isl_ast_node_user;
+        std::string s;
+        if (ok) {
+            UserCall c = user_call(body);
+            auto tile = m_.transpose_tiles.find(c.statement->name);
+            ok = tile != m_.transpose_tiles.end() && tile->second.staged;
+            if (ok) {
+                const TransposeTile &t = tile->second;
+                const BufferInfo &source = m_.buffer(t.source);
+                std::vector<Halide::Expr> origin_args;
+                class FirstRead : public Halide::Internal::IRVisitor {
+                public:
+                    std::string name;
+                    const Call *found = nullptr;
+                    using IRVisitor::visit;
+                    void visit(const Call *op) override {
+                        if (!found && op->name == name) found = op;
+                        IRVisitor::visit(op);
+                    }
+                } first;
+                first.name = "buf$" + t.source;
+                c.statement->stage->value.accept(&first);
+                std::string array = "tile_" + t.source, in = pad(depth + 2);
+                s = pad(depth) + "{\n" + pad(depth + 1) + "alignas(64) " + storage_type(source) + " " + array + "[" +
+                    std::to_string(t.tile_rows * t.tile_columns) + "];\n" + pad(depth + 1) + "int64_t " + array + "_row0, " + array + "_column0;\n" +
+                    pad(depth + 1) + "{\n" + in + "const int64_t " + columns.iterator + " = " + columns.first + ";\n" + in + "const int64_t " +
+                    rows.iterator + " = " + rows.first + ";\n" + bind_vars(c, in, true, false) + in + array + "_row0 = " +
+                    printer_.print(first.found->args[t.row_arg]) + ";\n" + in + array + "_column0 = " + printer_.print(first.found->args[t.column_arg]) +
+                    ";\n" + in + "akg_transpose(&" + printer_.buffer_access(t.source, first.found->args) + ", " + std::to_string(t.source_row_stride) +
+                    ", " + array + ", " + std::to_string(t.tile_rows) + ", " + rows.trip + ", " + columns.trip + ");\n" + pad(depth + 1) + "}\n";
+                printer_.read_transposed(t.source, {array, array + "_row0", array + "_column0", t.row_arg, t.column_arg, t.tile_rows});
+                s += emit_node(columns_loop, depth + 1);
+                printer_.stop_reading_transposed();
+                s += pad(depth) + "}\n";
+            }
+        }
+        isl_ast_node_free(body);
+        return ok ? s : "";
+    }
+
     std::string emit_node(isl_ast_node *node, int depth) {
         switch (isl_ast_node_get_type(node)) {
         case isl_ast_node_block: {
@@ -2599,6 +2673,7 @@ private:
                                   plans ? &m_.row_prefetches.at(k) : nullptr);
             } else if (name.rfind("row_chunks_", 0) == 0 && !(s = emit_row_chunks(child, std::stoi(name.substr(11)), depth)).empty()) {
             } else if (name == "transpose_tile" && !(s = emit_transpose_tile(child, depth)).empty()) {
+            } else if (name == "transpose_staged_tile" && !(s = emit_staged_transpose_tile(child, depth)).empty()) {
             } else if (name == "column_row_tile") {
                 row_tile_pending_ = isl_ast_node_get_type(child) == isl_ast_node_for;
                 s = emit_node(child, depth);

@@ -82,13 +82,22 @@ struct RowPrefetch {
     std::vector<std::string> next_offset_c; // per dimension, the next iteration's offset, in the loop iterators
 };
 
-// Set by tile-transposes: a copy whose innermost output dimension is not the innermost one of
-// its source (NHWC -> NCHW), run by the emitter as transposes of tiles (akg_transpose): within
-// a tile, out[c * output_column_stride + r] = source[r * source_row_stride + c], where r is the
-// tile's row (the source dimension innermost in the output) and c its column.
+// Set by tile-transposes: a statement that reads its source across (the source's innermost
+// dimension is not the output's: NHWC -> NCHW), run by tiles. Within a tile, r is the tile's
+// row (the dimension innermost in the output) and c its column (innermost in the source).
+// A copy is run by the emitter as transposes (akg_transpose): out[c * output_column_stride + r]
+// = source[r * source_row_stride + c]. A statement that computes (a bias added on the way) has
+// its source's tile transposed into a local array of tile_rows x tile_columns first
+// (`staged`), then runs over the tile's columns and, in a vector loop, its rows, reading the
+// source from the array: the source's read has the row's index at position row_arg and the
+// column's at column_arg.
 struct TransposeTile {
+    std::string source; // in0
     int64_t source_row_stride = 0;
-    int64_t output_column_stride = 0;
+    int64_t output_column_stride = 0; // copies
+    bool staged = false;
+    int row_arg = -1, column_arg = -1;
+    int64_t tile_rows = 0, tile_columns = 0;
 };
 
 struct PolyModel {

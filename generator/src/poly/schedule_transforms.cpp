@@ -215,10 +215,13 @@ std::string mark_name(isl_schedule_node *node) {
 }
 
 bool below_transpose_tile(isl_schedule_node *node) {
-    if (isl_schedule_node_has_parent(node) != isl_bool_true) return false;
-    isl_schedule_node *parent = isl_schedule_node_parent(isl_schedule_node_copy(node));
-    bool below = mark_name(parent) == "transpose_tile";
-    isl_schedule_node_free(parent);
+    bool below = false;
+    isl_schedule_node *up = isl_schedule_node_copy(node);
+    while (!below && isl_schedule_node_has_parent(up) == isl_bool_true) {
+        up = isl_schedule_node_parent(up);
+        below = mark_name(up).rfind("transpose_", 0) == 0;
+    }
+    isl_schedule_node_free(up);
     return below;
 }
 

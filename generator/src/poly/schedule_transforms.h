@@ -60,8 +60,8 @@ void add_statement_names(isl_schedule_node *node, std::set<std::string> &names);
 
 // The name of mark `node`, or "" when `node` is not a mark.
 std::string mark_name(isl_schedule_node *node);
-// Whether `node` (kept) is the point band of tile-transposes (below its "transpose_tile" mark):
-// the emitter runs it as a call, no other pass reshapes it.
+// Whether `node` (kept) lies in a tile of tile-transposes (below its "transpose_tile" or
+// "transpose_staged_tile" mark): the emitter runs it as it is, no other pass reshapes it.
 bool below_transpose_tile(isl_schedule_node *node);
 
 // One iteration of the band below a parallel mark: the band, the statement instances below it,

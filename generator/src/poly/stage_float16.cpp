@@ -112,10 +112,8 @@ bool plan_staging(PolyModel &m, const BufferInfo &b, const ParallelIteration &it
     bool input = b.kind == BufferKind::KernelInput, output = b.kind == BufferKind::KernelOutput;
     if (!input && !output) return false;
     if (b.streamed) return false; // converted per vector loop, then streamed (stream_outputs.h)
-    for (const auto &[name, tile] : m.transpose_tiles) { // copied as bits by akg_transpose (tile_transposes.h)
-        const Stage &s = *m.statement(name).stage;
-        if (s.buffer == b.name || m.copy_source(s)->name == "buf$" + b.name) return false;
-    }
+    for (const auto &[name, tile] : m.transpose_tiles) // read and written by tiles (tile_transposes.h)
+        if (m.statement(name).stage->buffer == b.name || tile.source == b.name) return false;
     isl_union_map *reads = accesses_to_buffer(m.reads.get(), b), *writes = accesses_to_buffer(m.writes.get(), b);
     bool eligible = false;
     isl_union_map *mine = nullptr;

@@ -1,7 +1,9 @@
 #include "poly/tile_transposes.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <set>
 
 #include "poly/schedule_transforms.h"
 
@@ -19,6 +21,9 @@ constexpr int64_t kBlock = 8; // akg_transpose's blocks of 8 x 8
 // the other dimension: 8 float32 channels of NHWC -> NCHW ran 0.93x / 0.80x (1 / 2 threads)
 // as tiles; 20 channels 2.2x / 1.5x faster.
 constexpr int64_t kMinColumns = 16;
+// A computing statement's rows are its vector loop; shorter ones are left to vectorize's
+// unrolled rows.
+constexpr int64_t kMinStagedRows = 16;
 
 // The coefficients of an affine map from a statement's instances to one integer (an element
 // offset), per instance dimension; empty when it is not affine without divisions.
@@ -58,12 +63,12 @@ int unit_dimension(const std::vector<int64_t> &coefficients) {
     return found;
 }
 
-// A statement that copies a kernel input into a kernel output as a transpose.
+// A statement that reads a kernel input across into a kernel output.
 struct Candidate {
     int row_dim = -1;    // the instance dimension innermost in the output (unit stride there)
     int column_dim = -1; // the one innermost in the source
-    TransposeTile strides;
-    int64_t element_bytes = 0;
+    TransposeTile tile;
+    int64_t element_bytes = 0; // of the source
 };
 
 // The statement instances' element offsets in buffer `b` through `accesses` (kept).
@@ -77,34 +82,114 @@ isl_map *offsets_in(isl_ctx *ctx, isl_union_map *accesses, const PolyStatement &
     return isl_map_from_union_map(offsets);
 }
 
+// The buffers `st` reads.
+std::set<std::string> buffers_read_by(const PolyModel &m, const PolyStatement &st) {
+    isl_union_map *mine = isl_union_map_intersect_domain(isl_union_map_copy(m.reads.get()), isl_union_set_from_set(isl_set_universe(st.space(m.ctx.get()))));
+    std::set<std::string> names;
+    isl_union_map_foreach_map(
+        mine,
+        [](isl_map *map, void *user) -> isl_stat {
+            static_cast<std::set<std::string> *>(user)->insert(isl_map_get_tuple_name(map, isl_dim_out));
+            isl_map_free(map);
+            return isl_stat_ok;
+        },
+        &names);
+    isl_union_map_free(mine);
+    return names;
+}
+
+// Calls `fn` on every call in `e`.
+void visit_calls(const Halide::Expr &e, const std::function<void(const Halide::Internal::Call *)> &fn) {
+    class Calls : public Halide::Internal::IRVisitor {
+    public:
+        explicit Calls(const std::function<void(const Halide::Internal::Call *)> &fn) : fn_(fn) {}
+
+    private:
+        using IRVisitor::visit;
+        void visit(const Halide::Internal::Call *op) override {
+            fn_(op);
+            IRVisitor::visit(op);
+        }
+        const std::function<void(const Halide::Internal::Call *)> &fn_;
+    } calls(fn);
+    e.accept(&calls);
+}
+
+bool written_by_kernel(const PolyModel &m, const BufferInfo &b) {
+    isl_union_map *writes = accesses_to_buffer(m.writes.get(), b);
+    bool written = isl_union_map_is_empty(writes) != isl_bool_true;
+    isl_union_map_free(writes);
+    return written;
+}
+
+// Where a computing statement reads its source: the positions of the row's and the column's
+// index among the read's indices, which must be those instance dimensions themselves, in every
+// read of the source (the emitter reads them from the transposed array).
+bool source_positions(const Stage &stage, const std::string &source, int row_dim, int column_dim, TransposeTile &tile) {
+    std::vector<const Halide::Internal::Call *> reads;
+    visit_calls(stage.value, [&](const Halide::Internal::Call *c) {
+        if (c->name == "buf$" + source) reads.push_back(c);
+    });
+    if (reads.empty()) return false;
+    const auto &args = reads[0]->args;
+    for (const auto *r : reads)
+        if (r->args.size() != args.size() || !std::equal(args.begin(), args.end(), r->args.begin(), [](const Halide::Expr &a, const Halide::Expr &b) { return Halide::Internal::equal(a, b); }))
+            return false;
+    std::string row = index_var(row_dim), column = index_var(column_dim);
+    for (size_t k = 0; k < args.size(); ++k) {
+        const Halide::Internal::Variable *v = args[k].as<Halide::Internal::Variable>();
+        if (v && v->name == row) tile.row_arg = static_cast<int>(k);
+        else if (v && v->name == column) tile.column_arg = static_cast<int>(k);
+        else if (Halide::Internal::expr_uses_var(args[k], row) || Halide::Internal::expr_uses_var(args[k], column)) return false;
+    }
+    return tile.row_arg >= 0 && tile.column_arg >= 0;
+}
+
 std::map<std::string, Candidate> find_candidates(const PolyModel &m) {
     isl_ctx *ctx = m.ctx.get();
     std::map<std::string, Candidate> found;
     for (const auto &st : m.statements) {
-        const Halide::Internal::Call *source = st.role == StatementRole::Assign ? m.copy_source(*st.stage) : nullptr;
-        if (!source) continue;
-        const BufferInfo &out = m.buffer(st.stage->buffer), &in = m.buffer(source->name.substr(4));
-        int64_t bytes = dtype_bytes(out.dtype);
-        if (out.kind != BufferKind::KernelOutput || in.kind != BufferKind::KernelInput || (bytes != 2 && bytes != 4)) continue;
-        // Only this statement writes the output, and nothing writes the source (in place).
-        isl_union_map *writes_out = accesses_to_buffer(m.writes.get(), out), *writes_in = accesses_to_buffer(m.writes.get(), in);
-        bool alone = isl_union_map_n_map(writes_out) == 1 && isl_union_map_is_empty(writes_in) == isl_bool_true;
+        if (st.role != StatementRole::Assign || st.stage->kind != StageKind::Compute) continue;
+        const BufferInfo &out = m.buffer(st.stage->buffer);
+        if (out.kind != BufferKind::KernelOutput) continue;
+        // Only this statement writes the output.
+        isl_union_map *writes_out = accesses_to_buffer(m.writes.get(), out);
+        bool alone = isl_union_map_n_map(writes_out) == 1;
         isl_union_map_free(writes_out);
-        isl_union_map_free(writes_in);
-        if (!alone) continue;
-        isl_map *written = offsets_in(ctx, m.writes.get(), st, out), *read = offsets_in(ctx, m.reads.get(), st, in);
+        isl_map *written = alone ? offsets_in(ctx, m.writes.get(), st, out) : nullptr;
         std::vector<int64_t> a = written ? affine_coefficients(written) : std::vector<int64_t>{};
-        std::vector<int64_t> b = read ? affine_coefficients(read) : std::vector<int64_t>{};
-        if (a.size() != static_cast<size_t>(st.out_dims) || b.size() != a.size()) continue;
+        if (a.size() != static_cast<size_t>(st.out_dims)) continue;
         Candidate c;
         c.row_dim = unit_dimension(a);
-        c.column_dim = unit_dimension(b);
-        if (c.row_dim < 0 || c.column_dim < 0 || c.row_dim == c.column_dim) continue;
-        c.strides.source_row_stride = b[c.row_dim];
-        c.strides.output_column_stride = a[c.column_dim];
-        c.element_bytes = bytes;
-        if (c.strides.source_row_stride < 1 || c.strides.output_column_stride < 1) continue;
-        if (st.stage->shape[c.row_dim] < kBlock || st.stage->shape[c.column_dim] < kMinColumns) continue;
+        if (c.row_dim < 0) continue;
+        // Every read an input the kernel does not write; the source the only one read across
+        // the rows, the others along them or not at all.
+        bool ok = true;
+        std::vector<int64_t> source_coefficients;
+        for (const auto &name : buffers_read_by(m, st)) {
+            const BufferInfo &in = m.buffer(name);
+            isl_map *read = in.kind == BufferKind::KernelInput && !written_by_kernel(m, in) ? offsets_in(ctx, m.reads.get(), st, in) : nullptr;
+            std::vector<int64_t> b = read ? affine_coefficients(read) : std::vector<int64_t>{};
+            if (b.size() != a.size()) ok = false;
+            else if (b[c.row_dim] != 0 && b[c.row_dim] != 1) {
+                ok &= c.tile.source.empty();
+                c.tile.source = name;
+                source_coefficients = b;
+            }
+            if (!ok) break;
+        }
+        if (!ok || c.tile.source.empty()) continue;
+        c.column_dim = unit_dimension(source_coefficients);
+        if (c.column_dim < 0 || c.column_dim == c.row_dim) continue;
+        c.element_bytes = dtype_bytes(m.buffer(c.tile.source).dtype);
+        c.tile.source_row_stride = source_coefficients[c.row_dim];
+        c.tile.output_column_stride = a[c.column_dim];
+        const Halide::Internal::Call *copied = m.copy_source(*st.stage);
+        c.tile.staged = !(copied && copied->name == "buf$" + c.tile.source);
+        if ((c.element_bytes != 2 && c.element_bytes != 4) || c.tile.output_column_stride < 1) continue;
+        if (c.tile.staged && !source_positions(*st.stage, c.tile.source, c.row_dim, c.column_dim, c.tile)) continue;
+        int64_t rows = st.stage->shape[c.row_dim], columns = st.stage->shape[c.column_dim];
+        if (rows < (c.tile.staged ? kMinStagedRows : kBlock) || columns < kMinColumns) continue;
         found.emplace(st.name, c);
     }
     return found;
@@ -153,9 +238,9 @@ isl_schedule_node *tile_band(isl_schedule_node *node, void *user) {
         if (c == ctx.candidates.end()) return node;
         const PolyStatement &st = m.statement(name);
         if (st.out_dims != n) return node;
-        if (first && (c->second.row_dim != first->row_dim || c->second.column_dim != first->column_dim ||
-                      c->second.element_bytes != first->element_bytes || st.stage->shape != first_statement->stage->shape))
-            return node;
+        if (first && (c->second.row_dim != first->row_dim || c->second.column_dim != first->column_dim || c->second.tile.staged ||
+                      first->tile.staged || c->second.element_bytes != first->element_bytes || st.stage->shape != first_statement->stage->shape))
+            return node; // copies of one shape share their tiles; a computing statement has its own
         first = &c->second;
         first_statement = &st;
         std::vector<bool> seen(n, false);
@@ -203,8 +288,25 @@ isl_schedule_node *tile_band(isl_schedule_node *node, void *user) {
         node = isl_schedule_node_band_split(node, n - 2);
         node = isl_schedule_node_delete(node); // the members of tile size 1: always 0
     }
-    node = isl_schedule_node_insert_mark(node, isl_id_alloc(ictx, "transpose_tile", nullptr));
-    for (const auto &name : names) ctx.model->transpose_tiles[name] = ctx.candidates.at(name).strides;
+    if (first->tile.staged) {
+        // Columns, then the rows as the vector loop: the output and the transposed array are
+        // contiguous along the rows.
+        isl_multi_union_pw_aff *point = isl_schedule_node_band_get_partial_schedule(node);
+        node = isl_schedule_node_delete(node);
+        node = isl_schedule_node_insert_partial_schedule(node, isl_multi_union_pw_aff_from_union_pw_aff(isl_multi_union_pw_aff_get_union_pw_aff(point, 0)));
+        node = isl_schedule_node_band_member_set_coincident(node, 0, 1);
+        node = isl_schedule_node_insert_mark(node, isl_id_alloc(ictx, "simd", nullptr));
+        node = isl_schedule_node_insert_partial_schedule(node, isl_multi_union_pw_aff_from_union_pw_aff(isl_multi_union_pw_aff_get_union_pw_aff(point, 1)));
+        node = isl_schedule_node_band_member_set_coincident(node, 0, 1);
+        isl_multi_union_pw_aff_free(point);
+    }
+    node = isl_schedule_node_insert_mark(node, isl_id_alloc(ictx, first->tile.staged ? "transpose_staged_tile" : "transpose_tile", nullptr));
+    for (const auto &name : names) {
+        TransposeTile tile = ctx.candidates.at(name).tile;
+        tile.tile_rows = tile_rows;
+        tile.tile_columns = tile_columns;
+        ctx.model->transpose_tiles[name] = tile;
+    }
     return isl_schedule_node_parent(node);
 }
 

@@ -16,6 +16,11 @@ namespace akg {
 // 8 x 8 elements in registers; PolyModel::transpose_tiles records the strides. Tiles hold
 // kTransposeTileBytes of each side: the source's rows stay in L1 while their columns go out.
 // Fewer than 8 rows (one block) or 16 columns are left alone (see kMinColumns).
+// A statement that computes with such a source (a bias added on the way), its other inputs
+// read along the rows or not at all, is tiled the same way with its tile's source transposed
+// into a local array first (TransposeTile::staged): the point loops go below a
+// "transpose_staged_tile" mark, the columns outside and the rows inside as the vector loop
+// (a "simd" mark), so that the output and the array are walked contiguously.
 void tile_transposes(PolyModel &model);
 
 } // namespace akg
