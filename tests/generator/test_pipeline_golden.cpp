@@ -211,6 +211,13 @@ TEST(PipelineGolden, CopiesThatMoveTheInnermostDimensionRunAsTileTransposes) {
     std::string two = dump_after_regression("transpose_tiles_two_copies_and_a_middle_batch_19x3x17.json", "emit");
     EXPECT_EQ(count(two, "akg_transpose(&in0[i2 * 51 + i1 * 17 + i0], 51, &out0[i0 * 57 + i1 * 19 + i2], 57"), 1u) << two;
     EXPECT_EQ(count(two, "akg_transpose(&in1[i2 * 51 + i1 * 17 + i0], 51, &out1[i0 * 57 + i1 * 19 + i2], 57"), 1u) << two;
+    // Above the last-level cache, tiles spanning whole output rows (9 of 9) are one contiguous
+    // run each: streamed through a local array.
+    std::string streamed = dump_after_regression("streamed_transpose_tiles_f16_256x9x4096.json", "emit");
+    EXPECT_EQ(count(streamed, "akg_transpose_streamed(&in0[i0 * 36864 + i2 * 4096 + i1], 4096, &out0[i0 * 36864 + i1 * 9 + i2], (8 - 0 + 1), "), 1u)
+        << streamed;
+    EXPECT_EQ(count(streamed, "akg_stream_fence();"), 1u) << streamed;
+    EXPECT_EQ(count(tiles, "akg_transpose_streamed("), 0u) << tiles;
     // Sources of fewer than 16 columns stay vector loops over the rows, the columns unrolled.
     std::string narrow = dump_after_regression("transpose_of_8_columns_stays_a_vector_loop_2x30x8.json", "emit");
     EXPECT_EQ(count(narrow, "akg_transpose("), 0u) << narrow;

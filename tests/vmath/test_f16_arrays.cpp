@@ -262,6 +262,23 @@ void check_transpose() {
 }
 
 TEST(Transpose, SixteenBitTilesMoveEveryElement) { check_transpose<uint16_t>(); }
+TEST(Transpose, StreamedTilesWriteTheirRunExactly) {
+    // Tiles of whole output rows, one run each, at every alignment of the run's start.
+    std::mt19937 rng(11);
+    for (int64_t rows : {8, 9, 49})
+        for (int64_t cols : {8, 37, 160})
+            for (int64_t shift : {0, 1, 5, 31}) {
+                std::vector<uint16_t> in(static_cast<size_t>(rows * (cols + 2)));
+                for (auto &x : in) x = static_cast<uint16_t>(rng());
+                std::vector<uint16_t> out(static_cast<size_t>(rows * cols + 80), 0xabcd), want = out;
+                uint16_t *run = out.data() + shift;
+                akg_transpose_streamed(in.data(), cols + 2, run, rows, cols);
+                akg_stream_fence();
+                for (int64_t c = 0; c < cols; ++c)
+                    for (int64_t r = 0; r < rows; ++r) want[static_cast<size_t>(shift + c * rows + r)] = in[static_cast<size_t>(r * (cols + 2) + c)];
+                ASSERT_EQ(out, want) << "rows " << rows << " cols " << cols << " shift " << shift;
+            }
+}
 TEST(Transpose, ThirtyTwoBitTilesMoveEveryElement) {
     check_transpose<float>();
     check_transpose<int32_t>();

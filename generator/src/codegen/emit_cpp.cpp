@@ -2575,11 +2575,15 @@ private:
                 const Halide::Internal::Call *source = m_.copy_source(*c.statement->stage);
                 ok = tile != m_.transpose_tiles.end() && source;
                 if (ok) {
-                    std::string in = pad(depth + 2);
-                    calls += pad(depth + 1) + "{\n" + bind_vars(c, in, true, false) + in + "akg_transpose(&" +
-                             printer_.buffer_access(source->name.substr(4), source->args) + ", " + std::to_string(tile->second.source_row_stride) +
-                             ", &" + out_access(*c.statement) + ", " + std::to_string(tile->second.output_column_stride) + ", " + rows.trip + ", " +
-                             columns.trip + ");\n" + pad(depth + 1) + "}\n";
+                    // A streamed output (stream_outputs.cpp: each tile one contiguous run) goes
+                    // through a local array and non-temporal stores.
+                    bool streamed = m_.buffer(c.statement->stage->buffer).streamed;
+                    streams_in_function_ |= streamed;
+                    std::string in = pad(depth + 2), strides = std::to_string(tile->second.source_row_stride) + ", &" + out_access(*c.statement) +
+                                                                  (streamed ? "" : ", " + std::to_string(tile->second.output_column_stride));
+                    calls += pad(depth + 1) + "{\n" + bind_vars(c, in, true, false) + in + (streamed ? "akg_transpose_streamed(&" : "akg_transpose(&") +
+                             printer_.buffer_access(source->name.substr(4), source->args) + ", " + strides + ", " + rows.trip + ", " + columns.trip +
+                             ");\n" + pad(depth + 1) + "}\n";
                 }
             } else {
                 ok = false;

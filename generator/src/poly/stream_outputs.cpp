@@ -73,6 +73,18 @@ bool read_only_where_written(const PolyModel &m, const BufferInfo &b) {
     return ok;
 }
 
+// Whether `b` is an output that tile-transposes copies tile by tile (tile_transposes.h) into
+// whole output rows, one contiguous run per tile: akg_transpose_streamed streams each run.
+bool tile_streams(const PolyModel &m, const BufferInfo &b) {
+    for (const auto &st : m.statements) {
+        auto tile = m.transpose_tiles.find(st.name);
+        if (st.stage->buffer == b.name && tile != m.transpose_tiles.end())
+            return !tile->second.staged && tile->second.tile_rows == tile->second.output_column_stride &&
+                   element_count(b.shape) * dtype_bytes(b.dtype) >= kMinStreamedBytes;
+    }
+    return false;
+}
+
 // Whether `b` is an output worth streaming: float32/float16, computed elementwise and never
 // read, and not small (per-channel statistics next to a large tensor cost nothing to read for
 // ownership). With `read_back`, also a float32 output read only where just written, and an
@@ -83,7 +95,7 @@ bool streamable(const PolyModel &m, const BufferInfo &b, bool read_back) {
     bool written = false;
     for (const auto &st : m.statements) {
         written |= st.stage->buffer == b.name;
-        if (st.stage->buffer == b.name && m.transpose_tiles.count(st.name)) return false; // written by akg_transpose (tile_transposes.h)
+        if (st.stage->buffer == b.name && m.transpose_tiles.count(st.name)) return false; // see tile_streams
     }
     if (!written || element_count(b.shape) * dtype_bytes(b.dtype) < kMinStreamedBytes) return false;
     if (b.kind == BufferKind::KernelOutput) return computed_and_never_read(m, b) || (read_back && read_only_where_written(m, b));
@@ -111,6 +123,10 @@ void stream_large_outputs(PolyModel &m, const ScheduleOptions &options) {
     if (footprint <= options.stream_outputs_above_bytes) return;
     bool read_back = footprint > options.stream_read_back_above_bytes;
     for (auto &b : m.buffers) {
+        if (tile_streams(m, b)) {
+            b.streamed = true;
+            continue;
+        }
         if (!streamable(m, b, read_back)) continue;
         b.streamed = rows_stream_by_blocks(b);
         b.streamed_when_staged = !b.streamed && b.dtype == DType::Float16;

@@ -25,6 +25,11 @@ namespace akg {
 // the copy-out streams the run (akg_stream_f32_to_f16_n: the partial lines at its two ends with
 // ordinary stores). Streaming each 64-element block of such rows instead ran 1.4x slower than
 // ordinary stores; streaming whole planes of 1568 bytes, 1.2x faster (1 thread).
+// Kernels above ScheduleOptions::stream_read_back_above_bytes also stream float32 outputs read
+// back only where they were just written (the emitter reads them from the block) and inputs
+// updated in place that the kernel never reads. Outputs that tile-transposes copies tile by
+// tile into whole output rows (one contiguous run per tile) are streamed by
+// akg_transpose_streamed.
 // line-runs (whole_line_runs.h) then gives each parallel iteration enough such runs to make
 // whole lines (eight planes of 392 bytes), and leaves its inputs to the vector loops: with the
 // inputs staged for the whole block too, that measured no faster than ordinary stores; with
