@@ -4,9 +4,10 @@
 # (every tensor once) with tools/time_kernel.cpp, times each alone (minimum of 30 runs) and
 # prints them slowest first in effective GB/s: where the generator's schedules are far below the
 # memory's speed. The catalog benchmark (tools/run-benchmarks.sh) never sees these kernels; the
-# thirteenth session's survey found five scheduling bugs and two missed optimizations this way
-# (docs/DESIGN.md, sink-columns and view-reshapes). Not part of the tests; run it on an idle
-# machine after tools/setup-and-build.sh.
+# surveys found five scheduling bugs and two missed optimizations (docs/DESIGN.md, sink-columns
+# and view-reshapes), then the transposes and optimizer updates that tile-transposes and
+# stream-outputs now handle. Not part of the tests; run it on an idle machine after
+# tools/setup-and-build.sh.
 #
 #   bash tools/corpus-survey.sh [--min-mb MB] [--threads N] [--work DIR] [--corpus DIR]
 #
