@@ -134,7 +134,11 @@ __attribute__((noinline)) float stream_probe(const float *__restrict rd, size_t 
                 a2 = _mm512_add_ps(a2, _mm512_load_ps(rd + i + 32));
                 a3 = _mm512_add_ps(a3, _mm512_load_ps(rd + i + 48));
             }
-            s = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+            // Stored and added up: GCC 12 warns that _mm512_reduce_add_ps's undefined operand
+            // "may be used uninitialized".
+            alignas(64) float lanes[16];
+            _mm512_store_ps(lanes, _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+            for (float lane : lanes) s += lane;
             for (; i < r1; ++i) s += rd[i];
         }
         {
