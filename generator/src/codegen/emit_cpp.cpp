@@ -2572,8 +2572,7 @@ private:
             if (ok && isl_ast_node_get_type(u) == isl_ast_node_user) {
                 UserCall c = user_call(u);
                 auto tile = m_.transpose_tiles.find(c.statement->name);
-                const Halide::Internal::Call *source = m_.copy_source(*c.statement->stage);
-                ok = tile != m_.transpose_tiles.end() && source;
+                ok = tile != m_.transpose_tiles.end() && !tile->second.staged;
                 if (ok) {
                     // A streamed output (stream_outputs.cpp: each tile one contiguous run) goes
                     // through a local array and non-temporal stores.
@@ -2582,7 +2581,7 @@ private:
                     std::string in = pad(depth + 2), strides = std::to_string(tile->second.source_row_stride) + ", &" + out_access(*c.statement) +
                                                                   (streamed ? "" : ", " + std::to_string(tile->second.output_column_stride));
                     calls += pad(depth + 1) + "{\n" + bind_vars(c, in, true, false) + in + (streamed ? "akg_transpose_streamed(&" : "akg_transpose(&") +
-                             printer_.buffer_access(source->name.substr(4), source->args) + ", " + strides + ", " + rows.trip + ", " + columns.trip +
+                             printer_.buffer_access(tile->second.source, tile->second.source_args) + ", " + strides + ", " + rows.trip + ", " + columns.trip +
                              ");\n" + pad(depth + 1) + "}\n";
                 }
             } else {
@@ -2618,26 +2617,13 @@ private:
             if (ok) {
                 const TransposeTile &t = tile->second;
                 const BufferInfo &source = m_.buffer(t.source);
-                std::vector<Halide::Expr> origin_args;
-                class FirstRead : public Halide::Internal::IRVisitor {
-                public:
-                    std::string name;
-                    const Call *found = nullptr;
-                    using IRVisitor::visit;
-                    void visit(const Call *op) override {
-                        if (!found && op->name == name) found = op;
-                        IRVisitor::visit(op);
-                    }
-                } first;
-                first.name = "buf$" + t.source;
-                c.statement->stage->value.accept(&first);
                 std::string array = "tile_" + t.source, in = pad(depth + 2);
                 s = pad(depth) + "{\n" + pad(depth + 1) + "alignas(64) " + storage_type(source) + " " + array + "[" +
                     std::to_string(t.tile_rows * t.tile_columns) + "];\n" + pad(depth + 1) + "int64_t " + array + "_row0, " + array + "_column0;\n" +
                     pad(depth + 1) + "{\n" + in + "const int64_t " + columns.iterator + " = " + columns.first + ";\n" + in + "const int64_t " +
                     rows.iterator + " = " + rows.first + ";\n" + bind_vars(c, in, true, false) + in + array + "_row0 = " +
-                    printer_.print(first.found->args[t.row_arg]) + ";\n" + in + array + "_column0 = " + printer_.print(first.found->args[t.column_arg]) +
-                    ";\n" + in + "akg_transpose(&" + printer_.buffer_access(t.source, first.found->args) + ", " + std::to_string(t.source_row_stride) +
+                    printer_.print(t.source_args[t.row_arg]) + ";\n" + in + array + "_column0 = " + printer_.print(t.source_args[t.column_arg]) +
+                    ";\n" + in + "akg_transpose(&" + printer_.buffer_access(t.source, t.source_args) + ", " + std::to_string(t.source_row_stride) +
                     ", " + array + ", " + std::to_string(t.tile_rows) + ", " + rows.trip + ", " + columns.trip + ");\n" + pad(depth + 1) + "}\n";
                 printer_.read_transposed(t.source, {array, array + "_row0", array + "_column0", t.row_arg, t.column_arg, t.tile_rows});
                 s += emit_node(columns_loop, depth + 1);

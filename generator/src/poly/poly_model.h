@@ -93,6 +93,7 @@ struct RowPrefetch {
 // column's at column_arg.
 struct TransposeTile {
     std::string source; // in0
+    std::vector<Halide::Expr> source_args; // the indices of the statement's read of the source
     int64_t source_row_stride = 0;
     int64_t output_column_stride = 0; // copies
     bool staged = false;

@@ -132,7 +132,7 @@ bool source_positions(const Stage &stage, const std::string &source, int row_dim
         if (c->name == "buf$" + source) reads.push_back(c);
     });
     if (reads.empty()) return false;
-    const auto &args = reads[0]->args;
+    const auto &args = tile.source_args = reads[0]->args;
     for (const auto *r : reads)
         if (r->args.size() != args.size() || !std::equal(args.begin(), args.end(), r->args.begin(), [](const Halide::Expr &a, const Halide::Expr &b) { return Halide::Internal::equal(a, b); }))
             return false;
@@ -187,6 +187,7 @@ std::map<std::string, Candidate> find_candidates(const PolyModel &m) {
         c.tile.output_column_stride = a[c.column_dim];
         const Halide::Internal::Call *copied = m.copy_source(*st.stage);
         c.tile.staged = !(copied && copied->name == "buf$" + c.tile.source);
+        if (!c.tile.staged) c.tile.source_args = copied->args;
         if ((c.element_bytes != 2 && c.element_bytes != 4) || c.tile.output_column_stride < 1) continue;
         if (c.tile.staged && !source_positions(*st.stage, c.tile.source, c.row_dim, c.column_dim, c.tile)) continue;
         int64_t rows = st.stage->shape[c.row_dim], columns = st.stage->shape[c.column_dim];
