@@ -16,20 +16,20 @@ static void akg_qkv_bias_split_heads_f16_parallel_body_0(int64_t c0, const float
 
 static void akg_qkv_bias_split_heads_f16_parallel_body_1(int64_t c0, int64_t c1, int64_t c2, const float *__restrict in0, const uint16_t *__restrict in1, float *__restrict t0, uint16_t *__restrict out0) {
     float s_in1[64];
-    akg_f16_to_f32_n(in1 + ((int64_t)(128*c0 + c1) * 768 + (int64_t)(64*c2)), s_in1, 64);
+    akg_f16_to_f32_n(in1 + ((int64_t)(128*c0 + c2) * 768 + (int64_t)(64*c1)), s_in1, 64);
     float s_out0[64];
     #pragma omp simd
     for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
         {
             [[maybe_unused]] const int64_t i0 = c0;
-            [[maybe_unused]] const int64_t i1 = c2;
-            [[maybe_unused]] const int64_t i2 = c1;
+            [[maybe_unused]] const int64_t i1 = c1;
+            [[maybe_unused]] const int64_t i2 = c2;
             [[maybe_unused]] const int64_t i3 = c4;
             const int64_t v_cse0 = ((i1 * INT64_C(64)) + i3);
-            s_out0[(i3 - (0))] = (((float)s_in1[(v_cse0 - (64*c2))]) + ((float)t0[v_cse0]));
+            s_out0[(i3 - (0))] = (((float)s_in1[(v_cse0 - (64*c1))]) + ((float)t0[v_cse0]));
         }
     }
-    akg_f32_to_f16_n(s_out0, out0 + ((int64_t)(c0) * 98304 + (int64_t)(c2) * 8192 + (int64_t)(c1) * 64), 64);
+    akg_f32_to_f16_n(s_out0, out0 + ((int64_t)(c0) * 98304 + (int64_t)(c1) * 8192 + (int64_t)(c2) * 64), 64);
 }
 
 extern "C" int akg_kernel_fn_qkv_bias_split_heads_f16(void *const *buffers) {
@@ -45,8 +45,8 @@ extern "C" int akg_kernel_fn_qkv_bias_split_heads_f16(void *const *buffers) {
         akg_qkv_bias_split_heads_f16_parallel_body_0(c0, in0, in1, t0, out0);
     #pragma omp parallel for collapse(3) schedule(static)
     for (int64_t c0 = 0; (c0 <= 15); c0 += 1)
-        for (int64_t c1 = 0; (c1 <= 127); c1 += 1)
-            for (int64_t c2 = 0; (c2 <= 11); c2 += 1)
+        for (int64_t c1 = 0; (c1 <= 11); c1 += 1)
+            for (int64_t c2 = 0; (c2 <= 127); c2 += 1)
                 akg_qkv_bias_split_heads_f16_parallel_body_1(c0, c1, c2, in0, in1, t0, out0);
     free(t0);
     return AKG_STATUS_OK;

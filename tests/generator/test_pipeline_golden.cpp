@@ -724,6 +724,22 @@ TEST(PipelineGolden, NarrowTransposedOutputsStoreWholeGroups) {
     EXPECT_EQ(count(code, "akg_f32_to_f16("), 0u) << code;
 }
 
+TEST(PipelineGolden, SplitHeadsWriteTheirOutputInOrder) {
+    // [2048, 768] + bias -> [16, 12, 128, 64]: the copy keeps its 64-element rows, and the other
+    // members are ordered by the larger of their input and output strides: batch, head, token.
+    // The output is written in order and the rows are read 768 elements apart, rather than
+    // token-outer with twelve output streams 8192 elements apart.
+    std::string code = dump_after("qkv_bias_split_heads_f16.json", "emit");
+    std::regex order(R"(#pragma omp parallel for collapse\(3\) schedule\(static\)\n\s*for \(int64_t c0 = 0; \(c0 <= 15\); c0 \+= 1\)\n\s*for \(int64_t c1 = 0; \(c1 <= 11\); c1 \+= 1\)\n\s*for \(int64_t c2 = 0; \(c2 <= 127\); c2 \+= 1\))");
+    EXPECT_TRUE(std::regex_search(code, order)) << code;
+    EXPECT_EQ(count(code, "akg_f32_to_f16_n(s_out0, out0 + ((int64_t)(c0) * 98304 + (int64_t)(c1) * 8192 + (int64_t)(c2) * 64), 64);"), 1u) << code;
+    // NCHW + bias -> NHWC with 8 channels: the channels are unrolled inside the pixels' vector
+    // loop (whole groups of 8 stored), as with 3 (NarrowTransposedOutputsStoreWholeGroups).
+    std::string ast = dump_after_regression("narrow_transposed_bias_add_8_channels_2x8x7x11.json", "ast");
+    std::regex grouped(R"(// simd\n\s*if \(c1 == 0\) \{\n\s*for \(int c2 = 0; c2 <= 63; c2 \+= 1\) \{\n\s*S0\(c0, c2, 0\);\n(\s*S0\(c0, c2, \d\);\n){6}\s*S0\(c0, c2, 7\);)");
+    EXPECT_TRUE(std::regex_search(ast, grouped)) << ast;
+}
+
 TEST(PipelineGolden, ParallelMarksCountOnlyMembersWithLoops) {
     // A random graph (difftest seed 2024) whose whole sum S7[0, r0, r1, r2] and column sum
     // S3[i0, 0, r0, r1] have a constant member among their bands' leading coincident members.

@@ -208,7 +208,7 @@ std::string run_pipeline(const CompositeKernel &kernel, const PipelineOptions &o
         dump("fuse-reductions", [&] { return dump_schedule(model); });
         join_reduction_inputs(model);
         dump("join-reductions", [&] { return dump_schedule(model); });
-        order_band_members(model);
+        order_band_members(model, options.schedule);
         dump("order-loops", [&] { return dump_schedule(model); });
         tile_transposes(model);
         dump("tile-transposes", [&] { return dump_schedule(model); });

@@ -193,10 +193,10 @@ struct ScheduleCost {
     bool operator<(const ScheduleCost &o) const { return inversions != o.inversions ? inversions < o.inversions : traffic < o.traffic; }
 };
 
-ScheduleCost schedule_cost(PolyModel &m) {
+ScheduleCost schedule_cost(PolyModel &m, const ScheduleOptions &options) {
     fuse_sibling_reductions(m); // as the pipeline will, so that both candidates are compared as run
     join_reduction_inputs(m);
-    order_band_members(m);
+    order_band_members(m, options);
     ScheduleCost cost{loop_order_inversions(m), memory_traffic(m), 0, sequential_contiguous_loops(m), true};
     count_loops(m, cost.loops, cost.outer_parallel);
     return cost;
@@ -264,7 +264,7 @@ void compute_schedule(PolyModel &m, const ScheduleOptions &options) {
     }
     m.schedule = isl::manage(fused);
     if (m.schedule.is_null()) throw InternalError("isl's scheduler failed");
-    ScheduleCost fused_cost = schedule_cost(m);
+    ScheduleCost fused_cost = schedule_cost(m, options);
     isl::schedule kept = m.schedule;
     // The second one schedules each strongly connected component on its own and does not
     // insist on coincident outer members: below a parallel column loop it can then fuse the
@@ -280,7 +280,7 @@ void compute_schedule(PolyModel &m, const ScheduleOptions &options) {
     isl_schedule_free(preamble);
     if (fewer_loops) {
         m.schedule = isl::manage(fewer_loops);
-        ScheduleCost cost = schedule_cost(m);
+        ScheduleCost cost = schedule_cost(m, options);
         bool better = cost.loops < fused_cost.loops && !(fused_cost < cost) && (cost.outer_parallel || !fused_cost.outer_parallel) &&
                       cost.scalar_loops <= fused_cost.scalar_loops;
         if (better) {
@@ -296,7 +296,7 @@ void compute_schedule(PolyModel &m, const ScheduleOptions &options) {
     // whichever schedule walks the largest statement's memory in order with fewer inversions,
     // then with less traffic (fused on a tie).
     sequence_schedule(m);
-    ScheduleCost unfused_cost = schedule_cost(m);
+    ScheduleCost unfused_cost = schedule_cost(m, options);
     m.schedule = unfused_cost < fused_cost ? m.schedule : kept;
 }
 

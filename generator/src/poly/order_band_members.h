@@ -8,8 +8,9 @@ namespace akg {
 // C*49 elements between consecutive iterations. In every outermost band whose members are all
 // coincident (so any order is legal), this pass orders the members by the stride they give the
 // largest tensor the band accesses: largest stride outermost, so that consecutive iterations
-// touch consecutive memory.
-void order_band_members(PolyModel &model);
+// touch consecutive memory. Copies that move whole rows order by the larger of the stride in
+// the input and in the output (see order_members); `options`: whether outputs will stream.
+void order_band_members(PolyModel &model, const ScheduleOptions &options);
 
 // The cost model's locality term: for the statement with the most iterations, the number of
 // pairs of its loops (in schedule order) where an outer loop has a smaller stride over its
@@ -25,7 +26,8 @@ int64_t sequential_contiguous_loops(const PolyModel &model);
 
 // Per member of `band` (kept), the distance in elements between the addresses of the largest
 // buffer the band's statements access at consecutive values of that member (0 where unknown);
-// `among`: only these accesses (the writes, say) instead of all.
-std::vector<int64_t> member_strides(const PolyModel &model, isl_schedule_node *band, const isl::union_map *among = nullptr);
+// `among`: only these accesses (the writes, say) instead of all; `prefer_written`: of buffers
+// of the largest size, a written one (else the first).
+std::vector<int64_t> member_strides(const PolyModel &model, isl_schedule_node *band, const isl::union_map *among = nullptr, bool prefer_written = false);
 
 } // namespace akg

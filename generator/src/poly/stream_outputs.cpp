@@ -108,15 +108,14 @@ bool rows_stream_by_blocks(const BufferInfo &b) {
     return row_bytes % kCacheLineBytes == 0 || row_bytes >= kLongStreamedRowBytes;
 }
 
-// The bytes of all the kernel's input and output tensors: what one run moves at least.
+} // namespace
+
 int64_t kernel_footprint_bytes(const PolyModel &m) {
     int64_t bytes = 0;
     for (const auto &b : m.buffers)
         if (b.kind == BufferKind::KernelInput || b.kind == BufferKind::KernelOutput) bytes += element_count(b.shape) * dtype_bytes(b.dtype);
     return bytes;
 }
-
-} // namespace
 
 void stream_large_outputs(PolyModel &m, const ScheduleOptions &options) {
     int64_t footprint = kernel_footprint_bytes(m);

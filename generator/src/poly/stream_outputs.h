@@ -36,6 +36,10 @@ namespace akg {
 // them converted per vector loop, 1.3x faster (conv bias + residual + ReLU, 1 thread).
 void stream_large_outputs(PolyModel &model, const ScheduleOptions &options);
 
+// The bytes of all the kernel's input and output tensors: what one run moves at least (compared
+// with ScheduleOptions::stream_outputs_above_bytes).
+int64_t kernel_footprint_bytes(const PolyModel &model);
+
 // Rows at least this long are streamed even when they do not start on a cache line.
 constexpr int64_t kLongStreamedRowBytes = 4096;
 // Staged runs at least this long are streamed by their copy-out (streamed_when_staged): planes
