@@ -30,7 +30,7 @@ for ((first = 0; first < count; first += chunk)); do
   rm -rf "$dir"
   mkdir -p "$dir/graphs"
   "$gen" --seed "$seed" --first "$first" --count "$n" -o "$dir/graphs" || exit 2
-  nice "$akg_gen" check "$dir/graphs" --unsupported-is-failure --seeds 1 2 --work-dir "$dir/work" > "$dir/check.log" 2>&1
+  nice "$akg_gen" check "$dir/graphs" --unsupported-is-failure --all-parallel --seeds 1 2 --work-dir "$dir/work" > "$dir/check.log" 2>&1
   rc=$?
   passed=$(grep -cE '^\[[0-9]+/[0-9]+\] PASS' "$dir/check.log")
   grep -E '^\[[0-9]+/[0-9]+\] (FAIL|UNSUPPORTED)' "$dir/check.log" | while read -r _ _ file _; do

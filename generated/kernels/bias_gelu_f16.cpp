@@ -51,7 +51,6 @@ extern "C" int akg_kernel_fn_bias_gelu_f16(void *const *buffers) {
     if (!t0) {
         return AKG_STATUS_OUT_OF_MEMORY;
     }
-    #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 3071); c0 += 64)
         akg_bias_gelu_f16_parallel_body_0(c0, in0, in1, t0, out0, out1);
     #pragma omp parallel

@@ -73,7 +73,6 @@ extern "C" int akg_kernel_fn_bn_grad_dx_f16(void *const *buffers) {
     if (!t0) {
         return AKG_STATUS_OUT_OF_MEMORY;
     }
-    #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 511); c0 += 64)
         akg_bn_grad_dx_f16_parallel_body_0(c0, in0, in1, in2, in3, in4, in5, in6, t0, out0);
     #pragma omp parallel

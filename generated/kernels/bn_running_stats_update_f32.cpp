@@ -28,7 +28,6 @@ extern "C" int akg_kernel_fn_bn_running_stats_update_f32(void *const *buffers) {
     const float *__restrict in2 = (const float *)buffers[2];
     const float *__restrict in3 = (const float *)buffers[3];
     float *__restrict out0 = (float *)buffers[4];
-    #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 255); c0 += 64)
         akg_bn_running_stats_update_f32_parallel_body_0(c0, in0, in1, in2, in3, out0);
     return AKG_STATUS_OK;

@@ -40,7 +40,6 @@ extern "C" int akg_kernel_fn_qkv_bias_split_heads_f16(void *const *buffers) {
     if (!t0) {
         return AKG_STATUS_OUT_OF_MEMORY;
     }
-    #pragma omp parallel for schedule(static)
     for (int64_t c0 = 0; (c0 <= 767); c0 += 64)
         akg_qkv_bias_split_heads_f16_parallel_body_0(c0, in0, in1, t0, out0);
     #pragma omp parallel for collapse(3) schedule(static)

@@ -13,7 +13,7 @@ rm -rf "$work"
 mkdir -p "$work/graphs"
 "$gen" --seed "$seed" --count "$count" -o "$work/graphs" || { echo "akg-random-graphs failed"; exit 1; }
 start=$(date +%s)
-"$akg_gen" check "$work/graphs" --unsupported-is-failure --seeds "${seeds[@]}" --work-dir "$work/check" \
+"$akg_gen" check "$work/graphs" --unsupported-is-failure --all-parallel --seeds "${seeds[@]}" --work-dir "$work/check" \
   > "$work/check.log" 2>&1
 rc=$?
 end=$(date +%s)

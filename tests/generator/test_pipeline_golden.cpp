@@ -36,6 +36,14 @@ std::string dump_after_regression(const std::string &graph, const std::string &p
     return dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/" + graph, graph, pass);
 }
 
+// dump_after_regression with every nest in a parallel region, however little its work (see
+// ScheduleOptions::serial_accesses): small graphs that test the shape of parallel loops.
+std::string dump_after_regression_parallel(const std::string &graph, const std::string &pass) {
+    akg::ScheduleOptions options;
+    options.serial_accesses = 0;
+    return dump_after_kernel(akg::load_composite(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/" + graph), graph, pass, options);
+}
+
 // A float32 tensor of a composite JSON written inline: `shape` as JSON ("[3, 5]").
 std::string float32_tensor(const char *shape, const char *name) {
     return std::string(R"({"data_type": "float32", "format": "DefaultFormat", "shape": )") + shape + R"(, "tensor_name": ")" + name + "\"}";
@@ -538,7 +546,7 @@ TEST(PipelineGolden, ReshapeCopiesOfOutputsTakeTheirSourceShape) {
 // as for a one-loop column sum, instead of one strided 32-lane reduction per column. (A sum
 // over the outer dimension, [19, 3, 130] into [3, 130], folds into one loop of 390 columns.)
 TEST(PipelineGolden, ColumnSumsUnderTwoParallelLoopsWalkRowsOfBlocks) {
-    std::string code = dump_after_regression("middle_axis_sum_over_two_parallel_loops_3x19x130.json", "emit");
+    std::string code = dump_after_regression_parallel("middle_axis_sum_over_two_parallel_loops_3x19x130.json", "emit");
     EXPECT_NE(code.find("#pragma omp parallel for collapse(2)"), std::string::npos) << code;
     std::regex rows_then_columns(R"(for \(int64_t c2 = 0; \(c2 <= 18\); c2 \+= 1\) \{\n\s*#pragma omp simd\n\s*for \(int64_t c3 = 0; \(c3 <= akg_imin\(63, )");
     EXPECT_TRUE(std::regex_search(code, rows_then_columns)) << code;
@@ -738,6 +746,25 @@ TEST(PipelineGolden, SplitHeadsWriteTheirOutputInOrder) {
     std::string ast = dump_after_regression("narrow_transposed_bias_add_8_channels_2x8x7x11.json", "ast");
     std::regex grouped(R"(// simd\n\s*if \(c1 == 0\) \{\n\s*for \(int c2 = 0; c2 <= 63; c2 \+= 1\) \{\n\s*S0\(c0, c2, 0\);\n(\s*S0\(c0, c2, \d\);\n){6}\s*S0\(c0, c2, 7\);)");
     EXPECT_TRUE(std::regex_search(ast, grouped)) << ast;
+}
+
+TEST(PipelineGolden, SmallNestsRunOnTheCallingThread) {
+    // The QKV split rounds its 768-element bias to float16 in a nest of its own before the loops
+    // that add it: too little work for a parallel region of its own. It keeps its outlined body
+    // and vector loop; only the OpenMP pragma goes.
+    std::string code = dump_after("qkv_bias_split_heads_f16.json", "emit");
+    EXPECT_EQ(count(code, "#pragma omp parallel"), 1u) << code;
+    std::regex serial(R"(\n    for \(int64_t c0 = 0; \(c0 <= 767\); c0 \+= 64\)\n\s*akg_golden_parallel_body_0\(c0, )");
+    EXPECT_TRUE(std::regex_search(code, serial)) << code;
+    // A whole kernel of small nests has no parallel region at all.
+    EXPECT_EQ(count(dump_after("bn_running_stats_update_f32.json", "emit"), "#pragma omp parallel"), 0u);
+    // Column sums of a small nest keep the shape sink-columns gives parallel ones: blocks of
+    // columns walking the rows, not one lane reduction per column (17x slower when the nest
+    // lost its mark).
+    std::string sums = dump_after_regression("small_column_sum_runs_serially_4x515.json", "emit");
+    EXPECT_EQ(count(sums, "#pragma omp parallel"), 0u) << sums;
+    EXPECT_EQ(count(sums, "lanes_"), 0u) << sums;
+    EXPECT_EQ(count(sums, "t0[(i0 - (c0))] = (double)(t0[(i0 - (c0))] + in0[c1 * 515 + (c0 + c2)]);"), 1u) << sums;
 }
 
 TEST(PipelineGolden, ParallelMarksCountOnlyMembersWithLoops) {
@@ -1073,7 +1100,7 @@ TEST(PipelineGolden, ShortRowPassesRunForTwoRows) {
 // A parallel band that isl skews (difftest seed 8282: the inner loop runs from c0 to c0 + 7)
 // is not collapsed: OpenMP collapses rectangular nests only, and GCC rejected the kernel.
 TEST(PipelineGolden, SkewedParallelBandIsNotCollapsed) {
-    std::string code = dump_after_regression("collapse_over_a_skewed_band.json", "emit");
+    std::string code = dump_after_regression_parallel("collapse_over_a_skewed_band.json", "emit");
     EXPECT_EQ(code.find("collapse("), std::string::npos) << code;
     EXPECT_NE(code.find("#pragma omp parallel for schedule(static)"), std::string::npos) << code;
 }

@@ -2379,7 +2379,30 @@ private:
         for (auto *loop : chain) isl_ast_node_free(loop);
         std::string plist = parameter_list(), alist = argument_list();
         helpers_[id] = "static void " + fn + "(" + params + (plist.empty() ? "" : ", " + plist) + ") {\n" + inner + "}\n";
-        return parallel_for_code(headers, fn + "(" + args + (alist.empty() ? "" : ", " + alist) + ");\n", streams, depth);
+        return parallel_for_code(headers, fn + "(" + args + (alist.empty() ? "" : ", " + alist) + ");\n", streams, runs_serially(for_node), depth);
+    }
+
+    // Whether every statement below `node` belongs to a nest that parallelize left to the
+    // calling thread (PolyModel::serial_statements).
+    bool runs_serially(isl_ast_node *node) const {
+        std::vector<std::string> names;
+        isl_ast_node_foreach_descendant_top_down(
+            node,
+            [](isl_ast_node *n, void *user) -> isl_bool {
+                if (isl_ast_node_get_type(n) != isl_ast_node_user) return isl_bool_true;
+                isl_ast_expr *call = isl_ast_node_user_get_expr(n);
+                isl_ast_expr *callee = isl_ast_expr_get_op_arg(call, 0);
+                isl_id *id = isl_ast_expr_get_id(callee);
+                static_cast<std::vector<std::string> *>(user)->push_back(isl_id_get_name(id));
+                isl_id_free(id);
+                isl_ast_expr_free(callee);
+                isl_ast_expr_free(call);
+                return isl_bool_true;
+            },
+            &names);
+        for (const auto &name : names)
+            if (!m_.serial_statements.count(name)) return false;
+        return !names.empty();
     }
 
     // `node` emitted as the body of a function of its own (a parallel iteration's, a chunk of
@@ -2402,10 +2425,16 @@ private:
         return code;
     }
 
-    // The loops `headers` (perfectly nested, collapsed) run in parallel, each iteration `call`.
-    std::string parallel_for_code(const std::vector<std::string> &headers, const std::string &call, bool streams, int depth) const {
+    // The loops `headers` (perfectly nested, collapsed) run in parallel, each iteration `call`;
+    // `serial`: on the calling thread.
+    std::string parallel_for_code(const std::vector<std::string> &headers, const std::string &call, bool streams, bool serial, int depth) const {
         std::string collapse = headers.size() > 1 ? " collapse(" + std::to_string(headers.size()) + ")" : "";
         std::string out;
+        if (serial) {
+            for (size_t k = 0; k < headers.size(); ++k) out += pad(depth + static_cast<int>(k)) + headers[k] + "\n";
+            out += pad(depth + static_cast<int>(headers.size())) + call;
+            return streams ? out + pad(depth) + "akg_stream_fence();\n" : out;
+        }
         if (!streams) {
             out = pad(depth) + "#pragma omp parallel for" + collapse + " schedule(static)\n";
             for (size_t k = 0; k < headers.size(); ++k) out += pad(depth + static_cast<int>(k)) + headers[k] + "\n";
@@ -2509,7 +2538,7 @@ private:
         out += pad(depth + 1) + "if (!akg_row_chunks) {\n" + scratch_frees(pad(depth + 2)) + pad(depth + 2) + "return AKG_STATUS_OUT_OF_MEMORY;\n" +
                pad(depth + 1) + "}\n";
         std::string loop = "for (int64_t chunk = 0; chunk < " + std::to_string(chunks) + "; ++chunk)";
-        out += parallel_for_code({loop}, fn + "(chunk, " + args + ");\n", streams, depth + 1);
+        out += parallel_for_code({loop}, fn + "(chunk, " + args + ");\n", streams, false, depth + 1);
         out += pad(depth + 1) + loop + " {\n";
         for (size_t k = 0; k < accumulators.size(); ++k) {
             const BufferInfo &b = *accumulators[k];

@@ -154,6 +154,8 @@ int main(int argc, char **argv) {
     check_cmd->add_flag("--unsupported-is-failure", check_options.unsupported_is_failure, "exit non-zero on unsupported kernels too");
     check_cmd->add_flag("--skip-missing", check_options.skip_missing, "exit 77 (skipped) when no path exists");
     check_cmd->add_flag("--unfused", check_options.unfused, "check the fusion ablation's kernels (one loop nest per op)");
+    check_cmd->add_flag("--all-parallel", check_options.all_parallel,
+                        "run every loop nest in a parallel region, however little its work (small graphs then test the parallel code)");
     check_cmd->add_option("--work-dir", check_options.work_dir, "keep the generated sources and libraries in this folder");
 
     CLI11_PARSE(app, argc, argv);

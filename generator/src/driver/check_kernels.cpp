@@ -128,6 +128,7 @@ int check_kernels(const CheckOptions &options, const Toolchain &toolchain) {
             o.emit.pattern_file = it.name;
             o.emit.generator_version = kGeneratorVersion;
             o.schedule.fuse = !options.unfused;
+            if (options.all_parallel) o.schedule.serial_accesses = 0;
             it.source = run_pipeline(it.kernel, o);
             it.generated = true;
         } catch (const UserError &e) {

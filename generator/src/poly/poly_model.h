@@ -118,6 +118,10 @@ struct PolyModel {
     // Those of them whose values the reduction reads (a saved value, see join_reduction_inputs.h):
     // the emitter stores them before the update in each iteration.
     std::set<std::string> feeding_side_statements;
+    // Set by parallelize: statements of outermost nests too small for a parallel region
+    // (ScheduleOptions::serial_accesses). Their nests keep the parallel mark, so that the
+    // passes after it shape them as any other, and the emitter runs them on the calling thread.
+    std::set<std::string> serial_statements;
     isl::schedule schedule;   // the schedule tree, transformed by the passes
     // Indexed by K of a parallel mark named "parallel_N@K" (see stage_float16.h).
     std::vector<std::vector<Float16Staging>> float16_stagings;
@@ -178,6 +182,13 @@ struct ScheduleOptions {
     int64_t column_sums_super_block_bytes = 2048;
     int64_t column_sums_tile_rows = 16;
     int64_t parallel_chunk = 4096;  // iterations per parallel task of a one-dimensional loop
+    // Outermost loop nests of at most this much work run on the calling thread, not in a
+    // parallel region: instances times the tensors each reads and writes, a transcendental call
+    // counting 16 (schedule_transforms.cpp, work_below). Corpus kernels of small updates and
+    // scalar preambles ran 1.1-20x faster at 2 threads (1.2 -> 0.1 us); an AddN of 131
+    // [43, 43] inputs (244K accesses, 8 us), a log and an exp over 4096 elements (2.8 us
+    // serial, 1.9 in parallel) and a cast of 16384 floats (2.0 / 1.5 us) need both cores.
+    int64_t serial_accesses = 16384;
     int64_t staged_bytes_per_task = 8 * 1024; // float copies of float16 tensors per such task (L1)
     int64_t promotion_limit = 1 << 16; // elements of a per-iteration local buffer
     // Kernels whose input and output tensors take more bytes than this (the last-level cache of

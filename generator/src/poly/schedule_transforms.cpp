@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
+#include <map>
+#include <set>
 
 #include <isl/aff.h>
 #include <isl/id.h>
@@ -191,6 +193,22 @@ int64_t largest_element_bytes(const PolyModel &m) {
     for (const auto &b : m.buffers)
         if (!largest || element_count(b.shape) > element_count(largest->shape)) largest = &b;
     return largest ? dtype_bytes(largest->dtype) : 4;
+}
+
+void visit_calls(const Halide::Expr &e, const std::function<void(const Halide::Internal::Call *)> &fn) {
+    class Calls : public Halide::Internal::IRVisitor {
+    public:
+        explicit Calls(const std::function<void(const Halide::Internal::Call *)> &fn) : fn_(fn) {}
+
+    private:
+        using IRVisitor::visit;
+        void visit(const Halide::Internal::Call *op) override {
+            fn_(op);
+            IRVisitor::visit(op);
+        }
+        const std::function<void(const Halide::Internal::Call *)> &fn_;
+    } calls(fn);
+    e.accept(&calls);
 }
 
 void add_statement_names(isl_schedule_node *node, std::set<std::string> &names) {
@@ -419,13 +437,53 @@ int float16_tensors_accessed(const PolyModel &m, isl_schedule_node *node) {
     return n;
 }
 
+// A transcendental function (exp, log, tanh, erf, pow, sqrt) costs about as much as this many
+// vector loads and stores.
+constexpr int64_t kExpensiveMathCost = 16;
+
+// The work of the statement instances below `node`, in tensor accesses: each statement's
+// instances (its whole domain, reduction updates included: an upper bound where a filter keeps
+// part of one) times the tensors it reads and writes (an AddN of 131 inputs does 132 per
+// instance) and kExpensiveMathCost per transcendental call.
+int64_t work_below(const PolyModel &m, isl_schedule_node *node) {
+    std::set<std::string> names;
+    add_statement_names(node, names);
+    std::map<std::string, int64_t> tensors; // per statement
+    isl_union_map *accesses = m.reads.unite(m.writes).release();
+    isl_union_map_foreach_map(
+        accesses,
+        [](isl_map *map, void *user) -> isl_stat {
+            ++(*static_cast<std::map<std::string, int64_t> *>(user))[isl_map_get_tuple_name(map, isl_dim_in)];
+            isl_map_free(map);
+            return isl_stat_ok;
+        },
+        &tensors);
+    isl_union_map_free(accesses);
+    int64_t n = 0;
+    for (const auto &st : m.statements) {
+        if (!names.count(st.name)) continue;
+        int64_t per_instance = std::max<int64_t>(1, tensors[st.name]);
+        visit_calls(st.stage->value, [&per_instance](const Halide::Internal::Call *call) {
+            if (is_expensive_math(call->name)) per_instance += kExpensiveMathCost;
+        });
+        n += st.iterations() * per_instance;
+    }
+    return n;
+}
+
 void mark_parallel_loops(PolyModel &m, const ScheduleOptions &options) {
     if (!options.parallel) return;
     const PolyModel *model = &m;
-    int64_t max_chunk = options.parallel_chunk, staged_bytes = options.staged_bytes_per_task;
+    int64_t max_chunk = options.parallel_chunk, staged_bytes = options.staged_bytes_per_task, serial_accesses = options.serial_accesses;
     long vector_width = options.vector_width;
-    map_bottom_up(m, [model, max_chunk, staged_bytes, vector_width](isl_schedule_node *node) {
+    std::set<std::string> *serial = &m.serial_statements;
+    map_bottom_up(m, [model, max_chunk, staged_bytes, serial_accesses, vector_width, serial](isl_schedule_node *node) {
         if (!is_band(node) || !is_outermost_band(node)) return node;
+        // A nest of little work (a bias of 768 elements rounded before the loops that add it;
+        // an optimizer update of a 768-element parameter) runs on the calling thread: starting
+        // and joining a team costs more than the work (ScheduleOptions::serial_accesses). It
+        // is marked like the others all the same (see PolyModel::serial_statements).
+        if (work_below(*model, node) <= serial_accesses) add_statement_names(node, *serial);
         // All leading coincident members run in parallel (OpenMP collapse), so that e.g. the
         // batch, head and row loops of an attention softmax all share the work; in a nest
         // without inner bands the innermost member stays for vectorization.

@@ -1,6 +1,7 @@
 #pragma once
 #include "poly/poly_model.h"
 
+#include <functional>
 #include <set>
 #include <string>
 
@@ -56,6 +57,9 @@ void map_schedule_bottom_up(PolyModel &model, isl_schedule_node *(*fn)(isl_sched
 int64_t largest_element_bytes(const PolyModel &model);
 
 // The names of the statements below `node`, added to `names`.
+// Calls `fn` on every call in `e`.
+void visit_calls(const Halide::Expr &e, const std::function<void(const Halide::Internal::Call *)> &fn);
+
 void add_statement_names(isl_schedule_node *node, std::set<std::string> &names);
 
 // The name of mark `node`, or "" when `node` is not a mark.

@@ -99,23 +99,6 @@ std::set<std::string> buffers_read_by(const PolyModel &m, const PolyStatement &s
     return names;
 }
 
-// Calls `fn` on every call in `e`.
-void visit_calls(const Halide::Expr &e, const std::function<void(const Halide::Internal::Call *)> &fn) {
-    class Calls : public Halide::Internal::IRVisitor {
-    public:
-        explicit Calls(const std::function<void(const Halide::Internal::Call *)> &fn) : fn_(fn) {}
-
-    private:
-        using IRVisitor::visit;
-        void visit(const Halide::Internal::Call *op) override {
-            fn_(op);
-            IRVisitor::visit(op);
-        }
-        const std::function<void(const Halide::Internal::Call *)> &fn_;
-    } calls(fn);
-    e.accept(&calls);
-}
-
 bool written_by_kernel(const PolyModel &m, const BufferInfo &b) {
     isl_union_map *writes = accesses_to_buffer(m.writes.get(), b);
     bool written = isl_union_map_is_empty(writes) != isl_bool_true;
