@@ -29,6 +29,11 @@ namespace akg {
 // update. These join however short the row: a store where the later passes would recompute;
 // so does an independent statement that reads an input element for element like such a side
 // (the dropout mask output next to the residual sum). The walk repeats until nothing more joins.
+//
+// A last walk then puts an independent statement that reads a kernel input element for element
+// like a statement W, whose values a reduction reads element for element, into W's leaf (a
+// statement of its own there, not a side): softmax backward's shifted logits, written out next
+// to the gradient its column sum adds up, no longer take a second pass over the input.
 void join_reduction_inputs(PolyModel &model);
 
 } // namespace akg
