@@ -606,7 +606,11 @@ void vectorize_inner_loops(PolyModel &m, const ScheduleOptions &options) {
         // below the pixels, see order-loops): it is unrolled, and the member above it becomes
         // the vector loop, whose statements then store groups of adjacent elements (GCC
         // vectorizes those with interleaving permutes) instead of strided scalars.
-        bool unroll_inner = n > 1 && isl_schedule_node_band_member_get_coincident(node, n - 1) == isl_bool_true &&
+        // sink-columns' tiny-row reductions (rows, then the row's few terms) unroll the terms the
+        // same way although their member carries the sum: the rows are coincident, so each row
+        // adds its terms in order within one vector iteration.
+        bool unroll_inner = n > 1 &&
+                            (isl_schedule_node_band_member_get_coincident(node, n - 1) == isl_bool_true || in_column_block(model, node)) &&
                             isl_schedule_node_band_member_get_coincident(node, n - 2) == isl_bool_true &&
                             member_extent(node, n - 1) < width && member_extent(node, n - 2) >= width;
         if (unroll_inner) {

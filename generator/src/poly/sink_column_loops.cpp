@@ -86,25 +86,49 @@ const BufferInfo *column_buffer(const PolyModel &m, isl_schedule_node *band, boo
     return column ? largest : nullptr;
 }
 
-isl_schedule_node *insert_at_leaves(isl_schedule_node *node, isl_multi_union_pw_aff *point) {
+// Inserts the point loop `point` (coincident) at every leaf below `node` that instances reach.
+// `outside_tiny_rows` (tiny-row reductions, kTinyRowElements): where a leaf lies below a loop
+// over a row's few elements, the point loop (the rows) joins that loop's band as its outer
+// member instead of going below it, so that vectorize can make the rows the vector loop and
+// unroll the row's elements inside it: a row's elements are stored together, not each at a
+// stride, and its terms are still added in order. The rows are coincident, so putting them
+// outside the elements' loop is legal whatever that loop carries.
+isl_schedule_node *insert_at_leaves(isl_schedule_node *node, isl_multi_union_pw_aff *point, bool outside_tiny_rows = false) {
     struct Leaf {
         isl_multi_union_pw_aff *point;
-    } leaf{point};
+        bool outside_tiny_rows;
+    } leaf{point, outside_tiny_rows};
     return isl_schedule_node_map_descendant_bottom_up(
         node,
         [](isl_schedule_node *n, void *user) -> isl_schedule_node * {
             if (isl_schedule_node_get_type(n) != isl_schedule_node_leaf) return n;
+            const Leaf &l = *static_cast<Leaf *>(user);
             isl_union_set *reaching = isl_schedule_node_get_domain(n);
             bool empty = isl_union_set_is_empty(reaching) == isl_bool_true;
             if (empty) {
                 isl_union_set_free(reaching);
                 return n;
             }
-            isl_multi_union_pw_aff *p =
-                isl_multi_union_pw_aff_intersect_domain(isl_multi_union_pw_aff_copy(static_cast<Leaf *>(user)->point), reaching);
-            n = isl_schedule_node_insert_partial_schedule(n, p);
+            isl_multi_union_pw_aff *p = isl_multi_union_pw_aff_intersect_domain(isl_multi_union_pw_aff_copy(l.point), reaching);
+            isl_schedule_node *parent = isl_schedule_node_parent(isl_schedule_node_copy(n));
+            bool row_elements = l.outside_tiny_rows && isl_schedule_node_get_type(parent) == isl_schedule_node_band &&
+                                isl_schedule_node_band_n_member(parent) == 1 && member_extent(parent, 0) <= kTinyRowElements;
+            if (!row_elements) {
+                isl_schedule_node_free(parent);
+                n = isl_schedule_node_insert_partial_schedule(n, p);
+                n = isl_schedule_node_band_set_permutable(n, 1);
+                return isl_schedule_node_band_member_set_coincident(n, 0, 1);
+            }
+            // The point loop joins the band of the row's elements as its outer member.
+            isl_schedule_node_free(n);
+            bool elements_coincident = isl_schedule_node_band_member_get_coincident(parent, 0) == isl_bool_true;
+            isl_multi_union_pw_aff *both = isl_multi_union_pw_aff_flat_range_product(p, isl_schedule_node_band_get_partial_schedule(parent));
+            n = isl_schedule_node_delete(parent);
+            n = isl_schedule_node_insert_partial_schedule(n, both);
             n = isl_schedule_node_band_set_permutable(n, 1);
-            return isl_schedule_node_band_member_set_coincident(n, 0, 1);
+            n = isl_schedule_node_band_member_set_coincident(n, 0, 1);
+            n = isl_schedule_node_band_member_set_coincident(n, 1, elements_coincident);
+            return isl_schedule_node_child(n, 0);
         },
         &leaf);
 }
@@ -338,7 +362,7 @@ isl_schedule_node *sink_under_mark(isl_schedule_node *node, void *user) {
     add_statement_names(band, c.m->column_block_statements);
     isl_multi_union_pw_aff *partial = nullptr;
     isl_schedule_node *point = tile_and_take_point_band(band, block, &partial);
-    point = insert_at_leaves(point, partial);
+    point = insert_at_leaves(point, partial, tiny_row);
     isl_multi_union_pw_aff_free(partial);
     // Back to the mark above the tile loop.
     return isl_schedule_node_parent(isl_schedule_node_parent(point));
