@@ -781,6 +781,17 @@ TEST(PipelineGolden, IndependentOutputsJoinTheLoopOfTheValueAColumnSumReads) {
     EXPECT_EQ(count(code, "out0[i0 * 131 + i1] = "), 1u) << code;
 }
 
+TEST(PipelineGolden, ColumnSumsOfOneBlockAreNotSplitAcrossTheirRows) {
+    // A column max over [17, 64]: sink-columns makes the 64 columns one block, so the tile loop
+    // has a single iteration, which isl's AST leaves out. The parallel mark then counts one loop
+    // fewer (here none): the loop over the rows, whose iterations all update the same 64
+    // accumulators, must not become the parallel one (difftest seed 18 caught the race).
+    std::string code = dump_after_regression_parallel("column_max_in_one_block_is_not_split_across_rows_17x64.json", "emit");
+    std::regex rows(R"(\n    for \(int64_t c1 = 0; \(c1 <= 16\); c1 \+= 1\) \{\n\s*#pragma omp simd\n\s*for \(int64_t c2 = 0; \(c2 <= 63\); c2 \+= 1\))");
+    EXPECT_TRUE(std::regex_search(code, rows)) << code;
+    EXPECT_EQ(count(code, "omp parallel for schedule(static)\n    for (int64_t c1 = 0; (c1 <= 16)"), 0u) << code;
+}
+
 TEST(PipelineGolden, ParallelMarksCountOnlyMembersWithLoops) {
     // A random graph (difftest seed 2024) whose whole sum S7[0, r0, r1, r2] and column sum
     // S3[i0, 0, r0, r1] have a constant member among their bands' leading coincident members.
