@@ -4,68 +4,41 @@
 
 #include "akg_kernel_support.h"
 
-static void akg_bias_gelu_grad_f16_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, float *__restrict in2, uint16_t *__restrict out0) {
-    float t0[128];
-    double t1[128];
-    #pragma omp simd
-    for (int64_t c2 = 0; (c2 <= 127); c2 += 1) {
-        {
-            [[maybe_unused]] const int64_t i0 = (c0 + c2);
-            t1[(i0 - (c0))] = 0.0f;
-        }
-    }
-    for (int64_t c1_block = 0; c1_block <= 2047; c1_block += 32) {
-        float partial_c1[128] = {0};
-        for (int64_t c1 = c1_block; c1 <= akg_imin(c1_block + 31, 2047); c1 += 1) {
+static void akg_bias_gelu_grad_f16_row_chunk_0(int64_t chunk, float *__restrict akg_chunk_sums, const uint16_t *__restrict in0, const uint16_t *__restrict in1, float *__restrict in2, double *__restrict t1, uint16_t *__restrict out0) {
+    float t0[64];
+    for (int64_t e = 0; e < 3072; ++e) akg_chunk_sums[e] = 0.0f;
+    for (int64_t c0 = chunk * 32; c0 <= akg_imin(chunk * 32 + 31, 2047); c0 += 1) {
+        for (int64_t c1 = 0; (c1 <= 3071); c1 += 64) {
             {
                 const int64_t c2_first = 0;
-                float block_c2_0[128];
-                akg_f16_to_f32_n(in1 + (((c1 * INT64_C(3072)) + (c0 + c2_first))), block_c2_0, 128);
-                float block_c2_1[128];
-                akg_f16_to_f32_n(in0 + (((c1 * INT64_C(3072)) + (c0 + c2_first))), block_c2_1, 128);
+                float block_c2_0[64];
+                akg_f16_to_f32_n(in1 + (((c0 * INT64_C(3072)) + (c1 + c2_first))), block_c2_0, 64);
+                float block_c2_1[64];
+                akg_f16_to_f32_n(in0 + (((c0 * INT64_C(3072)) + (c1 + c2_first))), block_c2_1, 64);
+                alignas(64) float blk_out0[64];
                 #pragma omp simd
-                for (int64_t c2 = 0; (c2 <= 127); c2 += 1) {
+                for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
                     {
-                        [[maybe_unused]] const int64_t i0 = c1;
-                        [[maybe_unused]] const int64_t i1 = (c0 + c2);
+                        [[maybe_unused]] const int64_t i0 = c0;
+                        [[maybe_unused]] const int64_t i1 = (c1 + c2);
                         const float v_cse0 = block_c2_0[(c2 - c2_first)];
                         const float v_cse1 = (v_cse0 * v_cse0);
                         const float v_cse2 = akg_tanh_h(((((v_cse1 * v_cse0) * 0.044708252f) + v_cse0) * 0.797851562f));
-                        t0[(i1 - (c0))] = (float)(((((v_cse2 + (((1.0f - (v_cse2 * v_cse2)) * v_cse0) * ((v_cse1 * 0.107035995f) + 0.797851562f))) * 0.5f) + 0.5f) * block_c2_1[(c2 - c2_first)]));
+                        t0[(i1 - (c1))] = (float)(((((v_cse2 + (((1.0f - (v_cse2 * v_cse2)) * v_cse0) * ((v_cse1 * 0.107035995f) + 0.797851562f))) * 0.5f) + 0.5f) * block_c2_1[(c2 - c2_first)]));
+                    }
+                    {
+                        [[maybe_unused]] const int64_t i0 = (c1 + c2);
+                        [[maybe_unused]] const int64_t r0 = c0;
+                        akg_chunk_sums[i0] = akg_chunk_sums[i0] + ((float)t0[((c1 + c2) - (c1))]);
+                    }
+                    {
+                        [[maybe_unused]] const int64_t i0 = c0;
+                        [[maybe_unused]] const int64_t i1 = (c1 + c2);
+                        blk_out0[c2] = ((float)t0[((c1 + c2) - (c1))]);
                     }
                 }
+                akg_stream_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(3072)) + c1)), 64);
             }
-            #pragma omp simd
-            for (int64_t c2 = 0; (c2 <= 127); c2 += 1) {
-                {
-                    [[maybe_unused]] const int64_t r0 = c1;
-                    partial_c1[(c2)] = partial_c1[(c2)] + ((float)t0[((c0 + c2) - (c0))]);
-                }
-            }
-            alignas(64) float blk_out0[128];
-            #pragma omp simd
-            for (int64_t c2 = 0; (c2 <= 127); c2 += 1) {
-                {
-                    [[maybe_unused]] const int64_t i0 = c1;
-                    [[maybe_unused]] const int64_t i1 = (c0 + c2);
-                    blk_out0[c2] = ((float)t0[((c0 + c2) - (c0))]);
-                }
-            }
-            akg_stream_f32_to_f16_n(blk_out0, out0 + (((c1 * INT64_C(3072)) + c0)), 128);
-        }
-        #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 127); c2 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = (c0 + c2);
-                t1[(i0 - (c0))] = (double)(t1[(i0 - (c0))] + partial_c1[(c2)]);
-            }
-        }
-    }
-    #pragma omp simd
-    for (int64_t c1 = 0; (c1 <= 127); c1 += 1) {
-        {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            in2[i0] = (float)(((float)t1[((c0 + c1) - (c0))]));
         }
     }
 }
@@ -75,15 +48,51 @@ extern "C" int akg_kernel_fn_bias_gelu_grad_f16(void *const *buffers) {
     const uint16_t *__restrict in1 = (const uint16_t *)buffers[1];
     float *__restrict in2 = (float *)buffers[2];
     uint16_t *__restrict out0 = (uint16_t *)buffers[3];
-    float t0[128];
-    double t1[128];
-    #pragma omp parallel
-    {
-        #pragma omp for schedule(static) nowait
-        for (int64_t c0 = 0; (c0 <= 3071); c0 += 128)
-            akg_bias_gelu_grad_f16_parallel_body_0(c0, in0, in1, in2, out0);
-        akg_stream_fence();
+    float t0[64];
+    double *t1 = (double *)malloc(sizeof(double) * 3072);
+    if (!t1) {
+        return AKG_STATUS_OUT_OF_MEMORY;
     }
+    for (int64_t c1 = 0; (c1 <= 3071); c1 += 64) {
+        #pragma omp simd
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = (c1 + c2);
+                t1[i0] = 0.0f;
+            }
+        }
+    }
+    {
+        float *akg_chunk_sums = (float *)malloc(sizeof(float) * 196608);
+        if (!akg_chunk_sums) {
+            free(t1);
+            return AKG_STATUS_OUT_OF_MEMORY;
+        }
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static) nowait
+            for (int64_t chunk = 0; chunk < 64; ++chunk)
+                akg_bias_gelu_grad_f16_row_chunk_0(chunk, akg_chunk_sums + chunk * INT64_C(3072), in0, in1, in2, t1, out0);
+            akg_stream_fence();
+        }
+        #pragma omp parallel for schedule(static)
+        for (int64_t e0 = 0; e0 < 3072; e0 += 1024)
+            for (int64_t chunk = 0; chunk < 64; ++chunk) {
+                #pragma omp simd
+                for (int64_t e = e0; e < akg_imin(e0 + 1024, 3072); ++e) t1[e] += akg_chunk_sums[chunk * INT64_C(3072) + e];
+            }
+        free(akg_chunk_sums);
+    }
+    for (int64_t c0 = 0; (c0 <= 3071); c0 += 64) {
+        #pragma omp simd
+        for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = (c0 + c1);
+                in2[i0] = (float)(((float)t1[(c0 + c1)]));
+            }
+        }
+    }
+    free(t1);
     return AKG_STATUS_OK;
 }
 

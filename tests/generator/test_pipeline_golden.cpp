@@ -284,28 +284,27 @@ TEST(PipelineGolden, BroadcastBiasIsRoundedOnceInANestOfItsOwn) {
 }
 
 TEST(PipelineGolden, GeluBackwardWalksTheRowsOnce) {
-    // GeLU's backward pass with its bias gradient (a column sum): below the parallel loop over
-    // blocks of 128 columns (256 bytes of each float16 row), one loop over the rows (in blocks
-    // of 32) computes the gradient once,
-    // adds it to float partials of the column sums and writes it; the partials go into the
-    // double accumulators once per block. The gradient values live in a block-sized local
+    // GeLU's backward pass with its bias gradient (a column sum over rows of 6 KiB, its loop
+    // walking three tensors): the rows run in parallel in chunks of 32, each row walked whole
+    // (sink-columns' wide rows) in vector loops of 64 columns that compute the gradient once,
+    // add it to the chunk's float sums and write it; after the chunks, their sums go into the
+    // double accumulators in chunk order. The gradient values live in a block-sized local
     // array, not in a [2048, 3072] scratch tensor.
     std::string code = dump_after("bias_gelu_grad_f16.json", "emit");
-    EXPECT_EQ(count(code, "for (int64_t c1_block = 0; c1_block <= 2047; c1_block += 32) {"), 1u) << code;
-    EXPECT_EQ(count(code, "for (int64_t c1 = c1_block; c1 <= akg_imin(c1_block + 31, 2047); c1 += 1) {"), 1u) << code;
-    EXPECT_EQ(count(code, "partial_c1[(c2)] = partial_c1[(c2)] + ((float)t0[((c0 + c2) - (c0))]);"), 1u) << code;
-    EXPECT_EQ(count(code, "t1[(i0 - (c0))] = (double)(t1[(i0 - (c0))] + partial_c1[(c2)]);"), 1u) << code;
-    EXPECT_EQ(count(code, "malloc("), 0u) << code;
-    EXPECT_EQ(count(code, "    float t0[128];"), 2u) << code; // the parallel body's (and the kernel function's, unused)
-    // The block's columns are one vector loop, not strip-mined into two of 64.
-    EXPECT_EQ(count(code, "for (int64_t c0 = 0; (c0 <= 3071); c0 += 128)"), 1u) << code;
-    EXPECT_EQ(count(code, "for (int64_t c2 = 0; (c2 <= 127); c2 += 1) {"), 5u) << code;
+    EXPECT_EQ(count(code, "for (int64_t c0 = chunk * 32; c0 <= akg_imin(chunk * 32 + 31, 2047); c0 += 1) {"), 1u) << code;
+    EXPECT_EQ(count(code, "akg_chunk_sums[i0] = akg_chunk_sums[i0] + ((float)t0[((c1 + c2) - (c1))]);"), 1u) << code;
+    EXPECT_EQ(count(code, "for (int64_t chunk = 0; chunk < 64; ++chunk)"), 2u) << code; // in parallel, then in order
+    EXPECT_EQ(count(code, "t1[e] += akg_chunk_sums[chunk * INT64_C(3072) + e];"), 1u) << code;
+    EXPECT_EQ(count(code, "    float t0[64];"), 2u) << code; // the chunk's (and the kernel function's, unused)
+    EXPECT_EQ(count(code, "malloc("), 2u) << code; // the accumulators and the chunks' sums
+    // The gradient is written by vector blocks with non-temporal stores.
+    EXPECT_EQ(count(code, "akg_stream_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(3072)) + c1)), 64);"), 1u) << code;
     // tanh(u) appears in two terms of the gradient, which meet in one product: it is inlined
     // there and computed once per element (CSE), not stored and read back by two statements.
     EXPECT_EQ(count(code, "akg_tanh_h("), 1u) << code;
-    // Its float16 rows are converted per vector loop (a block of 128 columns of one row), not
+    // Its float16 rows are converted per vector loop (a block of 64 columns of one row), not
     // element by element with the integer code.
-    EXPECT_EQ(count(code, "akg_f16_to_f32_n(in1 + (((c1 * INT64_C(3072)) + (c0 + c2_first))), block_c2_0, 128);"), 1u) << code;
+    EXPECT_EQ(count(code, "akg_f16_to_f32_n(in1 + (((c0 * INT64_C(3072)) + (c1 + c2_first))), block_c2_0, 64);"), 1u) << code;
     EXPECT_EQ(count(code, "akg_f16_to_f32(in"), 0u) << code;
     // The same with 101 rows (a short last block) and a tanh whose two uses meet in a product.
     std::string odd = dump_after_regression("tanh_terms_meet_then_column_sum_101x128.json", "emit");

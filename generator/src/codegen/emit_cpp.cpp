@@ -1340,7 +1340,7 @@ private:
         const BufferInfo &b = m_.buffer(s.buffer);
         std::string in = pad(depth + 1), out = pad(depth) + "{\n";
         if (accumulator) {
-            out += bind_vars(c, in, false, true);
+            out += bind_vars(c, in, accumulators_by_element_, true);
             std::string lets, v = value_with_lets(s, in, lets);
             if (!lane_mask_.empty()) v = "akg_select(" + lane_mask_ + ", " + c_type_of(s.value.type()) + "(" + v + "), " + c_type_of(s.value.type()) + "(" + init_value(s) + "))";
             return out + lets + in + *accumulator + " = " + combine(s, *accumulator, v) + ";\n" + pad(depth) + "}\n";
@@ -2472,20 +2472,14 @@ private:
             }
         std::string row_it = probe.row_it;
         int64_t rows = probe.hi - probe.lo + 1;
+        const bool blocked = !probe.loops.empty();
         probe.release();
+        if (!blocked) return emit_wide_row_chunks(row_loop, depth);
         bool ok = !accumulators.empty();
         for (const auto *b : accumulators) ok &= !b->promoted && b->kind == BufferKind::Scratch;
         // Every other statement's element lies in its own row.
-        std::vector<isl_ast_node *> users;
-        isl_ast_node_foreach_descendant_top_down(
-            row_loop,
-            [](isl_ast_node *n, void *user) -> isl_bool {
-                if (isl_ast_node_get_type(n) == isl_ast_node_user) static_cast<std::vector<isl_ast_node *> *>(user)->push_back(isl_ast_node_copy(n));
-                return isl_bool_true;
-            },
-            &users);
         std::set<std::string> inside, local;
-        for (isl_ast_node *u : users) {
+        for (isl_ast_node *u : user_nodes(row_loop)) {
             UserCall c = user_call(u);
             inside.insert(c.statement->name);
             bool own_row = sums.count(c.statement->name) > 0;
@@ -2510,12 +2504,8 @@ private:
             total += element_count(b->shape);
         }
 
-        int id = static_cast<int>(helpers_.size());
-        helpers_.push_back("");
-        std::string fn = "akg_" + o_.symbol + "_row_chunk_" + std::to_string(id);
-        std::string inner;
-        for (const auto &b : m_.buffers)
-            if (b.promoted && local.count(b.name)) inner += local_buffer_declaration(b, "    ");
+        int id = 0;
+        std::string fn = reserve_row_chunk_helper(id), inner = local_declarations(local);
         for (const auto *b : accumulators)
             inner += "    for (int64_t e = 0; e < " + std::to_string(element_count(b->shape)) + "; ++e) " + b->name + "[e] = 0;\n";
         bool streams = false, reduces = false;
@@ -2549,6 +2539,149 @@ private:
         return out;
     }
     int64_t chunk_rows_ = 0; // while emit_row_chunks emits a chunk's rows
+
+    // A helper function's slot and name for a chunk of rows (emit_row_chunks).
+    std::string reserve_row_chunk_helper(int &id) {
+        id = static_cast<int>(helpers_.size());
+        helpers_.push_back("");
+        return "akg_" + o_.symbol + "_row_chunk_" + std::to_string(id);
+    }
+    // The declarations of the promoted buffers named in `local`, for a helper's body.
+    std::string local_declarations(const std::set<std::string> &local) const {
+        std::string out;
+        for (const auto &b : m_.buffers)
+            if (b.promoted && local.count(b.name)) out += local_buffer_declaration(b, "    ");
+        return out;
+    }
+
+    // The statements below `node` (borrowed), in AST order.
+    static std::vector<isl_ast_node *> user_nodes(isl_ast_node *node) {
+        std::vector<isl_ast_node *> users;
+        isl_ast_node_foreach_descendant_top_down(
+            node,
+            [](isl_ast_node *n, void *user) -> isl_bool {
+                if (isl_ast_node_get_type(n) == isl_ast_node_user) static_cast<std::vector<isl_ast_node *> *>(user)->push_back(isl_ast_node_copy(n));
+                return isl_bool_true;
+            },
+            &users);
+        return users;
+    }
+
+    // sink-columns' wide rows (walk_wide_rows: a loop over the rows marked "row_chunks_N" whose
+    // rows are walked whole, each column sum adding the row's values element by element into
+    // its double accumulators). The rows run in parallel in chunks of kColumnBlockRows; each
+    // chunk adds its rows in float into sums of its own (its slice of akg_chunk_sums, zeroed
+    // first), which are added to the accumulators in chunk order afterwards, in parallel over
+    // the accumulators' elements: as the blocked column sums do, 32 rows at a time in float, and
+    // the bits do not depend on the thread count. "" when the loop does not qualify: constant
+    // bounds, sums of float values into double kernel scratch indexed without the row, every
+    // other statement writing elements of its own row, local arrays used nowhere else.
+    std::string emit_wide_row_chunks(isl_ast_node *row_loop, int depth) {
+        int64_t lo = 0, hi = 0, step = 0;
+        if (isl_ast_node_get_type(row_loop) != isl_ast_node_for || isl_ast_node_for_is_degenerate(row_loop) == isl_bool_true ||
+            !int_value(isl_ast_node_for_get_inc(row_loop), step) || step != 1 || !int_value(isl_ast_node_for_get_init(row_loop), lo))
+            return "";
+        {
+            isl_ast_expr *cond = isl_ast_node_for_get_cond(row_loop);
+            bool le = isl_ast_expr_get_type(cond) == isl_ast_expr_op && isl_ast_expr_op_get_type(cond) == isl_ast_expr_op_le &&
+                      int_value(isl_ast_expr_op_get_arg(cond, 1), hi);
+            isl_ast_expr_free(cond);
+            if (!le || hi - lo + 1 < 2 * kColumnBlockRows) return "";
+        }
+        const std::string row_it = ast_expr(isl_ast_node_for_get_iterator(row_loop));
+        std::vector<const PolyStatement *> sums;
+        std::vector<const BufferInfo *> accumulators;
+        std::set<std::string> inside, local;
+        bool ok = true;
+        for (isl_ast_node *u : user_nodes(row_loop)) {
+            UserCall c = user_call(u);
+            const PolyStatement &st = *c.statement;
+            inside.insert(st.name);
+            const BufferInfo &b = m_.buffer(st.stage->buffer);
+            bool sum = st.role == StatementRole::ReduceUpdate && st.stage->reduce_kind == ReduceKind::Sum && st.stage->value.type() == Halide::Float(32) &&
+                       b.dtype == DType::Float64 && b.kind == BufferKind::Scratch && !b.promoted && !m_.side_statements.count(st.name);
+            bool own_row = false, over_rows = false;
+            for (int d = 0; d < st.out_dims; ++d) own_row |= mentions(c.args[d], row_it);
+            for (int d = st.out_dims; d < static_cast<int>(c.args.size()); ++d) over_rows |= mentions(c.args[d], row_it);
+            if (sum && !own_row && over_rows) {
+                sums.push_back(&st);
+                if (std::find(accumulators.begin(), accumulators.end(), &b) == accumulators.end()) accumulators.push_back(&b);
+            } else {
+                ok &= own_row && st.role != StatementRole::ReduceUpdate;
+            }
+            if (b.promoted) local.insert(b.name);
+            for (const auto &r : buffers_read(st))
+                if (m_.buffer(r).promoted) local.insert(r);
+            isl_ast_node_free(u);
+        }
+        ok &= !sums.empty();
+        // Nothing else in the loop reads or writes an accumulator (the sums' own reads aside).
+        for (const auto &st : m_.statements) {
+            if (!inside.count(st.name)) {
+                for (const auto &b : local) ok &= st.stage->buffer != b && !buffers_read(st).count(b);
+                continue;
+            }
+            if (std::find(sums.begin(), sums.end(), &st) != sums.end()) continue;
+            for (const auto *a : accumulators) ok &= st.stage->buffer != a->name && !buffers_read(st).count(a->name);
+        }
+        if (!ok) return "";
+
+        const int64_t rows = hi - lo + 1, chunks = (rows + kColumnBlockRows - 1) / kColumnBlockRows;
+        int64_t total = 0;
+        std::map<std::string, int64_t> offsets;
+        for (const auto *a : accumulators) {
+            offsets[a->name] = total;
+            total += element_count(a->shape);
+        }
+        // Each sum adds into the chunk's slice at its accumulator's element.
+        for (const auto *st : sums) {
+            const std::string target = out_access(*st), name = st->stage->buffer;
+            const int64_t offset = offsets[name];
+            column_partials_[st->name] = "akg_chunk_sums[" + (offset ? std::to_string(offset) + " + " : std::string()) + target.substr(name.size() + 1);
+        }
+        int id = 0;
+        std::string fn = reserve_row_chunk_helper(id), inner = local_declarations(local);
+        inner += "    for (int64_t e = 0; e < " + std::to_string(total) + "; ++e) akg_chunk_sums[e] = 0.0f;\n";
+        const std::string first = (lo ? std::to_string(lo) + " + " : std::string()) + "chunk * " + std::to_string(kColumnBlockRows);
+        chunk_row_header_ = {row_it, "for (int64_t " + row_it + " = " + first + "; " + row_it + " <= akg_imin(" + first + " + " +
+                                         std::to_string(kColumnBlockRows - 1) + ", " + std::to_string(hi) + "); " + row_it + " += 1)"};
+        bool streams = false, reduces = false;
+        accumulators_by_element_ = true;
+        inner += emit_function_body(row_loop, streams, reduces);
+        accumulators_by_element_ = false;
+        chunk_row_header_ = {};
+        column_partials_.clear();
+        helpers_[id] = "static void " + fn + "(int64_t chunk, float *__restrict akg_chunk_sums, " + parameter_list() + ") {\n" + inner + "}\n";
+        std::string args;
+        for (const auto &b : m_.buffers)
+            if (!b.promoted) args += ", " + b.name;
+
+        const std::string slices = std::to_string(chunks * total);
+        std::string out = pad(depth) + "{\n";
+        out += pad(depth + 1) + "float *akg_chunk_sums = (float *)malloc(sizeof(float) * " + slices + ");\n";
+        out += pad(depth + 1) + "if (!akg_chunk_sums) {\n" + scratch_frees(pad(depth + 2)) + pad(depth + 2) + "return AKG_STATUS_OUT_OF_MEMORY;\n" +
+               pad(depth + 1) + "}\n";
+        out += parallel_for_code({"for (int64_t chunk = 0; chunk < " + std::to_string(chunks) + "; ++chunk)"},
+                                 fn + "(chunk, akg_chunk_sums + chunk * INT64_C(" + std::to_string(total) + ")" + args + ");\n", streams, false, depth + 1);
+        // Each element adds the chunks' sums in chunk order; blocks of elements in parallel.
+        for (const auto *a : accumulators) {
+            const int64_t n = element_count(a->shape), off = offsets[a->name];
+            std::string block = "for (int64_t e0 = 0; e0 < " + std::to_string(n) + "; e0 += " + std::to_string(kChunkSumsBlock) + ")";
+            std::string body = "for (int64_t chunk = 0; chunk < " + std::to_string(chunks) + "; ++chunk) {\n" + pad(depth + 3) + "#pragma omp simd\n" +
+                               pad(depth + 3) + "for (int64_t e = e0; e < akg_imin(e0 + " + std::to_string(kChunkSumsBlock) + ", " + std::to_string(n) + "); ++e) " +
+                               a->name + "[e] += akg_chunk_sums[chunk * INT64_C(" + std::to_string(total) + ") + " + (off ? std::to_string(off) + " + " : std::string()) + "e];\n" +
+                               pad(depth + 2) + "}\n";
+            out += parallel_for_code({block}, body, false, n < kChunkSumsBlock * 2, depth + 1);
+        }
+        out += pad(depth + 1) + "free(akg_chunk_sums);\n" + pad(depth) + "}\n";
+        return out;
+    }
+    static constexpr int64_t kChunkSumsBlock = 1024; // accumulator elements per task of the chunks' sum
+    // While emit_wide_row_chunks emits a chunk: its sums' slices are indexed by their
+    // accumulator's element (i0, ...), which emit_statement binds.
+    bool accumulators_by_element_ = false;
+    // While emit_wide_row_chunks emits a chunk: the row loop's iterator and its header there.
+    std::pair<std::string, std::string> chunk_row_header_;
 
     // The loop of a tile: its iterator, first value and trip count, as C expressions.
     struct TileLoop {
@@ -2719,6 +2852,10 @@ private:
             }
             std::string it;
             std::string header = for_header(node, it);
+            if (!chunk_row_header_.first.empty() && it == chunk_row_header_.first) { // emit_wide_row_chunks: the chunk's rows
+                header = chunk_row_header_.second;
+                chunk_row_header_ = {};
+            }
             if (!blocking.loops.empty() && !blocking.single) { // one block of rows; blocked_rows_code adds the rest
                 header = "for (int64_t " + it + " = " + it + "_block; " + it + " <= akg_imin(" + it + "_block + " + std::to_string(kColumnBlockRows - 1) + ", " +
                          std::to_string(blocking.hi) + "); " + it + " += 1)";

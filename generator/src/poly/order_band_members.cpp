@@ -53,7 +53,9 @@ int64_t coefficient(isl_aff *aff, int dim) {
 isl_aff *largest_access_address(const PolyModel &m, isl_union_set *domain, isl_space **statement, const isl::union_map *among = nullptr, bool prefer_written = false) {
     *statement = nullptr;
     isl_union_map *accesses = isl_union_map_intersect_domain(among ? among->copy() : m.reads.unite(m.writes).release(), domain);
-    isl_union_map *writes = isl_union_map_intersect_domain(m.writes.copy(), isl_union_map_domain(isl_union_map_copy(accesses)));
+    // Whether a buffer is written matters only to break ties in favour of written buffers.
+    isl_union_map *writes =
+        prefer_written ? isl_union_map_intersect_domain(m.writes.copy(), isl_union_map_domain(isl_union_map_copy(accesses))) : nullptr;
     const BufferInfo *largest = nullptr;
     bool largest_written = false;
     for (const auto &b : m.buffers) {
@@ -64,9 +66,12 @@ isl_aff *largest_access_address(const PolyModel &m, isl_union_set *domain, isl_s
         bool accessed = isl_union_map_is_empty(mine) != isl_bool_true;
         isl_union_map_free(mine);
         if (!accessed) continue;
-        isl_union_map *written = accesses_to_buffer(writes, b);
-        bool is_written = isl_union_map_is_empty(written) != isl_bool_true;
-        isl_union_map_free(written);
+        bool is_written = false;
+        if (writes) {
+            isl_union_map *written = accesses_to_buffer(writes, b);
+            is_written = isl_union_map_is_empty(written) != isl_bool_true;
+            isl_union_map_free(written);
+        }
         if (tie && !is_written) continue;
         largest = &b;
         largest_written = is_written;

@@ -181,6 +181,10 @@ struct ScheduleOptions {
     // 4 KiB did worse at 2 threads.
     int64_t column_sums_super_block_bytes = 2048;
     int64_t column_sums_tile_rows = 16;
+    // Column sums over such rows whose loop over the rows walks at least this many tensors of the
+    // input's size (the summed values' inputs, elementwise outputs) walk each row whole instead,
+    // in chunks of rows (sink_column_loops.cpp, walk_wide_rows); 0 never.
+    int column_sums_row_streams = 3;
     int64_t parallel_chunk = 4096;  // iterations per parallel task of a one-dimensional loop
     // Outermost loop nests of at most this much work run on the calling thread, not in a
     // parallel region: instances times the tensors each reads and writes, a transcendental call

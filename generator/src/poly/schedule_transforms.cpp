@@ -722,13 +722,17 @@ void promote_to_local_buffers(PolyModel &m, const ScheduleOptions &options) {
             auto &c = *static_cast<Ctx *>(user);
             if (isl_schedule_node_get_type(node) != isl_schedule_node_mark) return isl_bool_true;
             isl_id *id = isl_schedule_node_mark_get_id(node);
-            bool parallel = std::string(isl_id_get_name(id)).rfind("parallel", 0) == 0;
+            const std::string name = isl_id_get_name(id);
             isl_id_free(id);
-            if (!parallel) return isl_bool_true;
+            // sink-columns' chunks of rows run their rows in parallel like a parallel loop; a
+            // buffer used within a row is promoted within it (a block of the row's columns),
+            // not for the whole row.
+            bool parallel = name.rfind("parallel", 0) == 0, row_chunks = name.rfind("row_chunks_", 0) == 0;
+            if (!parallel && !row_chunks) return isl_bool_true;
             isl_schedule_node *band = isl_schedule_node_child(isl_schedule_node_copy(node), 0);
             for (auto &b : c.m->buffers) {
                 if (b.kind != BufferKind::Scratch || b.promoted || b.shape.empty()) continue;
-                if (promote_in_band(*c.m, b, band, *c.options, false)) continue;
+                if (!row_chunks && promote_in_band(*c.m, b, band, *c.options, false)) continue;
                 struct Inner {
                     Ctx *c;
                     BufferInfo *b;

@@ -25,6 +25,9 @@ namespace {
 constexpr int64_t kTinyRowElements = 4;
 // Outer iterations of a parallel band that keep the cores busy without its innermost loop.
 constexpr int64_t kBusyOuterIterations = 64;
+// Rows per chunk of walk_wide_rows' chunks (the emitter's, emit_row_chunks): each chunk adds its
+// rows into float sums, as the other column sums add blocks of 32 rows.
+constexpr int64_t kWideRowChunkRows = 32;
 // The cores that parallel loops are shared out to (the target machine's).
 constexpr int64_t kAssumedThreads = 2;
 
@@ -179,6 +182,22 @@ bool walk_whole_rows(const PolyModel &m, const ScheduleOptions &o, isl_schedule_
     return only_float_column_sums(m, band);
 }
 
+// The kernel tensors (not scratch) as large as `walked` that the statements below `band`
+// access: the streams that a loop over the rows walks side by side.
+int row_streams(const PolyModel &m, isl_schedule_node *band, const BufferInfo &walked) {
+    isl_union_set *domain = isl_schedule_node_get_domain(band);
+    isl_union_map *accesses = isl_union_map_intersect_domain(m.reads.unite(m.writes).release(), domain);
+    int streams = 0;
+    for (const auto &b : m.buffers) {
+        if (b.kind == BufferKind::Scratch || element_count(b.shape) < element_count(walked.shape)) continue;
+        isl_union_map *mine = accesses_to_buffer(accesses, b);
+        streams += isl_union_map_is_empty(mine) != isl_bool_true;
+        isl_union_map_free(mine);
+    }
+    isl_union_map_free(accesses);
+    return streams;
+}
+
 // What lies below each filter of `body` (the child of a column sum's band; or `body` itself
 // when it is no sequence or set): 0 for a leaf (statements per column: the accumulators'
 // initialization, the outputs), 1 for a one-member band with no band below it (a loop over the
@@ -313,6 +332,118 @@ isl_schedule_node *tile_rows_of_column_sums(PolyModel &m, const ScheduleOptions 
     return isl_schedule_node_parent(isl_schedule_node_parent(node));
 }
 
+// Whether `node`'s schedule (the whole tree it belongs to) orders every dependence of the model
+// source before target.
+bool respects_dependences(const PolyModel &m, isl_schedule_node *node) {
+    isl_schedule *schedule = isl_schedule_node_get_schedule(node);
+    isl_union_map *map = isl_schedule_get_map(schedule);
+    isl_schedule_free(schedule);
+    isl_union_map *before = isl_union_map_lex_lt_union_map(isl_union_map_copy(map), map);
+    isl_union_map *dependences = m.dep_flow.unite(m.dep_false).release();
+    bool ok = isl_union_map_is_subset(dependences, before) == isl_bool_true;
+    isl_union_map_free(dependences);
+    isl_union_map_free(before);
+    return ok;
+}
+
+// The loop over the columns (`columns`, kept) inserted right below the loop over the rows `row`
+// (taken; returned in its place): one walk along the row for all its statements.
+isl_schedule_node *columns_below_rows(isl_schedule_node *row, isl_multi_union_pw_aff *columns) {
+    isl_schedule_node *inside = isl_schedule_node_child(row, 0);
+    isl_multi_union_pw_aff *p = isl_multi_union_pw_aff_intersect_domain(isl_multi_union_pw_aff_copy(columns), isl_schedule_node_get_domain(inside));
+    inside = isl_schedule_node_insert_partial_schedule(inside, p);
+    inside = isl_schedule_node_band_set_permutable(inside, 1);
+    inside = isl_schedule_node_band_member_set_coincident(inside, 0, 1);
+    return isl_schedule_node_parent(inside);
+}
+
+// The loops over the rows below `node` (kept), for walk_wide_rows: sequences and sets hold
+// them, filters, leaves (the sums' initializations and outputs) and constant one-member bands
+// with no band below (isl's [0] for a statement on its own) lie beside them. -1 when something
+// else is there.
+int wide_row_loops(isl_schedule_node *node) {
+    switch (isl_schedule_node_get_type(node)) {
+    case isl_schedule_node_leaf: return 0;
+    case isl_schedule_node_band:
+        if (isl_schedule_node_band_n_member(node) != 1 || has_band_below(node)) return -1;
+        return member_extent(node, 0) > 1 ? 1 : 0;
+    case isl_schedule_node_sequence:
+    case isl_schedule_node_set:
+    case isl_schedule_node_filter: {
+        int loops = 0;
+        for (int k = 0; k < isl_schedule_node_n_children(node) && loops >= 0; ++k) {
+            isl_schedule_node *child = isl_schedule_node_get_child(node, k);
+            int below = wide_row_loops(child);
+            isl_schedule_node_free(child);
+            loops = below < 0 ? -1 : loops + below;
+        }
+        return loops;
+    }
+    default: return -1;
+    }
+}
+
+// walk_wide_rows' schedule below the deleted band over the columns (`columns`: its schedule):
+// each loop over the rows marked "row_chunks_N" and, with `fuse`, the columns right below it
+// (columns_below_rows); the columns at every other leaf. Returns the node in `node`'s place.
+isl_schedule_node *rows_over_columns(isl_schedule_node *node, isl_multi_union_pw_aff *columns, bool fuse, int chunks) {
+    switch (isl_schedule_node_get_type(node)) {
+    case isl_schedule_node_band:
+        if (member_extent(node, 0) > 1) {
+            node = fuse ? columns_below_rows(node, columns) : insert_at_leaves(node, columns);
+            std::string name = "row_chunks_" + std::to_string(chunks);
+            return isl_schedule_node_insert_mark(node, isl_id_alloc(isl_schedule_node_get_ctx(node), name.c_str(), nullptr)); // in its place
+        }
+        return insert_at_leaves(node, columns);
+    case isl_schedule_node_sequence:
+    case isl_schedule_node_set:
+    case isl_schedule_node_filter:
+        for (int k = 0; k < isl_schedule_node_n_children(node); ++k)
+            node = isl_schedule_node_parent(rows_over_columns(isl_schedule_node_child(node, k), columns, fuse, chunks));
+        return node;
+    default: return insert_at_leaves(node, columns);
+    }
+}
+
+// Column sums over rows wider than column_sums_whole_rows_bytes of an input the caches do not
+// hold, where the loop over the rows walks column_sums_row_streams tensors of the input's size
+// or more (a softmax backward's bias gradient over [320, 21128] also reads the logits and the
+// labels and writes two outputs): blocks of columns walked down the rows visit a new page of
+// every tensor every 256 bytes (6 GB/s at 1 thread), and tiles of rows barely help (7 GB/s
+// with 16 or 32 rows of 2-16 KiB; hand-written models). Instead each row is one contiguous
+// walk, as for walk_whole_rows: the parallel loop over the columns goes, the loop over the
+// columns moves below each loop over the rows (around all its statements when that keeps
+// every dependence, at each leaf otherwise), and the loops over the rows are marked
+// "row_chunks_N"; the emitter runs the rows in chunks of kWideRowChunkRows in parallel, each
+// adding its rows in float into sums of its own, added up in chunk order afterwards
+// (emit_row_chunks): 24 GB/s in the hand-written model. Returns the node in the mark's place,
+// or null (nothing taken) when `band` does not qualify.
+isl_schedule_node *walk_wide_rows(PolyModel &m, const ScheduleOptions &o, isl_schedule_node *mark, isl_schedule_node *band, const BufferInfo &walked,
+                                  int64_t columns) {
+    const int64_t element_bytes = dtype_bytes(walked.dtype);
+    const int64_t rows = element_count(walked.shape) / std::max<int64_t>(1, columns);
+    if (!o.parallel || o.row_chunks < 2 || o.column_sums_row_streams <= 0 || columns * element_bytes <= o.column_sums_whole_rows_bytes ||
+        element_count(walked.shape) * element_bytes < o.column_sums_whole_rows_from_bytes || rows < 2 * kWideRowChunkRows ||
+        !only_float_column_sums(m, band) || row_streams(m, band, walked) < o.column_sums_row_streams)
+        return nullptr;
+    isl_schedule_node *body = isl_schedule_node_get_child(band, 0);
+    int loops = wide_row_loops(body);
+    isl_schedule_node_free(body);
+    if (loops < 1) return nullptr;
+    isl_schedule_node_free(mark);
+    isl_multi_union_pw_aff *columns_schedule = isl_schedule_node_band_get_partial_schedule(band);
+    isl_schedule_node *plain = isl_schedule_node_delete(band);
+    isl_schedule_node *node = rows_over_columns(isl_schedule_node_copy(plain), columns_schedule, true, o.row_chunks);
+    if (respects_dependences(m, node)) {
+        isl_schedule_node_free(plain);
+    } else {
+        isl_schedule_node_free(node);
+        node = rows_over_columns(plain, columns_schedule, false, o.row_chunks);
+    }
+    isl_multi_union_pw_aff_free(columns_schedule);
+    return isl_schedule_node_delete(isl_schedule_node_parent(node)); // the parallel mark
+}
+
 // The "parallel_N" mark `mark` counting one loop fewer (deleted when none is left).
 isl_schedule_node *without_one_parallel_loop(isl_schedule_node *mark) {
     const std::string name = mark_name(mark);
@@ -355,6 +486,7 @@ isl_schedule_node *sink_under_mark(isl_schedule_node *node, void *user) {
     int64_t block = static_cast<int64_t>(c.options->vector_width) * c.options->vector_unroll;
     if (apply) block = std::max(block, c.options->column_block_row_bytes / element_bytes);
     if (apply && inner == 0 && !tiny_row) {
+        if (isl_schedule_node *wide = walk_wide_rows(*c.m, *c.options, node, band, *walked, trips)) return wide;
         if (isl_schedule_node *tiled = tile_rows_of_column_sums(*c.m, *c.options, node, band, *walked, trips, block)) return tiled;
     }
     // The band's outer loops alone may keep every core busy (16000 x 39 x 80 summed over its
