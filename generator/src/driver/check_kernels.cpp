@@ -140,6 +140,7 @@ int check_kernels(const CheckOptions &options, const Toolchain &toolchain) {
         }
     }
 
+    auto generated_at = std::chrono::steady_clock::now();
     // 2. Compile in batches (one shared object each); a batch that fails is retried kernel by kernel.
     std::map<size_t, void *> handle_of; // item index → dlopen handle
     std::vector<size_t> pending;
@@ -178,6 +179,7 @@ int check_kernels(const CheckOptions &options, const Toolchain &toolchain) {
         std::cerr << "compiled " << std::min(pending.size(), b + batch_size) << "/" << pending.size() << " kernels\n";
     }
 
+    auto compiled_at = std::chrono::steady_clock::now();
     // 3. Run and compare.
     std::map<Outcome, int> counts;
     std::map<std::string, int> reasons;
@@ -222,14 +224,18 @@ int check_kernels(const CheckOptions &options, const Toolchain &toolchain) {
         std::cout << "[" << i + 1 << "/" << items.size() << "] " << label(it.outcome) << " " << it.path
                   << (detail.empty() ? "" : ": " + detail) << "\n";
     }
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    auto now = std::chrono::steady_clock::now();
+    auto secs = [](auto a, auto b) { return static_cast<int>(std::chrono::duration<double>(b - a).count()); };
+    double seconds = std::chrono::duration<double>(now - start).count();
     if (!reasons.empty()) {
         std::cout << "unsupported, by reason:\n";
         for (const auto &[r, n] : reasons) std::cout << "  " << n << " x " << r << "\n";
     }
     std::cout << "akg-gen check: " << items.size() << " kernels in " << static_cast<int>(seconds) << " s: " << counts[Outcome::Pass]
               << " passed, " << counts[Outcome::Fail] << " failed, " << counts[Outcome::Unsupported] << " unsupported, "
-              << counts[Outcome::Skipped] << " skipped (" << scaled_count << " run at scaled shapes)\n";
+              << counts[Outcome::Skipped] << " skipped (" << scaled_count << " run at scaled shapes); generating "
+              << secs(start, generated_at) << " s, compiling " << secs(generated_at, compiled_at) << " s, running "
+              << secs(compiled_at, now) << " s\n";
     if (options.work_dir.empty()) fs::remove_all(work);
     bool failed = counts[Outcome::Fail] > 0 || (options.unsupported_is_failure && counts[Outcome::Unsupported] > 0);
     return failed ? 1 : 0;

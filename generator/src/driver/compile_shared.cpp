@@ -83,11 +83,35 @@ void compile_shared_object(const std::vector<std::pair<std::string, std::string>
     fs::create_directories(work_dir);
     std::string includes = " -I" + quote(t.kernellib_dir + "/include") + " -I" + quote(t.kernellib_dir + "/runtime") +
                            " -I" + quote(work_dir);
-    std::vector<std::string> objects, commands, logs;
+    // The C++ sources are compiled as one unity translation unit per job, each including its
+    // share of the files: a kernel's own code compiles in a few tens of milliseconds, the
+    // headers (immintrin.h at -march=native) in half a second, so a batch of 24 kernels compiles
+    // in about 2 s instead of 20. Generated kernels prefix every file-scope name with their
+    // symbol and define no macros, so they share a translation unit without clashes; the
+    // compiler's messages still name the included file and line.
+    std::vector<std::pair<std::string, size_t>> cpp_files; // (name, bytes)
+    size_t total_bytes = 0;
     for (const auto &[name, content] : sources) {
-        std::string path = work_dir + "/" + name;
-        write_if_changed(path, content);
+        write_if_changed(work_dir + "/" + name, content);
         if (name.size() < 4 || name.substr(name.size() - 4) != ".cpp") continue;
+        if (name.find_first_of("\"\\\n/") != std::string::npos)
+            throw UserError("'" + name + "': a generated source's name must be a plain file name");
+        cpp_files.push_back({name, content.size()});
+        total_bytes += content.size();
+    }
+    size_t units = std::min(cpp_files.size(), static_cast<size_t>(std::max(1, t.jobs)));
+    std::vector<std::string> unity_text(units);
+    size_t bytes_before = 0, unit = 0;
+    for (const auto &[name, bytes] : cpp_files) {
+        // Contiguous shares of about equal size: the next unit starts once this one has its share.
+        while (unit + 1 < units && bytes_before * units >= total_bytes * (unit + 1)) ++unit;
+        unity_text[unit] += "#include \"" + name + "\"\n";
+        bytes_before += bytes;
+    }
+    std::vector<std::string> objects, commands, logs;
+    for (size_t u = 0; u < units; ++u) {
+        std::string path = work_dir + "/akg_unity_" + std::to_string(u) + ".cpp";
+        write_if_changed(path, "// Compiles these generated files as one translation unit (akg-gen).\n" + unity_text[u]);
         std::string object = path + ".o";
         objects.push_back(object);
         commands.push_back(t.cxx + " -std=c++17 -fPIC " + t.kernel_flags + " -w" + includes + " -c " + quote(path) + " -o " + quote(object));
@@ -99,7 +123,7 @@ void compile_shared_object(const std::vector<std::pair<std::string, std::string>
                        quote(runtime_object));
     logs.push_back(runtime_object + ".log");
 
-    // Compile in parallel, several kernels per process count being the job count.
+    // Compile the units and the runtime in parallel, as many processes as jobs.
     std::atomic<size_t> next{0};
     std::vector<int> status(commands.size(), 0);
     std::vector<std::thread> workers;
