@@ -93,22 +93,44 @@ std::string compare_buffer(const std::string &what, const Buffer &b, const Tenso
     return what + ": " + c.message + "; " + first_bad + "\n";
 }
 
+// The kernel's buffers, filled with random_inputs(kernel_json, seed).
+struct KernelBuffers {
+    std::vector<Tensor> inputs;
+    std::vector<Buffer> in_bufs, out_bufs;
+    std::vector<akg_tensor> in_t, out_t;
+};
+
+bool prepare_buffers(const akg_kernel *kernel, const nlohmann::json &j, uint64_t seed, KernelBuffers &b) {
+    b.inputs = random_inputs(j, seed);
+    if (b.inputs.size() != kernel->num_inputs) return false;
+    for (size_t k = 0; k < kernel->num_inputs; ++k) {
+        b.in_bufs.push_back(make_buffer(kernel->inputs[k]));
+        for (size_t i = 0; i < b.in_bufs.back().count; ++i)
+            store(kernel->inputs[k].dtype, b.in_bufs.back().bytes.data(), i, b.inputs[k].data[i]);
+    }
+    for (size_t k = 0; k < kernel->num_outputs; ++k) b.out_bufs.push_back(make_buffer(kernel->outputs[k]));
+    for (auto &t : b.in_bufs) b.in_t.push_back(t.tensor);
+    for (auto &t : b.out_bufs) b.out_t.push_back(t.tensor);
+    return true;
+}
+
 } // namespace
+
+KernelCheck run_kernel(const akg_kernel *kernel, const nlohmann::json &j, uint64_t seed, RunFn run) {
+    KernelBuffers b;
+    if (!prepare_buffers(kernel, j, seed, b)) return {false, "input count differs from the JSON", 0};
+    akg_status status = run(kernel, b.in_t.data(), b.in_t.size(), b.out_t.data(), b.out_t.size());
+    if (status != AKG_STATUS_OK) return {false, "akg_run failed with status " + std::to_string(static_cast<int>(status)), 0};
+    return {};
+}
 
 KernelCheck check_kernel(const akg_kernel *kernel, const nlohmann::json &j, uint64_t seed, RunFn run) {
     KernelCheck result;
-    std::vector<Tensor> inputs = random_inputs(j, seed);
-    if (inputs.size() != kernel->num_inputs) return {false, "input count differs from the JSON", 0};
-
-    std::vector<Buffer> in_bufs, out_bufs;
-    for (size_t k = 0; k < kernel->num_inputs; ++k) {
-        in_bufs.push_back(make_buffer(kernel->inputs[k]));
-        for (size_t i = 0; i < in_bufs.back().count; ++i) store(kernel->inputs[k].dtype, in_bufs.back().bytes.data(), i, inputs[k].data[i]);
-    }
-    for (size_t k = 0; k < kernel->num_outputs; ++k) out_bufs.push_back(make_buffer(kernel->outputs[k]));
-    std::vector<akg_tensor> in_t, out_t;
-    for (auto &b : in_bufs) in_t.push_back(b.tensor);
-    for (auto &b : out_bufs) out_t.push_back(b.tensor);
+    KernelBuffers b;
+    if (!prepare_buffers(kernel, j, seed, b)) return {false, "input count differs from the JSON", 0};
+    const std::vector<Tensor> &inputs = b.inputs;
+    std::vector<Buffer> &in_bufs = b.in_bufs, &out_bufs = b.out_bufs;
+    std::vector<akg_tensor> &in_t = b.in_t, &out_t = b.out_t;
 
     Result expected = evaluate(j, inputs);
     akg_status status = run(kernel, in_t.data(), in_t.size(), out_t.data(), out_t.size());

@@ -56,23 +56,38 @@ echo "== sanitized build: ${t_build} s =="
 # The sanitized suite: every meson test, except
 #  - corpus_check, replaced below by the same `akg-gen check` over every CORPUS_STRIDE-th corpus
 #    kernel at scaled-down shapes (kernels compiled at run time with the sanitizer flags);
+#  - catalog_unfused_check, replaced below by the fusion ablation's kernels at the odd shapes
+#    (tests/patterns_small) only: at the real shapes they are the main build's business;
 #  - install_consumer, which links the installed (instrumented) library with plain `cc`.
+# The catalog kernels run at their real shapes without the reference (AKG_CATALOG_REAL_SHAPES=
+# run-only: the instrumented double-precision reference takes 20x the kernel's time; the main
+# build compares the values) and against it at the odd shapes. akg_run leaves out its two tests
+# that only repeat, through .npy files, what catalog_kernels and the corpus subset run here.
 # reference sweeps corpus kernels up to 10^6 elements; random_graphs checks 60 graphs.
-# Slow tests may shrink under SANITIZED_GTEST_FILTER (a gtest filter for every gtest binary).
+# Slow tests may shrink further under SANITIZED_GTEST_FILTER (a gtest filter for every gtest binary).
 CORPUS_STRIDE=${CORPUS_STRIDE:-8}
 export AKG_REFERENCE_CORPUS_MAX_ELEMENTS=${AKG_REFERENCE_CORPUS_MAX_ELEMENTS:-1000000}
+export AKG_CATALOG_REAL_SHAPES=${AKG_CATALOG_REAL_SHAPES:-run-only}
 # random_graphs: 60 random graphs instead of the main build's batch (each compiled under ASan).
 export AKG_RANDOM_GRAPHS_COUNT=${AKG_RANDOM_GRAPHS_COUNT:-60}
+SANITIZED_GTEST_FILTER=${SANITIZED_GTEST_FILTER:--AkgRun.EveryCatalogKernelRunsByNameFromNpyFiles:AkgRun.CorpusKernelsCompiledOnDemandRunFromNpyFiles}
 [ -n "${SANITIZED_GTEST_FILTER:-}" ] && export GTEST_FILTER=$SANITIZED_GTEST_FILTER
 t0=$(date +%s)
 all_tests=$(meson test -C "$BUILD" --no-rebuild --list 2>/dev/null)
-tests=$(grep -v -x -e install_consumer -e corpus_check -e abi_guard_pages <<<"$all_tests")
+tests=$(grep -v -x -e install_consumer -e corpus_check -e catalog_unfused_check -e abi_guard_pages <<<"$all_tests")
 status=0
 # shellcheck disable=SC2086
 meson test -C "$BUILD" --no-rebuild --print-errorlogs --num-processes "$JOBS" --timeout-multiplier 3 $tests || status=1
 if grep -q -x abi_guard_pages <<<"$all_tests"; then
   ASAN_OPTIONS="$ASAN_OPTIONS:handle_segv=0:handle_sigbus=0" \
     meson test -C "$BUILD" --no-rebuild --print-errorlogs --timeout-multiplier 3 abi_guard_pages || status=1
+fi
+if grep -q -x catalog_unfused_check <<<"$all_tests"; then
+  echo "== the fusion ablation's kernels at the odd shapes under the sanitizers =="
+  OMP_NUM_THREADS=3 "$BUILD/generator/akg-gen" check tests/patterns_small --unfused \
+    >"$BUILD/meson-logs/unfused-sanitized.txt" 2>&1 || status=1
+  grep -E '^\[[0-9]+/[0-9]+\] FAIL|runtime error|ERROR: ' "$BUILD/meson-logs/unfused-sanitized.txt" || true
+  tail -n 1 "$BUILD/meson-logs/unfused-sanitized.txt"
 fi
 t_test=$(( $(date +%s) - t0 ))
 echo "== sanitized tests: ${t_test} s =="
