@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # README command 1: install what akg needs from Debian 12, configure, generate the catalog's
-# kernels and build libakgkernels.a; prints the kernels it built.
+# kernels and build libakgkernels.a with the tools and tests; prints the kernels it built.
+# The benchmarks are left out of build/: tools/run-benchmarks.sh installs Google Benchmark and
+# the peers and builds them in build-bench/ (release, no tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(build-essential meson ninja-build pkg-config libisl-dev libhalide14-0-dev
-          nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev)
+          nlohmann-json3-dev libcli11-dev libgtest-dev)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -12,7 +14,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
 fi
-[ -d build ] || meson setup build
+[ -d build ] || meson setup build -Dbenchmarks=disabled
 meson compile -C build
 echo "== libakgkernels: $(ls build/generated/libakgkernels.a) =="
 build/generator/akg-gen catalog --help >/dev/null

@@ -1,13 +1,17 @@
 #include "driver/check_kernels.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <dlfcn.h>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <sstream>
+#include <thread>
 #include <unistd.h>
 
 #include "driver/pipeline.h"
@@ -180,50 +184,69 @@ int check_kernels(const CheckOptions &options, const Toolchain &toolchain) {
     }
 
     auto compiled_at = std::chrono::steady_clock::now();
-    // 3. Run and compare.
+    // 3. Run and compare, as many kernels at a time as jobs: the reference evaluator is serial
+    // and takes most of the time, the kernels are short. Results are printed in order.
+    auto run_and_compare = [&](Item &it, void *h) {
+        auto run = reinterpret_cast<reference::RunFn>(dlsym(h, "akg_run"));
+        auto table = reinterpret_cast<const akg_kernel *const *>(dlsym(h, "akg_catalog_kernels"));
+        auto count = reinterpret_cast<const size_t *>(dlsym(h, "akg_catalog_kernel_count"));
+        const akg_kernel *k = nullptr;
+        std::string desc = "akg_kernel_desc_" + it.symbol;
+        for (size_t j = 0; table && count && j < *count; ++j)
+            if (table[j] == dlsym(h, desc.c_str())) k = table[j];
+        if (!run || !k) {
+            it.outcome = Outcome::Fail;
+            it.detail = "kernel not found in its shared object";
+            return;
+        }
+        try {
+            for (uint64_t seed : options.seeds) {
+                auto r = reference::check_kernel(k, it.json, seed, run);
+                if (!r.ok) {
+                    it.outcome = Outcome::Fail;
+                    std::string first = r.message.substr(0, r.message.find('\n'));
+                    it.detail = "seed " + std::to_string(seed) + ": " + first;
+                    break;
+                }
+                it.detail = "worst abs error " + std::to_string(r.worst_abs_error);
+            }
+        } catch (const std::exception &e) {
+            it.outcome = Outcome::Unsupported;
+            it.detail = std::string("reference: ") + e.what();
+        }
+    };
+    std::mutex done_mutex;
+    std::condition_variable done_changed;
+    std::vector<char> done(items.size(), 0);
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> workers;
+    for (int w = 0; w < std::max(1, toolchain.jobs); ++w)
+        workers.emplace_back([&] {
+            for (size_t i = next++; i < items.size(); i = next++) {
+                if (items[i].outcome == Outcome::Pass && handle_of.count(i)) run_and_compare(items[i], handle_of.at(i));
+                std::lock_guard<std::mutex> lock(done_mutex);
+                done[i] = 1;
+                done_changed.notify_all();
+            }
+        });
     std::map<Outcome, int> counts;
     std::map<std::string, int> reasons;
     int scaled_count = 0;
     for (size_t i = 0; i < items.size(); ++i) {
-        Item &it = items[i];
-        if (it.outcome == Outcome::Pass && handle_of.count(i)) {
-            void *h = handle_of[i];
-            auto run = reinterpret_cast<reference::RunFn>(dlsym(h, "akg_run"));
-            auto table = reinterpret_cast<const akg_kernel *const *>(dlsym(h, "akg_catalog_kernels"));
-            auto count = reinterpret_cast<const size_t *>(dlsym(h, "akg_catalog_kernel_count"));
-            const akg_kernel *k = nullptr;
-            std::string desc = "akg_kernel_desc_" + it.symbol;
-            for (size_t j = 0; table && count && j < *count; ++j)
-                if (table[j] == dlsym(h, desc.c_str())) k = table[j];
-            if (!run || !k) {
-                it.outcome = Outcome::Fail;
-                it.detail = "kernel not found in its shared object";
-            } else {
-                try {
-                    for (uint64_t seed : options.seeds) {
-                        auto r = reference::check_kernel(k, it.json, seed, run);
-                        if (!r.ok) {
-                            it.outcome = Outcome::Fail;
-                            std::string first = r.message.substr(0, r.message.find('\n'));
-                            it.detail = "seed " + std::to_string(seed) + ": " + first;
-                            break;
-                        }
-                        it.detail = "worst abs error " + std::to_string(r.worst_abs_error);
-                    }
-                } catch (const std::exception &e) {
-                    it.outcome = Outcome::Unsupported;
-                    it.detail = std::string("reference: ") + e.what();
-                }
-            }
+        {
+            std::unique_lock<std::mutex> lock(done_mutex);
+            done_changed.wait(lock, [&] { return done[i] != 0; });
         }
+        Item &it = items[i];
         ++counts[it.outcome];
         if (it.outcome == Outcome::Unsupported) ++reasons[it.detail];
         if (!it.scaled.empty()) ++scaled_count;
         std::string detail = it.detail;
         if (!it.scaled.empty()) detail += (detail.empty() ? "" : "; ") + it.scaled;
         std::cout << "[" << i + 1 << "/" << items.size() << "] " << label(it.outcome) << " " << it.path
-                  << (detail.empty() ? "" : ": " + detail) << "\n";
+                  << (detail.empty() ? "" : ": " + detail) << std::endl;
     }
+    for (auto &w : workers) w.join();
     auto now = std::chrono::steady_clock::now();
     auto secs = [](auto a, auto b) { return static_cast<int>(std::chrono::duration<double>(b - a).count()); };
     double seconds = std::chrono::duration<double>(now - start).count();
