@@ -33,8 +33,7 @@ export CC=clang-14 CXX=clang++-14
 # Stack traces symbolized; every report fatal. Leaks are checked where no OpenMP kernel runs
 # (the fuzzer, the fuzz regression replay: see tests/fuzz/meson.build): LeakSanitizer's
 # stop-the-world crashes now and then ("Tracer caught signal 11") in processes that ran libomp
-# worker threads, so the rest of the suite runs with detect_leaks=0. abi_guard_pages runs apart
-# with handle_segv=0: it expects the faults its guard pages cause (SIGSEGV, not ASan's report).
+# worker threads, so the rest of the suite runs with detect_leaks=0.
 export ASAN_SYMBOLIZER_PATH=$(command -v llvm-symbolizer-14 || command -v llvm-symbolizer || true)
 export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:abort_on_error=0:detect_leaks=0:detect_stack_use_after_return=0:strict_string_checks=1:check_initialization_order=1:detect_odr_violation=0:allocator_may_return_null=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
@@ -58,7 +57,11 @@ echo "== sanitized build: ${t_build} s =="
 #    kernel at scaled-down shapes (kernels compiled at run time with the sanitizer flags);
 #  - catalog_unfused_check, replaced below by the fusion ablation's kernels at the odd shapes
 #    (tests/patterns_small) only: at the real shapes they are the main build's business;
-#  - install_consumer, which links the installed (instrumented) library with plain `cc`.
+#  - install_consumer, which links the installed (instrumented) library with plain `cc`;
+#  - abi_guard_pages, whose PROT_NONE pages around every buffer catch in the main build what
+#    AddressSanitizer's redzones catch here (and which needs ASan's SEGV handler off);
+#  - abi_c_all_kernels, every bad call on every kernel at real shapes: abi_c makes each kind of
+#    bad call here, on a few kernels, through the same runtime code.
 # The catalog kernels run at their real shapes without the reference (AKG_CATALOG_REAL_SHAPES=
 # run-only: the instrumented double-precision reference takes 20x the kernel's time; the main
 # build compares the values) and against it at the odd shapes. akg_run leaves out its two tests
@@ -74,14 +77,10 @@ SANITIZED_GTEST_FILTER=${SANITIZED_GTEST_FILTER:--AkgRun.EveryCatalogKernelRunsB
 [ -n "${SANITIZED_GTEST_FILTER:-}" ] && export GTEST_FILTER=$SANITIZED_GTEST_FILTER
 t0=$(date +%s)
 all_tests=$(meson test -C "$BUILD" --no-rebuild --list 2>/dev/null)
-tests=$(grep -v -x -e install_consumer -e corpus_check -e catalog_unfused_check -e abi_guard_pages <<<"$all_tests")
+tests=$(grep -v -x -e install_consumer -e corpus_check -e catalog_unfused_check -e abi_guard_pages -e abi_c_all_kernels <<<"$all_tests")
 status=0
 # shellcheck disable=SC2086
 meson test -C "$BUILD" --no-rebuild --print-errorlogs --num-processes "$JOBS" --timeout-multiplier 3 $tests || status=1
-if grep -q -x abi_guard_pages <<<"$all_tests"; then
-  ASAN_OPTIONS="$ASAN_OPTIONS:handle_segv=0:handle_sigbus=0" \
-    meson test -C "$BUILD" --no-rebuild --print-errorlogs --timeout-multiplier 3 abi_guard_pages || status=1
-fi
 if grep -q -x catalog_unfused_check <<<"$all_tests"; then
   echo "== the fusion ablation's kernels at the odd shapes under the sanitizers =="
   OMP_NUM_THREADS=3 "$BUILD/generator/akg-gen" check tests/patterns_small --unfused \
