@@ -53,7 +53,7 @@ fi
 
 # 2. build (release, its own folder so that build/ keeps its configuration)
 if [ ! -f "$build/build.ninja" ]; then
-  meson setup "$build" --buildtype=release -Dtests=disabled
+  meson setup "$build" --buildtype=release -Dtests=disabled -Dbenchmarks=enabled
 else
   meson setup --reconfigure "$build" >/dev/null   # picks up a newly installed oneDNN
 fi
