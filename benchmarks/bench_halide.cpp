@@ -143,6 +143,7 @@ struct Converter {
             if (n == "akg_exp_h" || n == "akg_exp_h_no_overflow") return fast_exp(args[0]);
             if (n == "akg_tanh_h") return 1.0f - 2.0f / (fast_exp(2.0f * args[0]) + 1.0f);
             if (n == "akg_tanh_plus_one_h") return 2.0f / (1.0f + fast_exp(-2.0f * args[0]));
+            if (n == "akg_div_one_plus_exp_h") return args[0] / (1.0f + fast_exp(args[1]));
             if (n == "akg_log") return log(args[0]);
             if (n == "akg_sqrt") return sqrt(args[0]);
             if (n == "akg_rsqrt") return 1.0f / sqrt(args[0]);
@@ -150,6 +151,7 @@ struct Converter {
             // best vectorizable form, through its polynomial exp.
             if (n == "akg_tanh") return 1.0f - 2.0f / (exp(2.0f * args[0]) + 1.0f);
             if (n == "akg_tanh_plus_one") return 2.0f / (1.0f + exp(-2.0f * args[0]));
+            if (n == "akg_div_one_plus_exp") return args[0] / (1.0f + exp(args[1]));
             if (n == "akg_erf") return erf(args[0]);
             if (n == "akg_pow") return pow(args[0], args[1]);
             if (n == "akg_abs") return op->type.is_float() ? abs(args[0]) : cast(op->type, abs(args[0]));

@@ -13,7 +13,7 @@ static void akg_bias_gelu_f32_parallel_body_0(int64_t c0, const float *__restric
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = (c1 + c2);
                 const float v_cse0 = (in0[c0 * 3072 + (c1 + c2)] + in1[(c1 + c2)]);
-                blk_out0[c2] = (float)(((v_cse0 * akg_tanh_plus_one((((((v_cse0 * v_cse0) * v_cse0) * 0.0447149985f) + v_cse0) * 0.797884583f))) * 0.5f));
+                blk_out0[c2] = (float)(akg_div_one_plus_exp(v_cse0, (v_cse0 * (((v_cse0 * v_cse0) * -0.0713548139f) + -1.59576917f))));
             }
         }
         akg_stream_f32_n(blk_out0, out0 + (((c0 * INT64_C(3072)) + c1)), 64);

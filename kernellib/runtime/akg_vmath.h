@@ -27,6 +27,9 @@
  *   akg_tanh_plus_one  2.481  2.5  1 + tanh(x); results below 2^-126 flushed to +0
  *   akg_erf        1.214     1.5   (worst near |x| = 1, where the two pieces meet)
  *   akg_sigmoid    2.402     2.5   worst for x < 0 (e/(1+e)); subnormal tail kept for x < -87
+ *   akg_div_one_plus_exp 2.453 2.5  x / (1 + e^y): NOT exhaustive (two arguments): every 13th y
+ *                                  of all 2^32 times 32 numerators (1, 1.5, 2 - 2^-23, random);
+ *                                  results of y > 88.3 flushed to x * 0
  *   akg_pow        0.508     1.0   10^8 pairs: random bits, integer y with x < 0, DL ranges,
  *                                  results near over/underflow and subnormal, x near 1 with
  *                                  |y| up to 2^23; special cases equal glibc powf
@@ -43,6 +46,7 @@
  *                                  within 2^-16 of FLT_MAX may round up to +inf
  *   akg_tanh_h           4.52e-6   (worst at |x| = 6.5, where it returns +-1; rational form)
  *   akg_tanh_plus_one_h  6.23e-6   results below 2^-126 flushed to +0, as akg_tanh_plus_one
+ *   akg_div_one_plus_exp_h 6.25e-6 (the sweep of akg_div_one_plus_exp, not exhaustive)
  *
  * SPECIAL VALUES: exp(-inf)=+0, exp(+inf)=+inf, exp(NaN)=NaN; log(±0)=-inf, log(x<0)=NaN,
  * log(+inf)=+inf, log(NaN)=NaN; tanh(±inf)=±1, tanh(±0)=±0, tanh(NaN)=NaN, tanh(tiny x)=x;
@@ -65,6 +69,8 @@
  *   akg_log           0.24    44                  logf  1.88
  *   akg_tanh          0.21    40 (1 div)          tanhf 8.25
  *   akg_tanh_plus_one 0.142   (1 div)             (1 + akg_tanh: 0.21)
+ *   akg_div_one_plus_exp: GeLU x / (1 + e^(x (a x^2 + b))) 0.22, x * akg_tanh_plus_one(...) / 2
+ *                     with its argument as written (c (x + d x^3)) 0.28 (measured 2026-12-02)
  *   akg_erf           0.31    46                  erff  6.98
  *   akg_sigmoid       0.175   (1 div; with akg_exp instead of akg_exp_no_overflow: 0.23)
  *   akg_sqrt          0.07     5
@@ -379,11 +385,32 @@ AKG_VM_INLINE float tanh_plus_one_of(float x) {
 
 AKG_VM_INLINE float akg_tanh(float x) { return akg_vm_detail::tanh_f32(x); }
 
+namespace akg_vm_detail {
+/* x / (1 + e^y), to float32 or float16 precision: 1 + e^y in one fma, then one division. For
+ * y < -87, 1 + e^y rounds to 1 and the result is x; for y > 88.3 (where 2^k below would be
+ * garbage) it is x * 0: +-0, or NaN for an infinite or NaN x, the value of
+ * x * akg_tanh_plus_one(-y/2) / 2 there, whose 1 + tanh is flushed to 0. NaN y: NaN. */
+template <bool kFloat16Precision>
+AKG_VM_INLINE float div_one_plus_exp_of(float x, float y) {
+    float t;
+    float p = kFloat16Precision ? exp_reduce_t<true, 127>(y, t) : exp_reduce_t<false, 127>(y, t);
+    float r = x / fmaf_(p, exp_scale(t), 1.0f); /* k in [-126, 127] for y in [-87, 88.3] */
+    r = sel(y < -87.0f, x, r);
+    return sel(y > 88.3f, x * 0.0f, r);
+}
+} /* namespace akg_vm_detail */
+
 /* ---- 1 + tanh ------------------------------------------------------------------------- */
 /* 1 + tanh(x) = 2 / (1 + e^-2x), for the generator's math-identities pass (GeLU's tanh form):
  * no cancellation for x < 0, where 1 + akg_tanh(x) loses up to every bit, and one exponential
  * plus a division. Results below 2^-126 (x < -44.15) are flushed to +0. */
 AKG_VM_INLINE float akg_tanh_plus_one(float x) { return akg_vm_detail::tanh_plus_one_of<false>(x); }
+
+/* ---- x / (1 + e^y) -------------------------------------------------------------------- */
+/* x * (1 + tanh(z)) / 2 = x / (1 + e^-2z), for the math-identities pass (GeLU's tanh form,
+ * whose constant 1/2 cancels the 2 of 1 + tanh): the multiplications by x, by 1/2 and by -2
+ * fold into the division. Results of y > 88.3 are flushed to x * 0 (see div_one_plus_exp_of). */
+AKG_VM_INLINE float akg_div_one_plus_exp(float x, float y) { return akg_vm_detail::div_one_plus_exp_of<false>(x, y); }
 
 /* ---- float16 precision: exp, tanh, 1 + tanh -------------------------------------------- */
 /* For ops declared float16 (the generator's lowering): a float16 value carries 11 bits, so
@@ -417,6 +444,7 @@ AKG_VM_INLINE float akg_exp_h(float x) {
 
 AKG_VM_INLINE float akg_tanh_h(float x) { return akg_vm_detail::tanh_rational_h(x); }
 AKG_VM_INLINE float akg_tanh_plus_one_h(float x) { return akg_vm_detail::tanh_plus_one_of<true>(x); }
+AKG_VM_INLINE float akg_div_one_plus_exp_h(float x, float y) { return akg_vm_detail::div_one_plus_exp_of<true>(x, y); }
 
 /* ---- erf ------------------------------------------------------------------------------ */
 AKG_VM_INLINE float akg_erf(float x) {

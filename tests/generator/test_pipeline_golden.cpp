@@ -335,11 +335,24 @@ TEST(PipelineGolden, OverflowFlagsTakeOneSelectAndAnOrderedMax) {
 }
 
 TEST(PipelineGolden, GeluComputesOnePlusTanhWithoutCancellation) {
-    // 0.5 * x * (1 + tanh(z)): the sum becomes akg_tanh_plus_one(z) = 2 / (1 + e^-2z).
+    // 0.5 * x * (1 + tanh(z)): the sum becomes akg_tanh_plus_one(z) = 2 / (1 + e^-2z), and the
+    // product with x and 0.5 then x / (1 + e^-2z), with z's cubic in Horner form.
     std::string graph = dump_after("bias_gelu_f32.json", "math-identities");
     std::string output = graph.substr(graph.find("[out0]")); // the one stage left (the rest is inlined)
-    EXPECT_EQ(count(output, "akg_tanh_plus_one("), 1u) << graph;
-    EXPECT_EQ(count(output, "akg_tanh("), 0u) << graph;
+    EXPECT_EQ(count(output, "akg_div_one_plus_exp("), 1u) << graph;
+    EXPECT_EQ(count(output, "akg_tanh"), 0u) << graph;
+    EXPECT_EQ(count(output, "*-0.071355f) + -1.595769f)"), 1u) << graph; // -2 sqrt(2/pi) (0.044715 v^2 + 1)
+    // Another constant, other factors, a plain argument: x * w * (1 + tanh(y)) * 0.25 ->
+    // (x * w * 0.5) / (1 + e^-2y); without a constant the product keeps 1 + tanh; GeLU's cubic
+    // written the other way round still takes the Horner form (the regression checks all three
+    // against the reference).
+    graph = dump_after_regression("scaled_tanh_plus_one_products_37x43.json", "math-identities");
+    EXPECT_NE(graph.find("a[37,43] = (float32)akg_div_one_plus_exp(((float32)buf$in0((int64)i0, (int64)i1)*(float32)buf$in2((int64)i0, (int64)i1))*0.500000f, "
+                         "(float32)buf$in1((int64)i0, (int64)i1)*-2.000000f)"),
+              std::string::npos) << graph;
+    EXPECT_NE(graph.find("b[37,43] = ((float32)buf$in2((int64)i0, (int64)i1)*(float32)akg_tanh_plus_one("), std::string::npos) << graph;
+    EXPECT_NE(graph.find("g[37,43] = (float32)akg_div_one_plus_exp((float32)buf$in0((int64)i0, (int64)i1), (float32)buf$in0((int64)i0, (int64)i1)*(("),
+              std::string::npos) << graph;
     // GeLU's backward pass uses tanh(z) itself (1 - tanh^2): unchanged (its ops are declared
     // float16: the float16-precision tanh).
     graph = dump_after("bias_gelu_grad_f16.json", "math-identities");
@@ -399,11 +412,11 @@ TEST(PipelineGolden, InPlaceWritesThatReadOtherElementsOfTheirTargetGoThroughScr
 
 TEST(PipelineGolden, Float16OpsTakeFloat16PrecisionTranscendentals) {
     // An Exp or Tanh declared float16 calls the float16-precision function (akg_vmath.h,
-    // relative error below 2^-16); declared float32, the float32 one. 1 + tanh keeps the
-    // precision of its tanh.
+    // relative error below 2^-16); declared float32, the float32 one. 1 + tanh, and GeLU's
+    // x / (1 + e^-2z), keep the precision of their tanh.
     std::string f16 = dump_after("bias_gelu_f16.json", "emit"), f32 = dump_after("bias_gelu_f32.json", "emit");
-    EXPECT_EQ(count(f16, "akg_tanh_plus_one_h("), 1u) << f16;
-    EXPECT_EQ(count(f32, "akg_tanh_plus_one("), 1u) << f32;
+    EXPECT_EQ(count(f16, "akg_div_one_plus_exp_h("), 1u) << f16;
+    EXPECT_EQ(count(f32, "akg_div_one_plus_exp("), 1u) << f32;
     EXPECT_EQ(count(f32, "_h("), 0u) << f32;
     f16 = dump_after("attention_softmax_dropout_f16.json", "emit"), f32 = dump_after("attention_softmax_dropout_f32.json", "emit");
     EXPECT_EQ(count(f16, "akg_exp_h_no_overflow("), 2u) << f16; // a softmax's exponent (both rows of a pair): no overflow clamp

@@ -432,7 +432,7 @@ bool is_math_function(const std::string &name) { return name.rfind("akg_", 0) ==
 
 bool is_expensive_math(const std::string &name) {
     return name == "akg_exp" || name == "akg_exp_h" || name == "akg_exp_no_overflow" || name == "akg_exp_h_no_overflow" || name == "akg_log" || name == "akg_tanh" || name == "akg_tanh_h" || name == "akg_tanh_plus_one" ||
-           name == "akg_tanh_plus_one_h" || name == "akg_erf" || name == "akg_pow" || name == "akg_sqrt" || name == "akg_rsqrt";
+           name == "akg_tanh_plus_one_h" || name == "akg_div_one_plus_exp" || name == "akg_div_one_plus_exp_h" || name == "akg_erf" || name == "akg_pow" || name == "akg_sqrt" || name == "akg_rsqrt";
 }
 
 std::string print_expr(const Expr &e) {

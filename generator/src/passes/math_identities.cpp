@@ -3,6 +3,8 @@
 #include <cmath>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace akg {
 
@@ -40,6 +42,99 @@ class TanhPlusOne : public IRMutator {
         std::string name;
         if (Halide::Expr x = tanh_argument(b, name); x.defined() && is_float_constant(a, 1.0)) return tanh_plus_one(name, -x);
         return a.same_as(op->a) && b.same_as(op->b) ? Halide::Expr(op) : Sub::make(a, b);
+    }
+};
+
+// The factors of a float32 product tree, in order.
+void product_factors(const Halide::Expr &e, std::vector<Halide::Expr> &factors) {
+    if (const Mul *m = e.as<Mul>(); m && m->type == Halide::Float(32)) {
+        product_factors(m->a, factors);
+        product_factors(m->b, factors);
+        return;
+    }
+    factors.push_back(e);
+}
+
+Halide::Expr f32(double value) { return FloatImm::make(Halide::Float(32), value); }
+
+// The constant factor of a float32 product a * c or c * a (c set, `a` returned), or undefined.
+Halide::Expr constant_factor(const Halide::Expr &e, double &c) {
+    const Mul *m = e.as<Mul>();
+    if (!m || m->type != Halide::Float(32)) return Halide::Expr();
+    if (const FloatImm *k = m->b.as<FloatImm>()) return c = k->value, m->a;
+    if (const FloatImm *k = m->a.as<FloatImm>()) return c = k->value, m->b;
+    return Halide::Expr();
+}
+
+// Whether `e` is v * v * v, in either association.
+bool is_cube_of(const Halide::Expr &e, const Halide::Expr &v) {
+    const Mul *m = e.as<Mul>();
+    if (!m) return false;
+    auto is_square = [&](const Halide::Expr &s) {
+        const Mul *q = s.as<Mul>();
+        return q && equal(q->a, v) && equal(q->b, v);
+    };
+    return (is_square(m->a) && equal(m->b, v)) || (equal(m->a, v) && is_square(m->b));
+}
+
+// k * (v + c * v^3) in Horner form v * (v^2 * kc + k), for a cubic argument (GeLU's
+// sqrt(2/pi) * (x + 0.044715 x^3)): three roundings instead of four, and one operation and one
+// dependent step fewer. Undefined unless `p` is v + c * v^3 (either order, either association).
+Halide::Expr odd_cubic_scaled_by(const Halide::Expr &p, double k) {
+    const Add *a = p.as<Add>();
+    if (!a || a->type != Halide::Float(32)) return Halide::Expr();
+    for (const auto &[linear, cubic] : {std::pair{a->a, a->b}, std::pair{a->b, a->a}}) {
+        double c = 0;
+        Halide::Expr cube = constant_factor(cubic, c);
+        if (cube.defined() && is_cube_of(cube, linear)) return Mul::make(linear, Add::make(Mul::make(Mul::make(linear, linear), f32(k * c)), f32(k)));
+    }
+    return Halide::Expr();
+}
+
+// k * u with k folded into u's constant factor when u = a * c: -2 * (a * c) -> a * (-2c), the
+// same bits (scaling by a power of two is exact); an odd cubic a in Horner form.
+Halide::Expr scaled_by(const Halide::Expr &u, double k) {
+    double c = 0;
+    if (Halide::Expr a = constant_factor(u, c); a.defined()) {
+        if (Halide::Expr horner = odd_cubic_scaled_by(a, k * c); horner.defined()) return horner;
+        return Mul::make(a, f32(k * c));
+    }
+    if (Halide::Expr horner = odd_cubic_scaled_by(u, k); horner.defined()) return horner;
+    return Mul::make(u, f32(k));
+}
+
+// x * (1 + tanh(z)) * c  ->  akg_div_one_plus_exp(x * 2c, -2z) = x * 2c / (1 + e^-2z): the
+// multiplications by x and c and the numerator 2 fold into one division, and for GeLU (c = 1/2)
+// the factor 2c disappears. Any product of float32 factors with one akg_tanh_plus_one call (or
+// its float16-precision twin) and a constant.
+class ScaledTanhPlusOne : public IRMutator {
+    using IRMutator::visit;
+    Halide::Expr visit(const Mul *op) override {
+        Halide::Expr e = IRMutator::visit(op);
+        if (e.type() != Halide::Float(32)) return e;
+        std::vector<Halide::Expr> factors;
+        product_factors(e, factors);
+        const Call *tanh_plus_one = nullptr;
+        double constant = 1.0;
+        bool has_constant = false;
+        Halide::Expr rest;
+        for (const Halide::Expr &f : factors) {
+            const Call *c = f.as<Call>();
+            if (c && (c->name == "akg_tanh_plus_one" || c->name == "akg_tanh_plus_one_h") && c->args.size() == 1) {
+                if (tanh_plus_one) return e; // two of them: leave the product alone
+                tanh_plus_one = c;
+            } else if (const FloatImm *k = f.as<FloatImm>()) {
+                constant *= k->value;
+                has_constant = true;
+            } else {
+                rest = rest.defined() ? Mul::make(rest, f) : f;
+            }
+        }
+        if (!tanh_plus_one || !has_constant) return e;
+        const Halide::Expr two_c = f32(2.0 * constant);
+        Halide::Expr numerator = !rest.defined() ? two_c : 2.0 * constant == 1.0 ? rest : Mul::make(rest, two_c);
+        const std::string name = tanh_plus_one->name == "akg_tanh_plus_one" ? "akg_div_one_plus_exp" : "akg_div_one_plus_exp_h";
+        return Call::make(Halide::Float(32), name, {numerator, scaled_by(tanh_plus_one->args[0], -2.0)}, Call::PureExtern);
     }
 };
 
@@ -199,7 +294,7 @@ void rewrite_math_identities(TensorGraph &graph) {
         if (s.materialized && s.kind == StageKind::Reduce && s.reduce_kind == ReduceKind::Max) maxima[s.buffer] = &s;
     for (auto &s : graph.stages) {
         if (!s.materialized || s.kind == StageKind::Input) continue;
-        s.value = UnorderedComparison().mutate(MaxOfFlags().mutate(TanhPlusOne().mutate(s.value)));
+        s.value = UnorderedComparison().mutate(MaxOfFlags().mutate(ScaledTanhPlusOne().mutate(TanhPlusOne().mutate(s.value))));
         s.value = ExpBelowItsMaximum(maxima, s).mutate(s.value);
     }
 }

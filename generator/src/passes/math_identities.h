@@ -11,7 +11,10 @@ namespace akg {
 // 2 / (1 + e^-2z) is within 2.5 ulp everywhere (akg_vmath.h). It is also one exponential and a
 // division instead of tanh's exponential, division and polynomial: bias_gelu_f32 runs 1.3x
 // faster. Float32 only (float16 stages compute in float32 too); the float16-precision tanh of
-// an op declared float16 becomes akg_tanh_plus_one_h.
+// an op declared float16 becomes akg_tanh_plus_one_h. A product of one such call with a
+// constant c and other factors x then becomes one division:
+//   x * akg_tanh_plus_one(z) * c  ->  akg_div_one_plus_exp(x * 2c, -2z) = x * 2c / (1 + e^-2z)
+// (GeLU: c = 1/2, so x / (1 + e^-2z); three multiplications fewer, bias_gelu_f32 1.2x faster).
 // And flags combined by max or min into one select:
 //   max(c1 ? t : f, c2 ? t : f)  ->  (c1 || c2) ? t : f     (t > f constants; && for min)
 // A gradient overflow check (isinf(x) or isnan(x) as 1.0 or 0.0) then costs one select.

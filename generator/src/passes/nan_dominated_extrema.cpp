@@ -18,7 +18,8 @@ constexpr int kMaxExpansionDepth = 8;
 
 bool propagates_nan(const std::string &math) {
     return math == "akg_exp" || math == "akg_exp_h" || math == "akg_exp_no_overflow" || math == "akg_exp_h_no_overflow" || math == "akg_log" || math == "akg_sqrt" || math == "akg_rsqrt" || math == "akg_tanh" ||
-           math == "akg_tanh_h" || math == "akg_tanh_plus_one" || math == "akg_tanh_plus_one_h" || math == "akg_erf" || math == "akg_abs";
+           math == "akg_tanh_h" || math == "akg_tanh_plus_one" || math == "akg_tanh_plus_one_h" || math == "akg_div_one_plus_exp" || math == "akg_div_one_plus_exp_h" || math == "akg_erf" ||
+           math == "akg_abs";
 }
 
 class NanDominance {
@@ -83,6 +84,7 @@ private:
         if (const Call *op = e.as<Call>()) {
             if (const Stage *s = expandable(op)) return depth < kMaxExpansionDepth && reaches(value_at(*s, op->args), is_target, depth + 1);
             if (propagates_nan(op->name) && op->args.size() == 1) return reaches(op->args[0], is_target, depth);
+            if (propagates_nan(op->name) && op->args.size() == 2) return either(op->args[0], op->args[1]);
         }
         return false;
     }
