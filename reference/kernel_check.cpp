@@ -128,36 +128,33 @@ KernelCheck check_kernel(const akg_kernel *kernel, const nlohmann::json &j, uint
     KernelCheck result;
     KernelBuffers b;
     if (!prepare_buffers(kernel, j, seed, b)) return {false, "input count differs from the JSON", 0};
-    const std::vector<Tensor> &inputs = b.inputs;
-    std::vector<Buffer> &in_bufs = b.in_bufs, &out_bufs = b.out_bufs;
-    std::vector<akg_tensor> &in_t = b.in_t, &out_t = b.out_t;
 
-    Result expected = evaluate(j, inputs);
-    akg_status status = run(kernel, in_t.data(), in_t.size(), out_t.data(), out_t.size());
+    Result expected = evaluate(j, b.inputs);
+    akg_status status = run(kernel, b.in_t.data(), b.in_t.size(), b.out_t.data(), b.out_t.size());
     if (status != AKG_STATUS_OK) return {false, "akg_run failed with status " + std::to_string(static_cast<int>(status)), 0};
 
     auto compare_all = [&](const Result &reference) {
         result.message.clear();
-        for (size_t k = 0; k < out_bufs.size(); ++k)
-            result.message += compare_buffer("output " + std::to_string(k) + " (" + kernel->outputs[k].name + ")", out_bufs[k],
+        for (size_t k = 0; k < b.out_bufs.size(); ++k)
+            result.message += compare_buffer("output " + std::to_string(k) + " (" + kernel->outputs[k].name + ")", b.out_bufs[k],
                                              reference.outputs[k], result.worst_abs_error);
         for (const auto &[index, tensor] : reference.updated_inputs)
             result.message += compare_buffer("in-place input " + std::to_string(index) + " (" + kernel->inputs[index].name + ")",
-                                             in_bufs[index], tensor, result.worst_abs_error);
+                                             b.in_bufs[index], tensor, result.worst_abs_error);
     };
     compare_all(expected);
     if (!result.message.empty() && j.dump().find("float16") != std::string::npos) {
         // An intermediate float16 rounding within float32 noise of a tie may have gone the other
         // way (see evaluate_with_float16_ties_flipped): each element may match either evaluation.
-        Result flipped = evaluate_with_float16_ties_flipped(j, inputs);
-        auto merge = [](const Buffer &b, Tensor &e, const Tensor &alternative) {
+        Result flipped = evaluate_with_float16_ties_flipped(j, b.inputs);
+        auto merge = [](const Buffer &got, Tensor &e, const Tensor &alternative) {
             for (size_t i = 0; i < e.data.size(); ++i) {
-                double a = load(b.tensor.dtype, b.bytes.data(), i);
+                double a = load(got.tensor.dtype, got.bytes.data(), i);
                 if (std::fabs(alternative.data[i] - a) < std::fabs(e.data[i] - a)) e.data[i] = alternative.data[i];
             }
         };
-        for (size_t k = 0; k < out_bufs.size(); ++k) merge(out_bufs[k], expected.outputs[k], flipped.outputs[k]);
-        for (auto &[index, tensor] : expected.updated_inputs) merge(in_bufs[index], tensor, flipped.updated_inputs.at(index));
+        for (size_t k = 0; k < b.out_bufs.size(); ++k) merge(b.out_bufs[k], expected.outputs[k], flipped.outputs[k]);
+        for (auto &[index, tensor] : expected.updated_inputs) merge(b.in_bufs[index], tensor, flipped.updated_inputs.at(index));
         result.worst_abs_error = 0;
         compare_all(expected);
     }

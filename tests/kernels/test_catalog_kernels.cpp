@@ -18,17 +18,13 @@ namespace {
 
 std::string source_path(const std::string &relative) { return std::string(AKG_SOURCE_ROOT) + "/" + relative; }
 
-akg::reference::KernelCheck check_kernel_against_reference(const akg_kernel *kernel, const std::string &json_path,
-                                                           uint64_t seed) {
+// Runs `kernel` on the inputs its pattern's reference draws for `seed`, compared with that
+// reference (reference::check_kernel) or run only (reference::run_kernel).
+akg::reference::KernelCheck run_pattern_inputs(const akg_kernel *kernel, const std::string &json_path, uint64_t seed, bool compare) {
     std::ifstream in(json_path);
     if (!in) return {false, "cannot open " + json_path, 0};
-    return akg::reference::check_kernel(kernel, nlohmann::json::parse(in), seed, akg_run);
-}
-
-akg::reference::KernelCheck run_kernel_without_reference(const akg_kernel *kernel, const std::string &json_path, uint64_t seed) {
-    std::ifstream in(json_path);
-    if (!in) return {false, "cannot open " + json_path, 0};
-    return akg::reference::run_kernel(kernel, nlohmann::json::parse(in), seed, akg_run);
+    const nlohmann::json graph = nlohmann::json::parse(in);
+    return compare ? akg::reference::check_kernel(kernel, graph, seed, akg_run) : akg::reference::run_kernel(kernel, graph, seed, akg_run);
 }
 
 std::vector<std::string> names(const akg_kernel *const *table, size_t count) {
@@ -57,8 +53,7 @@ TEST_P(CatalogKernel, MatchesReferenceAtRealShapes) {
     const akg_kernel *k = akg_kernel_lookup(GetParam().c_str());
     ASSERT_NE(k, nullptr);
     for (uint64_t seed : {1u, 2u}) {
-        auto r = real_shapes_run_only() ? run_kernel_without_reference(k, source_path(k->pattern_file), seed)
-                                        : check_kernel_against_reference(k, source_path(k->pattern_file), seed);
+        auto r = run_pattern_inputs(k, source_path(k->pattern_file), seed, !real_shapes_run_only());
         EXPECT_TRUE(r.ok) << GetParam() << " seed " << seed << ":\n" << r.message;
     }
 }
@@ -67,7 +62,7 @@ TEST_P(CatalogKernel, MatchesReferenceAtOddShapes) {
     const akg_kernel *k = find(akg_test_small_kernels, akg_test_small_kernel_count, GetParam());
     ASSERT_NE(k, nullptr) << "no odd-shape twin tests/patterns_small/" << GetParam() << ".json";
     for (uint64_t seed : {1u, 2u, 3u, 4u}) {
-        auto r = check_kernel_against_reference(k, source_path(k->pattern_file), seed);
+        auto r = run_pattern_inputs(k, source_path(k->pattern_file), seed, true);
         EXPECT_TRUE(r.ok) << GetParam() << " (odd shapes) seed " << seed << ":\n" << r.message;
     }
 }
