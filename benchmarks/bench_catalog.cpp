@@ -19,9 +19,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 extern "C" {
@@ -269,6 +271,15 @@ void set_counters(benchmark::State &state, const akg_kernel *k, int threads) {
     state.counters["threads"] = threads;
 }
 
+void register_timed(const std::string &kernel, const std::string &impl, std::function<void(benchmark::State &)> run) {
+    benchmark::RegisterBenchmark((kernel + "/" + impl).c_str(), [run](benchmark::State &state) { run(state); })
+        ->Arg(1)
+        ->Arg(2)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond)
+        ->ComputeStatistics("min", [](const std::vector<double> &v) { return *std::min_element(v.begin(), v.end()); });
+}
+
 void register_skip(const std::string &kernel, const std::string &impl, const std::string &reason) {
     std::string r = reason;
     benchmark::RegisterBenchmark((kernel + "/" + impl).c_str(),
@@ -286,13 +297,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < akg_catalog_kernel_count; ++i) {
         const akg_kernel *k = akg_catalog_kernels[i];
         const std::string name = k->name;
-        auto reg = [&](const std::string &impl, auto fn) {
-            benchmark::RegisterBenchmark((name + "/" + impl).c_str(), fn)
-                ->Arg(1)
-                ->Arg(2)
-                ->UseRealTime()
-                ->Unit(benchmark::kMillisecond);
-        };
+        auto reg = [&](const std::string &impl, std::function<void(benchmark::State &)> fn) { register_timed(name, impl, std::move(fn)); };
         reg("akg", [k](benchmark::State &s) { run_kernel(s, k, k); });
         if (const akg_kernel *u = find_unfused(name)) reg("akg_unfused", [u, k](benchmark::State &s) { run_kernel(s, u, k); });
         reg("stream", [k](benchmark::State &s) { run_stream(s, k, false); });

@@ -393,12 +393,7 @@ int register_halide(const akg_kernel *const *kernels, size_t count, const std::s
             const akg_kernel *k = kernels[i];
             auto h = std::make_shared<HalidePeer>();
             std::string s = sched;
-            benchmark::RegisterBenchmark((std::string(k->name) + "/" + impl).c_str(),
-                                         [k, h, root, s](benchmark::State &st) { run(st, k, h, root, s); })
-                ->Arg(1)
-                ->Arg(2)
-                ->UseRealTime()
-                ->Unit(benchmark::kMillisecond);
+            register_timed(k->name, impl, [k, h, root, s](benchmark::State &st) { run(st, k, h, root, s); });
             ++n;
         }
     }

@@ -406,12 +406,8 @@ int register_onednn(const akg_kernel *const *kernels, size_t count) {
         for (int blocked = 0; blocked <= (m.has_blocked ? 1 : 0); ++blocked) {
             auto prep = std::make_shared<Prepared>();
             const Mapping *mp = &m;
-            benchmark::RegisterBenchmark((std::string(k->name) + (blocked ? "/onednn_nChw16c" : "/onednn")).c_str(),
-                                         [k, mp, blocked, prep](benchmark::State &s) { run_case(s, k, mp, blocked != 0, prep); })
-                ->Arg(1)
-                ->Arg(2)
-                ->UseRealTime()
-                ->Unit(benchmark::kMillisecond);
+            register_timed(k->name, blocked ? "onednn_nChw16c" : "onednn",
+                           [k, mp, blocked, prep](benchmark::State &s) { run_case(s, k, mp, blocked != 0, prep); });
             ++n;
         }
     }

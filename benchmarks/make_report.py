@@ -41,17 +41,21 @@ labels = {}  # (kernel, impl) -> label (oneDNN: the primitives and their impleme
 
 
 def load_gbench(path):
-    """-> times[(kernel, impl, threads)] = median ms, skips[(kernel, impl)] = reason, mb[kernel]"""
+    """-> times[(kernel, impl, threads)] = ms, skips[(kernel, impl)] = reason, mb[kernel], the
+    statistic: the minimum over the repetitions where the results have it (register_timed in
+    bench_catalog.cpp), else their median."""
     data = json.load(open(path))
     times, skips, mb = {}, {}, {}
     labels.clear()
-    for b in data.get("benchmarks", []):
+    benchmarks = data.get("benchmarks", [])
+    stat = "min" if any(b.get("aggregate_name") == "min" for b in benchmarks) else "median"
+    for b in benchmarks:
         parts = b.get("run_name", b["name"]).split("/")
         kernel, impl = parts[0], parts[1]
         if b.get("error_occurred"):
             skips[(kernel, impl)] = b.get("error_message", "skipped")
             continue
-        if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
+        if b.get("run_type") == "aggregate" and b.get("aggregate_name") != stat:
             continue
         if len(parts) < 3:
             continue
@@ -61,7 +65,7 @@ def load_gbench(path):
         times[(kernel, impl, threads)] = to_ms(b["real_time"], b.get("time_unit", "ns"))
         if "compulsory_MB" in b:
             mb[kernel] = b["compulsory_MB"]
-    return data.get("context", {}), times, skips, mb
+    return data.get("context", {}), times, skips, mb, stat
 
 
 def geomean(xs):
@@ -83,12 +87,13 @@ def main():
     ap.add_argument("--out-dir", default=os.path.dirname(os.path.abspath(__file__)))
     args = ap.parse_args()
 
-    context, times, skips, mb = load_gbench(args.gbench)
+    context, times, skips, mb, stat = load_gbench(args.gbench)
+    stat_words = "minimum" if stat == "min" else "median"
     torch_info = None
     if args.torch and os.path.exists(args.torch):
         torch_info = json.load(open(args.torch))
         for r in torch_info["results"]:
-            times[(r["kernel"], r["impl"], r["threads"])] = r["median_ms"]
+            times[(r["kernel"], r["impl"], r["threads"])] = r.get("min_ms", r["median_ms"]) if stat == "min" else r["median_ms"]
         for s in torch_info.get("skipped", []):
             skips[(s["kernel"], s["impl"])] = s["error"]
     meta = json.load(open(args.meta)) if args.meta and os.path.exists(args.meta) else {}
@@ -113,7 +118,7 @@ def main():
     lines.append(f"Measured **{now}** on **{cpu}** ({meta.get('cores', '?')} cores, load average "
                  f"{meta.get('loadavg_before', '?')} before the run, {meta.get('loadavg_after', '?')} after), "
                  f"by `bash tools/run-benchmarks.sh` (Google Benchmark, {meta.get('repetitions', '?')} "
-                 f"interleaved repetitions, median; the benchmarks took {meta.get('seconds', '?')} s, {meta.get('seconds_with_build', '?')} s with the build). "
+                 f"interleaved repetitions, the {stat_words} of each (interference on a shared machine only adds time); the benchmarks took {meta.get('seconds', '?')} s, {meta.get('seconds_with_build', '?')} s with the build). "
                  "fp32 / fp16 as each catalog kernel declares; times in ms.")
     if meta.get("note"):
         lines.append("")
@@ -175,7 +180,7 @@ def main():
 
     # ---- the table ----
     present = [c for c in COLUMNS if any((k, c, t) in times for k in kernels for t in threads_list)]
-    lines.append("## Per kernel: median ms (% of roofline)")
+    lines.append(f"## Per kernel: {stat_words} ms (% of roofline)")
     lines.append("")
     lines.append("| kernel | thr | MB | roofline ms | " + " | ".join(HEAD[c] for c in present) + " | best peer | vs best peer |")
     lines.append("|---|---|---|---|" + "---|" * len(present) + "---|---|")
