@@ -297,11 +297,10 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < akg_catalog_kernel_count; ++i) {
         const akg_kernel *k = akg_catalog_kernels[i];
         const std::string name = k->name;
-        auto reg = [&](const std::string &impl, std::function<void(benchmark::State &)> fn) { register_timed(name, impl, std::move(fn)); };
-        reg("akg", [k](benchmark::State &s) { run_kernel(s, k, k); });
-        if (const akg_kernel *u = find_unfused(name)) reg("akg_unfused", [u, k](benchmark::State &s) { run_kernel(s, u, k); });
-        reg("stream", [k](benchmark::State &s) { run_stream(s, k, false); });
-        reg("stream_nt", [k](benchmark::State &s) { run_stream(s, k, true); });
+        register_timed(name, "akg", [k](benchmark::State &s) { run_kernel(s, k, k); });
+        if (const akg_kernel *u = find_unfused(name)) register_timed(name, "akg_unfused", [u, k](benchmark::State &s) { run_kernel(s, u, k); });
+        register_timed(name, "stream", [k](benchmark::State &s) { run_stream(s, k, false); });
+        register_timed(name, "stream_nt", [k](benchmark::State &s) { run_stream(s, k, true); });
     }
     register_onednn(akg_catalog_kernels, akg_catalog_kernel_count);
     register_halide(akg_catalog_kernels, akg_catalog_kernel_count, root);

@@ -1,5 +1,6 @@
 #include "passes/nan_dominated_extrema.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <set>
@@ -83,8 +84,8 @@ private:
             return reaches(op->true_value, is_target, depth) && reaches(op->false_value, is_target, depth);
         if (const Call *op = e.as<Call>()) {
             if (const Stage *s = expandable(op)) return depth < kMaxExpansionDepth && reaches(value_at(*s, op->args), is_target, depth + 1);
-            if (propagates_nan(op->name) && op->args.size() == 1) return reaches(op->args[0], is_target, depth);
-            if (propagates_nan(op->name) && op->args.size() == 2) return either(op->args[0], op->args[1]);
+            if (propagates_nan(op->name))
+                return std::any_of(op->args.begin(), op->args.end(), [&](const Halide::Expr &a) { return reaches(a, is_target, depth); });
         }
         return false;
     }
