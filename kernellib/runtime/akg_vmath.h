@@ -29,7 +29,7 @@
  *   akg_sigmoid    2.402     2.5   worst for x < 0 (e/(1+e)); subnormal tail kept for x < -87
  *   akg_div_one_plus_exp 2.453 2.5  x / (1 + e^y): NOT exhaustive (two arguments): every 13th y
  *                                  of all 2^32 times 32 numerators (1, 1.5, 2 - 2^-23, random);
- *                                  results of y > 88.3 flushed to x * 0
+ *                                  results of y >= 88.3763 flushed to x * 0
  *   akg_pow        0.508     1.0   10^8 pairs: random bits, integer y with x < 0, DL ranges,
  *                                  results near over/underflow and subnormal, x near 1 with
  *                                  |y| up to 2^23; special cases equal glibc powf
@@ -42,7 +42,7 @@
  * RELATIVE error against double-precision libm, exhaustive over all 2^32 floats; the bound is
  * 2^-16 = 1.5e-5, 1/32 of a float16 ulp (tests/vmath asserts it on the same sweeps as above):
  *                        measured
- *   akg_exp_h            6.44e-6   results below 2^-124.9 (x < -86.6) flushed to +0; results
+ *   akg_exp_h            6.44e-6   results below 2^-125.5 (x < -86.99) flushed to +0; results
  *                                  within 2^-16 of FLT_MAX may round up to +inf
  *   akg_tanh_h           4.52e-6   (worst at |x| = 6.5, where it returns +-1; rational form)
  *   akg_tanh_plus_one_h  6.23e-6   results below 2^-126 flushed to +0, as akg_tanh_plus_one
@@ -61,32 +61,39 @@
  * and clang 14 "vectorization width: 16"; the loop bodies are all zmm, with no calls.
  * Throughput on the dev VM (2 vCPU AMD EPYC with AVX-512, which GCC's -march=native calls
  * znver3; NOT the Sapphire Rapids of the stack notes), 1 thread, 2048-element arrays in L1,
- * minimum of 3x30 runs, ns per element; instrs = zmm-loop-body instructions per 16 lanes,
+ * minimum over repeated runs, ns per element; instrs = zmm-loop-body instructions per 16 lanes,
  * including ~5 of load/store/loop overhead:
  *                    ns/elem  instrs          (glibc scalar, not vectorized, for comparison)
- *   akg_exp           0.17    30                  expf  1.41
- *   akg_exp_no_overflow 0.130 (x <= 64; akg_exp in the same run: 0.174)
+ *   akg_exp           0.152                       expf  1.41
+ *   akg_exp_no_overflow 0.121 (x <= 64)
  *   akg_log           0.24    44                  logf  1.88
- *   akg_tanh          0.21    40 (1 div)          tanhf 8.25
- *   akg_tanh_plus_one 0.142   (1 div)             (1 + akg_tanh: 0.21)
- *   akg_div_one_plus_exp: GeLU x / (1 + e^(x (a x^2 + b))) 0.22, x * akg_tanh_plus_one(...) / 2
- *                     with its argument as written (c (x + d x^3)) 0.28 (measured 2026-12-02)
- *   akg_erf           0.31    46                  erff  6.98
- *   akg_sigmoid       0.175   (1 div; with akg_exp instead of akg_exp_no_overflow: 0.23)
+ *   akg_tanh          0.24    40 (1 div)          tanhf 8.25
+ *   akg_tanh_plus_one 0.152   (1 div)
+ *   akg_div_one_plus_exp: GeLU x / (1 + e^(x (a x^2 + b))) 0.189 (_h: 0.140)
+ *   akg_erf           0.333                       erff  6.98
+ *   akg_sigmoid       0.181   (1 div)
  *   akg_sqrt          0.07     5
  *   akg_rsqrt         0.10     6 (1 div)
  *   akg_pow           1.29   172 (2 div, double precision)   powf 2.90
- *   akg_exp_h         0.12                        (float16 precision)
- *   akg_exp_h_no_overflow 0.091 (x <= 88; with 2^k built from the integer k: 0.100)
+ *   akg_exp_h         0.086                       (float16 precision)
+ *   akg_exp_h_no_overflow 0.079 (x <= 88)
  *   akg_tanh_h        0.081   (1 div; the exponential form it replaced: 0.159)
- *   akg_tanh_plus_one_h 0.11  (1 div)
+ *   akg_tanh_plus_one_h 0.109 (1 div)
+ *   (Out-of-range arguments clamped by vmaxps/vminps (clamp_below, clamp_above) instead of
+ *   selecting results by compare and masked move, and the float16 clamps of akg_round_f16 and
+ *   akg_f32_to_f16 as integer min/max, before / after in one run, 2026-12-02, where the table
+ *   above has the after figures: akg_exp 0.204 / 0.152, akg_exp_no_overflow 0.138 / 0.121,
+ *   akg_tanh 0.255 / 0.243, akg_tanh_plus_one 0.157 / 0.152, akg_tanh_plus_one_h 0.118 / 0.109,
+ *   akg_erf 0.381 / 0.333, akg_sigmoid 0.199 / 0.181, GeLU's akg_div_one_plus_exp 0.221 / 0.189
+ *   and _h 0.181 / 0.140, akg_exp_h 0.107 / 0.086, akg_exp_h_no_overflow 0.087 / 0.079,
+ *   akg_round_f16 0.098 / 0.074, akg_f32_to_f16 0.173 / 0.136.)
  *   (2^k from exp_scale instead of the integer k, measured before / after on one day:
  *   akg_exp_no_overflow 0.145 / 0.130, akg_exp_h_no_overflow 0.100 / 0.091,
  *   akg_tanh_plus_one 0.151 / 0.145, akg_tanh_plus_one_h 0.130 / 0.121, akg_tanh and akg_erf
  *   within 3%; the same bits for every float, NaN payloads included)
  *   akg_f16_to_f32    0.076   (uint16 -> float, integer path; vcvtph2ps: 0.036)
- *   akg_f32_to_f16    0.13    (integer path)
- *   akg_round_f16     0.054
+ *   akg_f32_to_f16    0.136   (integer path)
+ *   akg_round_f16     0.074   (of 1.5f * x)
  *   (a plain y = 1.5f * x loop: 0.015 ns/elem)
  *
  * FLOAT16: akg_f16_to_f32 / akg_f32_to_f16 are branch-free integer code (plus one float add
@@ -150,6 +157,30 @@ AKG_VM_INLINE double sel(bool c, double a, double b) {
     return u2d((d2u(a) & m) | (d2u(b) & ~m));
 }
 
+/* Clamps in one vector instruction. `lo > x ? lo : x` is max(x, lo) with a NaN x passed through
+ * (the comparison is false for NaN), which is exactly vmaxps(lo, x); GCC 12 emits that single
+ * instruction only when lo is not a compile-time constant. With a constant bound it emits a
+ * compare into a mask register plus a masked move, and it merges two clamps of one value into a
+ * seven-instruction mask sequence. In GeLU's x / (1 + e^y) (2048 floats in L1, 1 thread, minimum
+ * of 10 interleaved runs) the range handling by selects took 0.249 ns per element, clamps by
+ * vmaxps/vminps 0.205, and no range handling at all 0.185. So the bounds are read from
+ * variables GCC cannot fold: non-const globals with external linkage (another translation unit
+ * could write them), loaded once before the loop. Nothing writes them. Unlike the ternaries
+ * `sel` avoids, both arms here are plain values, so there is nothing to sink into a branch. */
+struct ClampBounds {
+    float exp_arg_floor;      /* -87: e^-87 < 2^-125, so 1 + e^y rounds to 1 and 2^k is normal */
+    float exp_arg_ceil_inf;   /* 88.7: k = round(88.7 log2 e) = 128, whose 2^k from exp_scale is
+                               * +inf (exponent field 255), so e^y saturates to +inf */
+    float exp_arg_floor_zero; /* -104: e^-104 rounds to +0 */
+    float exp_arg_ceil;       /* 89: e^89 overflows to +inf */
+    float erf_arg_ceil;       /* 4: erf rounds to 1 from 3.92 on */
+    float exp_h_arg_floor;    /* -87.5: k = -126, whose 2^(k-1) from exp_scale with bias 126 is
+                               * +0 (akg_exp_h) */
+};
+inline ClampBounds clamp_bounds = {-87.0f, 88.7f, -104.0f, 89.0f, 4.0f, -87.5f};
+AKG_VM_INLINE float clamp_below(float x, const float &lo) { return lo > x ? lo : x; }
+AKG_VM_INLINE float clamp_above(float x, const float &hi) { return hi < x ? hi : x; }
+
 static constexpr float kInf = __builtin_inff();
 static constexpr float kNaN = __builtin_nanf("");
 
@@ -189,16 +220,10 @@ AKG_VM_INLINE float exp_poly_h(float r) {
     return fmaf_(q, r, 1.0f);
 }
 
-/* x = k*ln2 + r with one reduction constant: r is off by |k| * 1.9e-9 (k <= 128: 2^-22
- * relative in e^r), far below exp_poly_h's error. Returns e^r and k. */
-AKG_VM_INLINE float exp_reduce_h(float x, int32_t &k) {
-    float kf = exp_round_k(x, k);
-    return exp_poly_h(fmaf_(kf, -0x1.62e430p-1f, x));
-}
-
-/* The reduction of exp_reduce (kFloat16Precision: of exp_reduce_h) for a caller that scales
- * with exp_scale: returns e^r and sets t, the rounding float, whose low mantissa bits hold
- * k + kBias. (An odd kBias rounds a tie of x*log2(e) + shifter to the other neighbour, but ties
+/* The reduction of exp_reduce for a caller that scales with exp_scale: returns e^r and sets t,
+ * the rounding float, whose low mantissa bits hold k + kBias. kFloat16Precision: one reduction
+ * constant, so r is off by |k| * 1.9e-9 (k <= 128: 2^-22 relative in e^r, far below
+ * exp_poly_h's error), and exp_poly_h. (An odd kBias rounds a tie of x*log2(e) + shifter to the other neighbour, but ties
  * need |x| >= 2^22, beyond every caller's range.) */
 template <bool kFloat16Precision, int kBias>
 AKG_VM_INLINE float exp_reduce_t(float x, float &t) {
@@ -221,7 +246,7 @@ AKG_VM_INLINE float exp_scale(float t) { return u2f(f2u(t) << 23); }
 /* e^x for x <= 0 where a result below 2^-126 may be flushed to 0 (used by tanh and erf).
  * NaN -> NaN. */
 AKG_VM_INLINE float exp_nonpos_flush(float x) {
-    x = sel(x < -87.0f, -87.0f, x);
+    x = clamp_below(x, clamp_bounds.exp_arg_floor);
     float t;
     float p = exp_reduce_t<false, 127>(x, t);
     return p * exp_scale(t); /* k in [-126, 0] */
@@ -247,7 +272,7 @@ AKG_VM_INLINE uint16_t f32_to_f16_soft(float x) {
     uint32_t a = u & 0x7fffffffu;
     /* normal f16 range: rebias exponent, round mantissa to 10 bits (RNE); overflow -> inf */
     uint32_t n = (a + 0xfffu + ((a >> 13) & 1u) - (112u << 23)) >> 13;
-    n = sel(n > 0x7c00u, 0x7c00u, n);
+    n = n > 0x7c00u ? 0x7c00u : n; /* vpminud */
     /* subnormal f16 range (|x| < 2^-14): let the FPU round x + 0.5 to a multiple of 2^-24 */
     uint32_t s = f2u(u2f(a) + 0.5f) - 0x3f000000u;
     uint32_t nan = 0x7e00u | ((a >> 13) & 0x3ffu);
@@ -278,7 +303,7 @@ namespace akg_vm_detail {
 /* e^x for x <= 175 (+inf from 88.73 on). */
 AKG_VM_INLINE float exp_up_to_overflow(float x) {
     /* e^-104 rounds to 0, so the clamp changes no result; NaN passes (the comparison is false). */
-    float xc = sel(x < -104.0f, -104.0f, x);
+    float xc = clamp_below(x, clamp_bounds.exp_arg_floor_zero);
     int32_t k;
     float p = exp_reduce(xc, k); /* k in [-150, 254] */
     /* 2^k in two normal factors so that subnormal results are rounded once, and overflow -> inf */
@@ -290,7 +315,8 @@ AKG_VM_INLINE float exp_up_to_overflow(float x) {
 
 AKG_VM_INLINE float akg_exp(float x) {
     /* e^89 overflows to inf, so the clamp changes no result; NaN passes. */
-    return akg_vm_detail::exp_up_to_overflow(akg_vm_detail::sel(x > 89.0f, 89.0f, x));
+    using namespace akg_vm_detail;
+    return exp_up_to_overflow(clamp_above(x, clamp_bounds.exp_arg_ceil));
 }
 
 /* e^x for x <= 64 only: a softmax's exp(x - max(x)), which the generator's math-identities pass
@@ -300,7 +326,7 @@ AKG_VM_INLINE float akg_exp(float x) {
  * it rounds a subnormal result once, as akg_exp's two factors do. Beyond x = 66, garbage. */
 AKG_VM_INLINE float akg_exp_no_overflow(float x) {
     using namespace akg_vm_detail;
-    float xc = sel(x < -104.0f, -104.0f, x); /* e^-104 rounds to 0; NaN passes */
+    float xc = clamp_below(x, clamp_bounds.exp_arg_floor_zero); /* e^-104 rounds to 0; NaN passes */
     float t;
     float p = exp_reduce_t<false, 127 + 32>(xc, t);
     return (p * exp_scale(t)) * 0x1p-32f;
@@ -367,19 +393,23 @@ AKG_VM_INLINE float tanh_f32(float x) {
     return __builtin_copysignf(r, x);
 }
 
-/* 1 + tanh(x) = 2 / (1 + e^-2x), to float32 or float16 precision. */
+/* 1 + e^y, to float32 or float16 precision, saturating: y is clamped to [-87, 88.7] (NaN
+ * passes), where exp_scale's 2^k is a normal float for k in [-126, 127] and +inf for k = 128
+ * (y >= 127.5 ln 2 = 88.3763). So 1 + e^y rounds to 1 for y < -87, is +inf for y >= 88.3763 and
+ * is computed (one fma) in between: the callers' quotients need no selects for out-of-range y. */
 template <bool kFloat16Precision>
-AKG_VM_INLINE float tanh_plus_one_of(float x) {
-    float y = -2.0f * x; /* exact */
-    /* Outside [-87, 88.3] the exponent field 2^k below is garbage; the two selects at the end
-     * replace those results, which is two vector operations cheaper than clamping y first
-     * (8% of this function). NaN passes: the comparisons are false and r is NaN. */
+AKG_VM_INLINE float one_plus_exp_saturating(float y) {
+    y = clamp_above(clamp_below(y, clamp_bounds.exp_arg_floor), clamp_bounds.exp_arg_ceil_inf);
     float t;
     float p = kFloat16Precision ? exp_reduce_t<true, 127>(y, t) : exp_reduce_t<false, 127>(y, t);
-    float e = p * exp_scale(t); /* k in [-126, 127] for y in [-87, 88.3]; garbage beyond */
-    float r = 2.0f / (1.0f + e);
-    r = sel(y < -87.0f, 2.0f, r);  /* 1 + e^y rounds to 1 */
-    return sel(y > 88.3f, 0.0f, r); /* the result is below 2^-126 */
+    return fmaf_(p, exp_scale(t), 1.0f);
+}
+
+/* 1 + tanh(x) = 2 / (1 + e^-2x), to float32 or float16 precision: 2 for x > 43.5, +0 for
+ * x <= -44.19 (the result is below 2^-126 from x = -44.02 on); NaN -> NaN. */
+template <bool kFloat16Precision>
+AKG_VM_INLINE float tanh_plus_one_of(float x) {
+    return 2.0f / one_plus_exp_saturating<kFloat16Precision>(-2.0f * x); /* -2x is exact */
 }
 } /* namespace akg_vm_detail */
 
@@ -387,29 +417,26 @@ AKG_VM_INLINE float akg_tanh(float x) { return akg_vm_detail::tanh_f32(x); }
 
 namespace akg_vm_detail {
 /* x / (1 + e^y), to float32 or float16 precision: 1 + e^y in one fma, then one division. For
- * y < -87, 1 + e^y rounds to 1 and the result is x; for y > 88.3 (where 2^k below would be
- * garbage) it is x * 0: +-0, or NaN for an infinite or NaN x, the value of
- * x * akg_tanh_plus_one(-y/2) / 2 there, whose 1 + tanh is flushed to 0. NaN y: NaN. */
+ * y < -87, 1 + e^y rounds to 1 and the result is x; for y >= 88.3763 it is +inf and the result
+ * is x * 0: +-0, or NaN for an infinite or NaN x, the value of x * akg_tanh_plus_one(-y/2) / 2
+ * there. NaN y: NaN. */
 template <bool kFloat16Precision>
 AKG_VM_INLINE float div_one_plus_exp_of(float x, float y) {
-    float t;
-    float p = kFloat16Precision ? exp_reduce_t<true, 127>(y, t) : exp_reduce_t<false, 127>(y, t);
-    float r = x / fmaf_(p, exp_scale(t), 1.0f); /* k in [-126, 127] for y in [-87, 88.3] */
-    r = sel(y < -87.0f, x, r);
-    return sel(y > 88.3f, x * 0.0f, r);
+    return x / one_plus_exp_saturating<kFloat16Precision>(y);
 }
 } /* namespace akg_vm_detail */
 
 /* ---- 1 + tanh ------------------------------------------------------------------------- */
 /* 1 + tanh(x) = 2 / (1 + e^-2x), for the generator's math-identities pass (GeLU's tanh form):
  * no cancellation for x < 0, where 1 + akg_tanh(x) loses up to every bit, and one exponential
- * plus a division. Results below 2^-126 (x < -44.15) are flushed to +0. */
+ * plus a division. Results below 2^-126 (x < -44.02) may be flushed to +0; from x = -44.19 on
+ * they are. */
 AKG_VM_INLINE float akg_tanh_plus_one(float x) { return akg_vm_detail::tanh_plus_one_of<false>(x); }
 
 /* ---- x / (1 + e^y) -------------------------------------------------------------------- */
 /* x * (1 + tanh(z)) / 2 = x / (1 + e^-2z), for the math-identities pass (GeLU's tanh form,
  * whose constant 1/2 cancels the 2 of 1 + tanh): the multiplications by x, by 1/2 and by -2
- * fold into the division. Results of y > 88.3 are flushed to x * 0 (see div_one_plus_exp_of). */
+ * fold into the division. Results of y >= 88.3763 are flushed to x * 0 (see div_one_plus_exp_of). */
 AKG_VM_INLINE float akg_div_one_plus_exp(float x, float y) { return akg_vm_detail::div_one_plus_exp_of<false>(x, y); }
 
 /* ---- float16 precision: exp, tanh, 1 + tanh -------------------------------------------- */
@@ -417,29 +444,22 @@ AKG_VM_INLINE float akg_div_one_plus_exp(float x, float y) { return akg_vm_detai
  * these keep a relative error below 2^-16 (1/32 of a float16 ulp) instead of float32's 1-2.5
  * ulp, with a shorter polynomial and one reduction constant (exp, 1 + tanh: 1.3-1.4x cheaper) or
  * a rational function instead of an exponential (tanh: 2x cheaper). Same special values as the
- * float32 functions; akg_exp_h flushes results below 2^-124.9 (x < -86.6) to +0.
+ * float32 functions; akg_exp_h flushes results below 2^-125.5 (x < -86.99) to +0.
  * akg_exp_h_no_overflow is akg_exp_h for x <= 88 only (a softmax's exponent, as
  * akg_exp_no_overflow): the same bits there, without the upper clamp. */
 AKG_VM_INLINE float akg_exp_h_no_overflow(float x) {
     using namespace akg_vm_detail;
+    /* (2 e^r) * 2^(k-1), with 2^(k-1) from exp_scale (bias 126): a normal float for k in
+     * [-125, 128] and +0 for k = -126, to which x is clamped from below (x = -87.5), so results
+     * below 2^-125.5 (x < -86.99) are +0, as is e^-inf. NaN passes. */
     float t;
-    float p = exp_reduce_t<true, 127>(x, t);
-    /* 2^k is a normal float for k in [-125, 127] (x in [-86.6, 88.3]); below x = -86.6 the result
-     * (under 2^-124.9) is flushed to +0, which also covers the garbage of smaller k and of
-     * x = -inf. */
-    return sel(x < -86.6f, 0.0f, p * exp_scale(t));
+    float p = exp_reduce_t<true, 126>(clamp_below(x, clamp_bounds.exp_h_arg_floor), t);
+    return (p + p) * exp_scale(t);
 }
 
 AKG_VM_INLINE float akg_exp_h(float x) {
-    using namespace akg_vm_detail;
-    x = sel(x > 89.0f, 89.0f, x); /* e^89 overflows (k = 128 with e^r > 1); NaN passes */
-    int32_t k;
-    float p = exp_reduce_h(x, k);
-    /* (2 e^r) * 2^(k-1): the scale is a normal float for k in [-125, 129] (129: +inf, the
-     * overflow of x > 88.72); below x = -86.6 the result is flushed to +0 as above. Unsigned:
-     * no overflow. */
-    float e = (p + p) * u2f(((uint32_t)k + 126u) << 23);
-    return sel(x < -86.6f, 0.0f, e);
+    /* e^89 overflows (k = 128 with e^r > 1, so 2 e^r * 2^127 is +inf); NaN passes */
+    return akg_exp_h_no_overflow(akg_vm_detail::clamp_above(x, akg_vm_detail::clamp_bounds.exp_arg_ceil));
 }
 
 AKG_VM_INLINE float akg_tanh_h(float x) { return akg_vm_detail::tanh_rational_h(x); }
@@ -450,7 +470,7 @@ AKG_VM_INLINE float akg_div_one_plus_exp_h(float x, float y) { return akg_vm_det
 AKG_VM_INLINE float akg_erf(float x) {
     using namespace akg_vm_detail;
     float a = __builtin_fabsf(x);
-    a = sel(a > 4.0f, 4.0f, a); /* erf(x) rounds to 1 for |x| >= 3.92; NaN passes */
+    a = clamp_above(a, clamp_bounds.erf_arg_ceil); /* erf(x) rounds to 1 for |x| >= 3.92; NaN passes */
     float t = a * a;
     /* |x| < 1: erf(a) = a + a * S(t), S(t) = erf(a)/a - 1 in [-0.16, 0.13], error 1.2e-9 */
     float S = 0x1.4ae4d2p-14f;
@@ -604,8 +624,8 @@ AKG_VM_INLINE float akg_round_f16(float x) {
     uint32_t u = f2u(x);
     uint32_t a = u & 0x7fffffffu;
     uint32_t e = a & 0x7f800000u;
-    e = sel(e < 0x38800000u, 0x38800000u, e);
-    e = sel(e > 0x47000000u, 0x47000000u, e);
+    e = e < 0x38800000u ? 0x38800000u : e; /* integer clamps: vpmaxud, vpminud */
+    e = e > 0x47000000u ? 0x47000000u : e;
     float m = u2f(e + (13u << 23));
     uint32_t r = f2u((u2f(a) + m) - m);
     r = sel(u2f(a) >= 65520.0f, 0x7f800000u, r); /* false for NaN */
