@@ -44,7 +44,7 @@
  *                        measured
  *   akg_exp_h            6.44e-6   results below 2^-125.5 (x < -86.99) flushed to +0; results
  *                                  within 2^-16 of FLT_MAX may round up to +inf
- *   akg_tanh_h           4.52e-6   (worst at |x| = 6.5, where it returns +-1; rational form)
+ *   akg_tanh_h           3.08e-6   (worst at |x| = 6.692, from where it returns +-1; rational form)
  *   akg_tanh_plus_one_h  6.23e-6   results below 2^-126 flushed to +0, as akg_tanh_plus_one
  *   akg_div_one_plus_exp_h 6.25e-6 (the sweep of akg_div_one_plus_exp, not exhaustive)
  *
@@ -77,7 +77,8 @@
  *   akg_pow           1.29   172 (2 div, double precision)   powf 2.90
  *   akg_exp_h         0.086                       (float16 precision)
  *   akg_exp_h_no_overflow 0.079 (x <= 88)
- *   akg_tanh_h        0.081   (1 div; the exponential form it replaced: 0.159)
+ *   akg_tanh_h        0.081   (1 div; the exponential form it replaced: 0.159; clamped instead
+ *                     of selected, 0.106 / 0.092 in one later run)
  *   akg_tanh_plus_one_h 0.109 (1 div)
  *   (Out-of-range arguments clamped by vmaxps/vminps (clamp_below, clamp_above) instead of
  *   selecting results by compare and masked move, and the float16 clamps of akg_round_f16 and
@@ -176,8 +177,10 @@ struct ClampBounds {
     float erf_arg_ceil;       /* 4: erf rounds to 1 from 3.92 on */
     float exp_h_arg_floor;    /* -87.5: k = -126, whose 2^(k-1) from exp_scale with bias 126 is
                                * +0 (akg_exp_h) */
+    float tanh_h_arg_floor;   /* -+6.692: where tanh_rational_h's quotient is exactly -+1.0f */
+    float tanh_h_arg_ceil;
 };
-inline ClampBounds clamp_bounds = {-87.0f, 88.7f, -104.0f, 89.0f, 4.0f, -87.5f};
+inline ClampBounds clamp_bounds = {-87.0f, 88.7f, -104.0f, 89.0f, 4.0f, -87.5f, -0x1.ac4b38p+2f, 0x1.ac4b38p+2f};
 AKG_VM_INLINE float clamp_below(float x, const float &lo) { return lo > x ? lo : x; }
 AKG_VM_INLINE float clamp_above(float x, const float &hi) { return hi < x ? hi : x; }
 
@@ -363,17 +366,19 @@ AKG_VM_INLINE float akg_log(float x) {
 namespace akg_vm_detail {
 /* tanh to float16 precision without an exponential: x * P(x^2) / Q(x^2), a rational minimax
  * fit of degree (3, 3) in x^2 on |x| < 6.5 (relative error 6.2e-7 before rounding; P(0) = Q(0)
- * = 1, so tiny x return x itself). Beyond 6.5, tanh rounds to +-1 with relative error under
- * 4.5e-6. All coefficients are positive, so neither polynomial cancels. Half the time of the
- * exponential form it replaced (0.081 vs 0.159 ns per element; bias_gelu_grad_f16 spends most of
- * its time here). NaN: the comparison is false and the quotient is NaN; +-inf and large
- * finite x (whose quotient is inf/inf) are selected away. */
+ * = 1, so tiny x return x itself). All coefficients are positive, so neither polynomial
+ * cancels. Beyond 6.5 the quotient keeps rising and, as evaluated here, is exactly 1.0f at
+ * x = 0x1.ac4b38p+2 (6.692) and below 1 under it; |x| is clamped to that point, so larger x,
+ * +-inf included, return +-1 with no select (tanh's own distance from 1 there is under
+ * 3.1e-6, a fifth of the 2^-16 bound). NaN passes the clamps. Half the time of the exponential
+ * form it replaced (0.081 vs 0.159 ns per element; bias_gelu_grad_f16 spends most of its time
+ * here). */
 AKG_VM_INLINE float tanh_rational_h(float x) {
+    x = clamp_above(clamp_below(x, clamp_bounds.tanh_h_arg_floor), clamp_bounds.tanh_h_arg_ceil);
     float t = x * x;
     float P = fmaf_(fmaf_(fmaf_(0x1.20b362p-18f, t, 0x1.34ac0cp-9f), t, 0x1.fb7c30p-4f), t, 1.0f);
     float Q = fmaf_(fmaf_(fmaf_(0x1.3c5adep-13f, t, 0x1.5f34b6p-6f), t, 0x1.d43390p-2f), t, 1.0f);
-    float r = (x * P) / Q;
-    return sel(__builtin_fabsf(x) >= 6.5f, __builtin_copysignf(1.0f, x), r);
+    return (x * P) / Q;
 }
 
 AKG_VM_INLINE float tanh_f32(float x) {

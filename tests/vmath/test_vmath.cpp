@@ -547,6 +547,10 @@ TEST(VmathSpecial, Float16Precision) {
     EXPECT_BITS_EQ(akg_exp_h(-1e30f), 0.0f);
     EXPECT_GT(akg_exp_h(-86.5f), 0x1p-126f);    // still normal
     EXPECT_BITS_EQ(akg_tanh_h(kInf), 1.0f);
+    // |x| is clamped to 6.692, where the rational function is exactly 1.0f; it stays below 1 under it
+    EXPECT_BITS_EQ(akg_tanh_h(0x1.ac4b38p+2f), 1.0f);
+    EXPECT_BITS_EQ(akg_tanh_h(-7.0f), -1.0f);
+    EXPECT_LT(akg_tanh_h(0x1.ac4b36p+2f), 1.0f);
     EXPECT_BITS_EQ(akg_tanh_h(-kInf), -1.0f);
     EXPECT_TRUE(std::isnan(akg_tanh_h(kNaN)));
     EXPECT_BITS_EQ(akg_tanh_h(0.0f), 0.0f);
