@@ -157,7 +157,7 @@ static void akg_softmax_cross_entropy_f32_parallel_body_0(int64_t c0, const floa
                         const int64_t c1 = c1_block + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
-                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + (in2[c0 * 1001 + c1] * akg_log(akg_fmax_c((t0[(c1 - (0))] / ((float)t2[0])), 9.99999997e-07f)));
+                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + (in2[c0 * 1001 + c1] * akg_fmax_c((((in0[c0 * 1001 + c1] + in1[c1]) - ((float)t1[0])) - akg_log(((float)t2[0]))), -13.8155107f));
                         }
                     }
                     akg_end_of_lane_block();
@@ -169,7 +169,7 @@ static void akg_softmax_cross_entropy_f32_parallel_body_0(int64_t c0, const floa
                         const int64_t c1 = c1_last + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
-                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_select(c1 >= c1_full, float((in2[c0 * 1001 + c1] * akg_log(akg_fmax_c((t0[(c1 - (0))] / ((float)t2[0])), 9.99999997e-07f)))), float(0.0f));
+                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_select(c1 >= c1_full, float((in2[c0 * 1001 + c1] * akg_fmax_c((((in0[c0 * 1001 + c1] + in1[c1]) - ((float)t1[0])) - akg_log(((float)t2[0]))), -13.8155107f))), float(0.0f));
                         }
                     }
                 }
@@ -177,7 +177,7 @@ static void akg_softmax_cross_entropy_f32_parallel_body_0(int64_t c0, const floa
                 for (int64_t c1 = c1_begin; c1 < c1_end; ++c1) {
                     {
                         [[maybe_unused]] const int64_t r0 = c1;
-                        lanes_c1[0] = lanes_c1[0] + (in2[c0 * 1001 + c1] * akg_log(akg_fmax_c((t0[(c1 - (0))] / ((float)t2[0])), 9.99999997e-07f)));
+                        lanes_c1[0] = lanes_c1[0] + (in2[c0 * 1001 + c1] * akg_fmax_c((((in0[c0 * 1001 + c1] + in1[c1]) - ((float)t1[0])) - akg_log(((float)t2[0]))), -13.8155107f));
                     }
                 }
             }

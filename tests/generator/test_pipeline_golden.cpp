@@ -384,6 +384,25 @@ TEST(PipelineGolden, SoftmaxExponentsNeedNoOverflowClamp) {
         EXPECT_NE(near.find(kept), std::string::npos) << kept << "\n" << near;
 }
 
+// log(e / s) of a softmax (e = exp(x - max x), s its row sum) is (x - max x) - log(s): the
+// cross-entropy's log-probabilities take no exponential, division or logarithm per element.
+// Near misses keep the logarithm: a column sum (tests/robustness/log_of_softmax.json; the
+// numerics test runs them on NaN, +-Inf and underflowing rows).
+TEST(PipelineGolden, LogOfSoftmaxIsASubtraction) {
+    std::string graph = dump_after("softmax_cross_entropy_f32.json", "math-identities");
+    const std::string loss = graph.substr(graph.find("[t3] "), graph.find('\n', graph.find("[t3] ")) - graph.find("[t3] "));
+    EXPECT_EQ(count(loss, "akg_log("), 1u) << loss; // of the row sum only
+    EXPECT_EQ(count(loss, "buf$t0"), 0u) << loss;   // no exponential read back
+    EXPECT_NE(loss.find(", -13.815511f))"), std::string::npos) << loss; // max(..., log(1e-6))
+    std::string near = dump_after_file(std::string(AKG_SOURCE_ROOT) + "/tests/robustness/log_of_softmax.json", "log_of_softmax.json",
+                                       "math-identities");
+    for (const char *rewritten : {"log_p[5,37] = (((float32)buf$in0((int64)i0, (int64)i1) - (float32)buf$t1((int64)i0, (int64)0)) - (float32)akg_log(",
+                                  "log_p_floored[5,37] = max(((float32)buf$in0((int64)i0, (int64)i1) - (float32)buf$t1((int64)i0, (int64)0)) - (float32)akg_log("})
+        EXPECT_NE(near.find(rewritten), std::string::npos) << rewritten << "\n" << near;
+    for (const char *kept : {"log_q[5,37] = (float32)akg_log((float32)buf$t0(", "log_p_at_least_zero[5,37] = (float32)akg_log(max("})
+        EXPECT_NE(near.find(kept), std::string::npos) << kept << "\n" << near;
+}
+
 TEST(PipelineGolden, ExpensiveValuesWhoseUsesMeetAreComputedWhereTheyMeet) {
     // tanh(x) feeds two terms that meet in one product (at the same element): tanh is inlined
     // into the product, which is kept (it has two consumers: the float16 copy and the column

