@@ -226,8 +226,8 @@ AKG_VM_INLINE float exp_poly_h(float r) {
 /* The reduction of exp_reduce for a caller that scales with exp_scale: returns e^r and sets t,
  * the rounding float, whose low mantissa bits hold k + kBias. kFloat16Precision: one reduction
  * constant, so r is off by |k| * 1.9e-9 (k <= 128: 2^-22 relative in e^r, far below
- * exp_poly_h's error), and exp_poly_h. (An odd kBias rounds a tie of x*log2(e) + shifter to the other neighbour, but ties
- * need |x| >= 2^22, beyond every caller's range.) */
+ * exp_poly_h's error), and exp_poly_h. (An odd kBias rounds a tie of x*log2(e) + shifter to
+ * the other neighbour, but ties need |x| >= 2^22, beyond every caller's range.) */
 template <bool kFloat16Precision, int kBias>
 AKG_VM_INLINE float exp_reduce_t(float x, float &t) {
     const float shifter = 0x1.8p23f + (float)kBias; /* an integer in [2^23, 2^24): exact */
@@ -441,7 +441,8 @@ AKG_VM_INLINE float akg_tanh_plus_one(float x) { return akg_vm_detail::tanh_plus
 /* ---- x / (1 + e^y) -------------------------------------------------------------------- */
 /* x * (1 + tanh(z)) / 2 = x / (1 + e^-2z), for the math-identities pass (GeLU's tanh form,
  * whose constant 1/2 cancels the 2 of 1 + tanh): the multiplications by x, by 1/2 and by -2
- * fold into the division. Results of y >= 88.3763 are flushed to x * 0 (see div_one_plus_exp_of). */
+ * fold into the division. Results of y >= 88.3763 are flushed to x * 0 (see
+ * div_one_plus_exp_of). */
 AKG_VM_INLINE float akg_div_one_plus_exp(float x, float y) { return akg_vm_detail::div_one_plus_exp_of<false>(x, y); }
 
 /* ---- float16 precision: exp, tanh, 1 + tanh -------------------------------------------- */

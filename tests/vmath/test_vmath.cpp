@@ -539,7 +539,6 @@ TEST(VmathSpecial, Float16Precision) {
     EXPECT_BITS_EQ(akg_exp_h(1e30f), kInf);
     EXPECT_LT(akg_exp_h(88.7f), kInf);
     EXPECT_BITS_EQ(akg_exp_h(-87.0f), 0.0f);    // flushed below 2^-125.5 (k = -126)
-    EXPECT_BITS_EQ(akg_exp_h(-1e30f), 0.0f);
     EXPECT_GT(akg_exp_h(-86.9f), 0x1p-126f);    // k = -125: computed, normal
     EXPECT_BITS_EQ(akg_exp_h_no_overflow(-87.0f), 0.0f);
     EXPECT_BITS_EQ(akg_exp_h_no_overflow(-kInf), 0.0f);
