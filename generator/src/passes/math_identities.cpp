@@ -216,6 +216,27 @@ class UnorderedComparison : public IRMutator {
     }
 };
 
+// The materialized stage a read `buf$NAME(args)` reads (through float casts), or null.
+const Stage *stage_read(const std::map<std::string, const Stage *> &stages, const Halide::Expr &e, std::vector<Halide::Expr> &args) {
+    const Halide::Expr read = strip_float_casts(e);
+    const Call *c = read.as<Call>();
+    if (!c || c->name.rfind("buf$", 0) != 0) return nullptr;
+    auto it = stages.find(c->name.substr(4));
+    if (it == stages.end() || it->second->shape.size() != c->args.size()) return nullptr;
+    args = c->args;
+    return it->second;
+}
+
+// Index variables i0.. bound to `args`, for substitute.
+std::map<std::string, Halide::Expr> at_indices(const std::vector<Halide::Expr> &args) {
+    std::map<std::string, Halide::Expr> at;
+    for (size_t d = 0; d < args.size(); ++d) at[index_var(static_cast<int>(d))] = args[d];
+    return at;
+}
+
+// A stage's value with its index variables i0.. replaced by `args`.
+Halide::Expr value_at(const Stage &s, const std::vector<Halide::Expr> &args) { return substitute(at_indices(args), s.value); }
+
 // The graph's materialized max reductions, by buffer.
 using Maxima = std::map<std::string, const Stage *>;
 
@@ -237,20 +258,19 @@ private:
 
     bool at_most_its_maximum(const Halide::Expr &x, const Halide::Expr &read) const {
         // The max reduction `read` reads (through float casts).
-        const Call *c = strip_float_casts(read).as<Call>();
-        if (!c || c->name.rfind("buf$", 0) != 0) return false;
-        auto it = maxima_.find(c->name.substr(4));
-        if (it == maxima_.end() || it->second->shape.size() != c->args.size()) return false;
-        const Stage &m = *it->second;
+        std::vector<Halide::Expr> read_args;
+        const Stage *max_stage = stage_read(maxima_, read, read_args);
+        if (!max_stage) return false;
+        const Stage &m = *max_stage;
         // The pattern: the reduction's operand with its reduced variables renamed and its
         // indices taken at the read. A maximum of values rounded to float16 (a float16 Max op)
         // bounds them within half a float16 ulp too: at most 16 below 65504, and larger values
         // round to inf.
         const std::string reduced_prefix = "max$";
-        std::map<std::string, Halide::Expr> renamed, at_read;
+        std::map<std::string, Halide::Expr> renamed;
         for (size_t k = 0; k < m.reduce_extents.size(); ++k)
             renamed[reduce_var(static_cast<int>(k))] = Variable::make(Halide::Int(64), reduced_prefix + reduce_var(static_cast<int>(k)));
-        for (size_t d = 0; d < c->args.size(); ++d) at_read[index_var(static_cast<int>(d))] = c->args[d];
+        const std::map<std::string, Halide::Expr> at_read = at_indices(read_args);
         const Halide::Expr rounded = float16_rounded_operand(m.value);
         const Halide::Expr pattern = substitute(at_read, substitute(renamed, rounded.defined() ? rounded : m.value));
         // Every variable of the pattern binds: the renamed reduced variables to their values in
@@ -279,24 +299,6 @@ private:
         return Call::make(c->type, c->name + "_no_overflow", c->args, Call::PureExtern);
     }
 };
-
-// The materialized stage a read `buf$NAME(args)` reads (through float casts), or null.
-const Stage *stage_read(const std::map<std::string, const Stage *> &stages, const Halide::Expr &e, std::vector<Halide::Expr> &args) {
-    const Halide::Expr read = strip_float_casts(e);
-    const Call *c = read.as<Call>();
-    if (!c || c->name.rfind("buf$", 0) != 0) return nullptr;
-    auto it = stages.find(c->name.substr(4));
-    if (it == stages.end() || it->second->shape.size() != c->args.size()) return nullptr;
-    args = c->args;
-    return it->second;
-}
-
-// A stage's value with its index variables i0.. replaced by `args`.
-Halide::Expr value_at(const Stage &s, const std::vector<Halide::Expr> &args) {
-    std::map<std::string, Halide::Expr> at;
-    for (size_t d = 0; d < args.size(); ++d) at[index_var(static_cast<int>(d))] = args[d];
-    return substitute(at, s.value);
-}
 
 // log(e / s) and log(max(e / s, c)) of a softmax, where e = exp(x - m) is read from a float32
 // stage, m is a max reduction of x and s is the sum of the same exponentials over the same
@@ -338,8 +340,7 @@ private:
         // reduced variables); there, x must be the max reduction's operand at the row the
         // exponent subtracts, with the same reduced variables.
         if (stage_read(stages_, u->value, t_args) != t) return Halide::Expr();
-        std::map<std::string, Halide::Expr> at_sum;
-        for (size_t k = 0; k < t_args.size(); ++k) at_sum[index_var(static_cast<int>(k))] = t_args[k];
+        const std::map<std::string, Halide::Expr> at_sum = at_indices(t_args);
         std::vector<Halide::Expr> row;
         for (const Halide::Expr &a : m_args) row.push_back(substitute(at_sum, a));
         if (!equal(simplify(substitute(at_sum, d->a)), simplify(value_at(*m, row)))) return Halide::Expr();
