@@ -29,10 +29,10 @@ static void akg_conv_bias_residual_relu_f16_parallel_body_0(int64_t c0, int64_t 
             } else {
                 {
                     const int64_t c4_first = 0;
-                    float block_c4_0[4];
-                    akg_f16_to_f32_n(in0 + ((((c0 * INT64_C(200704)) + (((c1 + c2) * INT64_C(196)) + c4_first)) + INT64_C(192))), block_c4_0, 4);
-                    float block_c4_1[4];
-                    akg_f16_to_f32_n(in2 + ((((c0 * INT64_C(200704)) + (((c1 + c2) * INT64_C(196)) + c4_first)) + INT64_C(192))), block_c4_1, 4);
+                    alignas(64) float block_c4_0[AKG_F16_BLOCK_FLOATS(4)];
+                    akg_f16_to_f32_padded(in0 + ((((c0 * INT64_C(200704)) + (((c1 + c2) * INT64_C(196)) + c4_first)) + INT64_C(192))), block_c4_0, 4);
+                    alignas(64) float block_c4_1[AKG_F16_BLOCK_FLOATS(4)];
+                    akg_f16_to_f32_padded(in2 + ((((c0 * INT64_C(200704)) + (((c1 + c2) * INT64_C(196)) + c4_first)) + INT64_C(192))), block_c4_1, 4);
                     #pragma omp simd
                     for (int64_t c4 = 0; (c4 <= 3); c4 += 1) {
                         {

@@ -40,6 +40,27 @@ TEST(Float16Arrays, EveryHalfWidensLikeTheElementFunction) {
     for (int i = 0; i < 65536; ++i) ASSERT_TRUE(same(all[i], akg_f16_to_f32(h[i]))) << i;
 }
 
+// The block arrays of the generator's float16 staging whose length is no multiple of 16: the
+// first n floats as akg_f16_to_f32_n gives them, +0 up to the whole vector, nothing written past
+// it; the source is read for n elements only (the last half sits at the end of a page-sized
+// vector's data, where a read past it would show up under the sanitizers).
+TEST(Float16Arrays, PaddedBlocksHoldWholeVectors) {
+    for (int n = 0; n <= 40; ++n) {
+        std::vector<uint16_t> h(n);
+        for (int i = 0; i < n; ++i) h[i] = static_cast<uint16_t>(31744 - 20 + 3 * i); // around inf/NaN
+        const int padded = AKG_F16_BLOCK_FLOATS(n);
+        ASSERT_EQ(padded % 16, 0);
+        ASSERT_GE(padded, n);
+        ASSERT_LT(padded, n + 16);
+        alignas(64) float out[64];
+        std::fill(std::begin(out), std::end(out), 12345.0f);
+        akg_f16_to_f32_padded(h.data(), out, n);
+        for (int i = 0; i < n; ++i) ASSERT_TRUE(same(out[i], akg_f16_to_f32(h[i]))) << n << " " << i;
+        for (int i = n; i < padded; ++i) ASSERT_TRUE(same(out[i], 0.0f)) << n << " " << i;
+        for (int i = padded; i < 64; ++i) ASSERT_EQ(out[i], 12345.0f) << "wrote past the vectors, n = " << n;
+    }
+}
+
 TEST(Float16Arrays, FloatsNarrowLikeTheElementFunction) {
     std::mt19937 rng(7);
     std::vector<float> x;

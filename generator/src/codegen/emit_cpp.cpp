@@ -326,8 +326,14 @@ private:
         auto found = block_.arrays_by_address.find(address);
         if (found == block_.arrays_by_address.end()) {
             std::string name = "block_" + block_.iterator + "_" + std::to_string(block_.arrays_by_address.size());
-            block_.arrays.push_back("float " + name + "[" + std::to_string(block_.lanes) + "];");
-            block_.arrays.push_back("akg_f16_to_f32_n(" + address + ", " + name + ", " + std::to_string(block_.lanes) + ");");
+            const std::string lanes = std::to_string(block_.lanes);
+            if (block_.lanes % 16 == 0) {
+                block_.arrays.push_back("float " + name + "[" + lanes + "];");
+                block_.arrays.push_back("akg_f16_to_f32_n(" + address + ", " + name + ", " + lanes + ");");
+            } else { // whole vectors: the loop's loads then take their data from the stores
+                block_.arrays.push_back("alignas(64) float " + name + "[AKG_F16_BLOCK_FLOATS(" + lanes + ")];");
+                block_.arrays.push_back("akg_f16_to_f32_padded(" + address + ", " + name + ", " + lanes + ");");
+            }
             found = block_.arrays_by_address.emplace(address, name).first;
         }
         return found->second + "[" + block_.lane + "]";
