@@ -664,8 +664,9 @@ AKG_VM_INLINE void akg_f16_to_f32_n(const uint16_t *src, float *dst, int64_t n) 
  * floats, and the elements past n are set to +0 (src is read for n elements only). The generator
  * stages a float16 block of a length that is no multiple of 16 (the 4 elements after three blocks
  * of 64 in a 14 x 14 image row) with this: its loop reads the array right after, and a load
- * from a masked store cannot take its data from the store (no store-to-load forwarding): such
- * 4-element tails took 28% of bottleneck_end_f16 (0.79 ms instead of 0.57 without them). */
+ * from a masked store cannot take its data from the store (no store-to-load forwarding) and
+ * waits until the store reaches the cache: bottleneck_end_f16 took 0.72 ms with such 4-element
+ * tails, 0.61 ms with whole vectors (1 thread, 2026-12-03). */
 #define AKG_F16_BLOCK_FLOATS(n) (((n) + 15) / 16 * 16)
 AKG_VM_INLINE void akg_f16_to_f32_padded(const uint16_t *src, float *dst, int64_t n) {
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)

@@ -42,8 +42,8 @@ TEST(Float16Arrays, EveryHalfWidensLikeTheElementFunction) {
 
 // The block arrays of the generator's float16 staging whose length is no multiple of 16: the
 // first n floats as akg_f16_to_f32_n gives them, +0 up to the whole vector, nothing written past
-// it; the source is read for n elements only (the last half sits at the end of a page-sized
-// vector's data, where a read past it would show up under the sanitizers).
+// it; the source, a heap array of exactly n halves, is read for n elements only (a read past it
+// shows up under AddressSanitizer, in the sanitized CI run).
 TEST(Float16Arrays, PaddedBlocksHoldWholeVectors) {
     for (int n = 0; n <= 40; ++n) {
         std::vector<uint16_t> h(n);
