@@ -237,59 +237,81 @@ static inline double akg_fmin(float a, double b) { return akg_fmin(static_cast<d
 // Non-temporal stores. The generator's stream-outputs pass picks the outputs of kernels whose
 // tensors exceed the last-level cache; a vector loop computing a block of such an output stores
 // it to a small array, then calls one of these. Whole cache lines are written around the cache,
-// without first being read (read for ownership). The part before the first aligned 32 bytes and
-// the tail after the last use ordinary stores, as do targets without the instructions.
-// Non-temporal stores are weakly ordered: akg_stream_fence() before another thread may read them.
-// With AVX-512, a block that starts or ends in the middle of a 64-byte line (rows of 21128
-// floats: every other row starts 32 bytes into a line) streams that half line with one 32-byte
-// store; the neighbouring block streams the other half. Written with ordinary stores instead,
-// such lines were read for ownership: mlm_bias_log_softmax_f32 took 2.22 ms instead of 1.99
-// (1 thread, 2026-12-03).
+// without first being read (read for ownership). Non-temporal stores are weakly ordered:
+// akg_stream_fence() before another thread may read them.
+//
+// A 64-byte line must get either only non-temporal stores or only ordinary ones: a line that
+// got both (part of it written through the cache, part around it) made a kernel 4x slower (a
+// corpus kernel over rows of 30522 floats, which start 8 bytes apart from a line boundary:
+// 1.21 -> 4.77 ms at 1 thread). A block shares its first and last line with its neighbours, and
+// both sides decide alike from the address where they meet: a line boundary, nothing to share; 32
+// bytes into a line, each streams its half with one 32-byte store (rows of 21128 floats start
+// there every other row: ordinary stores on those lines made mlm_bias_log_softmax_f32 2.22 ms
+// instead of 1.99); anywhere else, both write their part of the line with ordinary stores.
+// Targets without the instructions use ordinary stores throughout.
+#if defined(__AVX__)
+// The elements of `size` bytes from `dst` to the first line boundary; `half`: whether they are
+// exactly the second half of a line (then they are streamed, else stored through the cache).
+static inline int64_t akg_stream_head(const void *dst, int64_t size, bool &half) {
+    const uintptr_t offset = reinterpret_cast<uintptr_t>(dst) & 63;
+    half = offset == 32;
+    return offset == 0 ? 0 : static_cast<int64_t>((64 - offset) / static_cast<uintptr_t>(size));
+}
+#endif
 static inline void akg_stream_f32_n(const float *src, float *dst, int64_t n) {
     int64_t i = 0;
+#if defined(__AVX__)
+    bool half = false;
+    const int64_t head = akg_stream_head(dst, 4, half);
+    if (half && n >= 8) {
+        _mm256_stream_ps(dst, _mm256_loadu_ps(src));
+        i = 8;
+    } else {
+        for (; i < n && i < head; ++i) dst[i] = src[i];
+    }
 #if defined(__AVX512F__)
-    for (; i < n && (reinterpret_cast<uintptr_t>(dst + i) & 31) != 0; ++i) dst[i] = src[i];
-    if (i + 8 <= n && (reinterpret_cast<uintptr_t>(dst + i) & 63) != 0) {
-        _mm256_stream_ps(dst + i, _mm256_loadu_ps(src + i));
-        i += 8;
-    }
     for (; i + 16 <= n; i += 16) _mm512_stream_ps(dst + i, _mm512_loadu_ps(src + i));
-    if (i + 8 <= n) {
+#else
+    for (; i + 16 <= n; i += 16) { // two 32-byte halves of one line, back to back
+        _mm256_stream_ps(dst + i, _mm256_loadu_ps(src + i));
+        _mm256_stream_ps(dst + i + 8, _mm256_loadu_ps(src + i + 8));
+    }
+#endif
+    if (n - i == 8) { // the first half of a line the next block completes
         _mm256_stream_ps(dst + i, _mm256_loadu_ps(src + i));
         i += 8;
     }
-#elif defined(__AVX__)
-    for (; i < n && (reinterpret_cast<uintptr_t>(dst + i) & 31) != 0; ++i) dst[i] = src[i];
-    for (; i + 8 <= n; i += 8) _mm256_stream_ps(dst + i, _mm256_loadu_ps(src + i));
 #endif
     for (; i < n; ++i) dst[i] = src[i];
 }
 
-// akg_f32_to_f16_n with non-temporal stores of the converted halves.
+// akg_f32_to_f16_n with non-temporal stores of the converted halves, by the same rules.
 static inline void akg_stream_f32_to_f16_n(const float *src, uint16_t *dst, int64_t n) {
     int64_t i = 0;
-#if defined(__AVX512F__) || (defined(__F16C__) && defined(__AVX2__))
+#if defined(__AVX__) && (defined(__AVX512F__) || defined(__F16C__))
     if ((reinterpret_cast<uintptr_t>(dst) & 1) == 0) { // else no half is ever aligned
-        // To the first 32-byte boundary with ordinary stores (as akg_stream_f32_n).
-        int64_t head = static_cast<int64_t>(((32 - (reinterpret_cast<uintptr_t>(dst) & 31)) & 31) / 2);
-        i = head < n ? head : n;
-        akg_f32_to_f16_n(src, dst, i);
         const int rne = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+        auto stream16 = [&](int64_t at) { // 16 halves: 32 bytes
 #if defined(__AVX512F__)
-        auto stream16 = [&](int64_t at) {
             _mm256_stream_si256(reinterpret_cast<__m256i *>(dst + at), _mm512_maskz_cvtps_ph((__mmask16)0xffff, _mm512_loadu_ps(src + at), rne));
+#else
+            __m128i lo = _mm256_cvtps_ph(_mm256_loadu_ps(src + at), rne);
+            __m128i hi = _mm256_cvtps_ph(_mm256_loadu_ps(src + at + 8), rne);
+            _mm256_stream_si256(reinterpret_cast<__m256i *>(dst + at), _mm256_set_m128i(hi, lo));
+#endif
         };
-        if (i + 16 <= n && (reinterpret_cast<uintptr_t>(dst + i) & 63) != 0) stream16(i), i += 16; // a half line
+        bool half = false;
+        const int64_t head = akg_stream_head(dst, 2, half);
+        if (half && n >= 16) {
+            stream16(0);
+            i = 16;
+        } else {
+            i = head < n ? head : n;
+            akg_f32_to_f16_n(src, dst, i);
+        }
         // Two 32-byte halves of one line, back to back: the write-combining buffer joins them.
         for (; i + 32 <= n; i += 32) stream16(i), stream16(i + 16);
-        if (i + 16 <= n) stream16(i), i += 16; // the first half of a line the next block completes
-#else
-        for (; i + 16 <= n; i += 16) {
-            __m128i lo = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), rne);
-            __m128i hi = _mm256_cvtps_ph(_mm256_loadu_ps(src + i + 8), rne);
-            _mm256_stream_si256(reinterpret_cast<__m256i *>(dst + i), _mm256_set_m128i(hi, lo));
-        }
-#endif
+        if (n - i == 16) stream16(i), i += 16; // the first half of a line the next block completes
     }
 #endif
     akg_f32_to_f16_n(src + i, dst + i, n - i);

@@ -496,6 +496,20 @@ TEST(PipelineGolden, OutputsStayCachedWhenSmallOrNotLineAligned) {
     std::string code = dump_after("bn_apply_relu_f16.json", "emit");
     EXPECT_EQ(count(code, "akg_stream_f32_to_f16_n(s_out0, "), 1u) << code;
     EXPECT_EQ(count(code, "blk_out"), 0u) << code;
+    // Rows of 2052 elements (8208 bytes of floats, 4104 of halves) start 8 or 16 bytes apart
+    // from line boundaries, as rows of a BERT vocabulary (30522): the lines between blocks would
+    // get ordinary stores among non-temporal ones, which ran 1.5x slower than ordinary stores
+    // throughout (a corpus kernel over [160, 30522]). With the streaming threshold lowered to
+    // this 10 MB kernel, the float16 output keeps ordinary stores, still converted a block at a
+    // time (vcvtps2ph), not element by element.
+    akg::ScheduleOptions low;
+    low.stream_outputs_above_bytes = 0;
+    code = dump_after_kernel(akg::load_composite(std::string(AKG_SOURCE_ROOT) +
+                                                 "/tests/difftest/regressions/long_rows_off_half_lines_keep_ordinary_stores_512x2052.json"),
+                             "long_rows_off_half_lines_keep_ordinary_stores_512x2052.json", "emit", low);
+    EXPECT_EQ(count(code, "akg_stream_"), 0u) << code;
+    EXPECT_EQ(count(code, "akg_f32_to_f16_n(blk_out2, out2 + (((c0 * INT64_C(2052)) + c1)), 64);"), 1u) << code;
+    EXPECT_EQ(count(code, "akg_f32_to_f16("), 0u) << code;
 }
 
 TEST(PipelineGolden, ColumnReductionsWalkRowsOverBlocksOfColumns) {

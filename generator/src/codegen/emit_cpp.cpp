@@ -1060,9 +1060,9 @@ private:
         Halide::Expr step = simplify(substitute(loop->iterator, it + 1, linear) - linear);
         if (!Halide::Internal::is_const_one(step)) return to_memory();
         Halide::Expr base = simplify(substitute(loop->iterator, Halide::Internal::make_const(Halide::Int(64), loop->lo), linear));
-        // Whole cache lines (given a line-aligned tensor), or blocks of long rows (see
-        // stream_outputs.h): akg_stream_* writes the lines a block shares with its neighbours
-        // with ordinary stores, so no line is written partly by both kinds.
+        // Whole cache lines (given a line-aligned tensor), or blocks of long rows of half lines
+        // (see stream_outputs.h): akg_stream_* streams a half line a block shares with its
+        // neighbour on both sides, so no line is written partly by both kinds.
         const int64_t line = 64, bytes = dtype_bytes(b.dtype);
         ModulusRemainder at = Halide::Internal::modulus_remainder(base, loop_alignment_);
         bool whole_lines = (at.modulus * bytes) % line == 0 && (at.remainder * bytes) % line == 0;

@@ -102,10 +102,13 @@ bool streamable(const PolyModel &m, const BufferInfo &b, bool read_back) {
     return b.kind == BufferKind::KernelInput && read_back && computed_and_never_read(m, b);
 }
 
-// Rows that start on cache-line boundaries (in a line-aligned tensor), or long rows.
+// Rows that start on cache-line boundaries (in a line-aligned tensor; one row, as a tensor folded
+// to one dimension: its blocks start at its first element), or long rows that start on half lines
+// (see kLongStreamedRowBytes).
 bool rows_stream_by_blocks(const BufferInfo &b) {
     int64_t row_bytes = b.shape.back() * dtype_bytes(b.dtype);
-    return row_bytes % kCacheLineBytes == 0 || row_bytes >= kLongStreamedRowBytes;
+    bool one_row = element_count(b.shape) == b.shape.back();
+    return row_bytes % kCacheLineBytes == 0 || one_row || (row_bytes >= kLongStreamedRowBytes && row_bytes % (kCacheLineBytes / 2) == 0);
 }
 
 } // namespace
@@ -128,7 +131,12 @@ void stream_large_outputs(PolyModel &m, const ScheduleOptions &options) {
         }
         if (!streamable(m, b, read_back)) continue;
         b.streamed = rows_stream_by_blocks(b);
-        b.streamed_when_staged = !b.streamed && b.dtype == DType::Float16;
+        // Long float16 rows left to ordinary stores (not made of half lines) are still converted
+        // a vector loop's block at a time (vcvtps2ph), as streamed ones are: stage-float16 would
+        // not stage a run that long, and the vector loop's own conversion is integer code.
+        const bool long_rows = b.shape.back() * dtype_bytes(b.dtype) >= kLongStreamedRowBytes;
+        if (!b.streamed && b.dtype == DType::Float16 && long_rows) b.converted_per_block = true;
+        b.streamed_when_staged = !b.streamed && b.dtype == DType::Float16 && !long_rows;
     }
 }
 

@@ -11,9 +11,9 @@ namespace akg {
 // around the cache instead. Streamed are the float32 and float16 outputs that
 //  - the kernel computes elementwise (no reduction accumulates in them) and never reads back,
 //  - take 1 MiB or more (per-channel statistics cost nothing to read for ownership),
-//  - have rows of whole cache lines, or rows of 4 KiB or more. The lines a block of a row shares
-//    with the next block are written with ordinary stores: most lines of rows of 784 halves,
-//    one in four of a long row that starts mid-line.
+//  - have rows of whole cache lines, or rows of 4 KiB or more made of whole half lines (32
+//    bytes), whose blocks stream the half lines they share with their neighbours (see
+//    akg_stream_f32_n).
 // For each, the emitter stores the block a vector loop computes to a small aligned array and
 // streams it out right after the loop (akg_stream_f32_n, akg_stream_f32_to_f16_n), where the
 // store is unconditional, unit-stride in the vector loop and covers whole lines; elsewhere it
@@ -40,7 +40,12 @@ void stream_large_outputs(PolyModel &model, const ScheduleOptions &options);
 // with ScheduleOptions::stream_outputs_above_bytes).
 int64_t kernel_footprint_bytes(const PolyModel &model);
 
-// Rows at least this long are streamed even when they do not start on a cache line.
+// Rows at least this long are streamed even when every other one starts in the middle of a
+// cache line (rows of 21128 floats), but not rows that start elsewhere in a line: the lines they
+// share between blocks get ordinary stores, and a stream of non-temporal stores with one
+// ordinary line in four ran 1.5x slower than ordinary stores throughout (a corpus log-softmax
+// part over rows of 30522 floats, 8 bytes apart from a line boundary: 1.26 vs 0.85 ms at 1
+// thread, 2026-12-03).
 constexpr int64_t kLongStreamedRowBytes = 4096;
 // Staged runs at least this long are streamed by their copy-out (streamed_when_staged): planes
 // of 196 halves (392 bytes, two partial lines in seven) ran 2x slower streamed one by one.
