@@ -670,11 +670,11 @@ AKG_VM_INLINE void akg_f16_to_f32_n(const uint16_t *src, float *dst, int64_t n) 
 #define AKG_F16_BLOCK_FLOATS(n) (((n) + 15) / 16 * 16)
 AKG_VM_INLINE void akg_f16_to_f32_padded(const uint16_t *src, float *dst, int64_t n) {
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(dst + i, _mm512_maskz_cvtph_ps((__mmask16)0xffff, _mm256_loadu_si256((const __m256i *)(src + i))));
-    if (i < n) {
-        __mmask16 m = (__mmask16)((1u << (n - i)) - 1u);
-        _mm512_storeu_ps(dst + i, _mm512_maskz_cvtph_ps(m, _mm256_maskz_loadu_epi16(m, src + i)));
+    const int64_t full = n / 16 * 16;
+    akg_f16_to_f32_n(src, dst, full);
+    if (full < n) { /* the tail: a masked load, a whole store */
+        __mmask16 m = (__mmask16)((1u << (n - full)) - 1u);
+        _mm512_storeu_ps(dst + full, _mm512_maskz_cvtph_ps(m, _mm256_maskz_loadu_epi16(m, src + full)));
     }
 #else
     akg_f16_to_f32_n(src, dst, n);

@@ -105,8 +105,10 @@ bool streamable(const PolyModel &m, const BufferInfo &b, bool read_back) {
 // Rows that start on cache-line boundaries (in a line-aligned tensor; one row, as a tensor folded
 // to one dimension: its blocks start at its first element), or long rows that start on half lines
 // (see kLongStreamedRowBytes).
+int64_t row_bytes(const BufferInfo &b) { return b.shape.back() * dtype_bytes(b.dtype); }
+
 bool rows_stream_by_blocks(const BufferInfo &b) {
-    int64_t row_bytes = b.shape.back() * dtype_bytes(b.dtype);
+    const int64_t row_bytes = akg::row_bytes(b);
     bool one_row = element_count(b.shape) == b.shape.back();
     return row_bytes % kCacheLineBytes == 0 || one_row || (row_bytes >= kLongStreamedRowBytes && row_bytes % (kCacheLineBytes / 2) == 0);
 }
@@ -134,7 +136,7 @@ void stream_large_outputs(PolyModel &m, const ScheduleOptions &options) {
         // Long float16 rows left to ordinary stores (not made of half lines) are still converted
         // a vector loop's block at a time (vcvtps2ph), as streamed ones are: stage-float16 would
         // not stage a run that long, and the vector loop's own conversion is integer code.
-        const bool long_rows = b.shape.back() * dtype_bytes(b.dtype) >= kLongStreamedRowBytes;
+        const bool long_rows = row_bytes(b) >= kLongStreamedRowBytes;
         if (!b.streamed && b.dtype == DType::Float16 && long_rows) b.converted_per_block = true;
         b.streamed_when_staged = !b.streamed && b.dtype == DType::Float16 && !long_rows;
     }
