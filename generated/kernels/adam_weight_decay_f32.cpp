@@ -52,12 +52,18 @@ extern "C" int akg_kernel_fn_adam_weight_decay_f32(void *const *buffers) {
     float *__restrict in5 = (float *)buffers[5];
     float *__restrict out0 = (float *)buffers[6];
     float t0[2048];
-    #pragma omp parallel
-    {
-        #pragma omp for schedule(static) nowait
+    if (akg_single_thread()) {
         for (int64_t c0 = 0; (c0 <= 2359295); c0 += 2048)
             akg_adam_weight_decay_f32_parallel_body_0(c0, in0, in1, in2, in3, in4, in5, out0);
         akg_stream_fence();
+    } else {
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static) nowait
+            for (int64_t c0 = 0; (c0 <= 2359295); c0 += 2048)
+                akg_adam_weight_decay_f32_parallel_body_0(c0, in0, in1, in2, in3, in4, in5, out0);
+            akg_stream_fence();
+        }
     }
     return AKG_STATUS_OK;
 }

@@ -22,12 +22,18 @@ extern "C" int akg_kernel_fn_add_relu_f32(void *const *buffers) {
     const float *__restrict in0 = (const float *)buffers[0];
     const float *__restrict in1 = (const float *)buffers[1];
     float *__restrict out0 = (float *)buffers[2];
-    #pragma omp parallel
-    {
-        #pragma omp for schedule(static) nowait
+    if (akg_single_thread()) {
         for (int64_t c0 = 0; (c0 <= 12845055); c0 += 4096)
             akg_add_relu_f32_parallel_body_0(c0, in0, in1, out0);
         akg_stream_fence();
+    } else {
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static) nowait
+            for (int64_t c0 = 0; (c0 <= 12845055); c0 += 4096)
+                akg_add_relu_f32_parallel_body_0(c0, in0, in1, out0);
+            akg_stream_fence();
+        }
     }
     return AKG_STATUS_OK;
 }

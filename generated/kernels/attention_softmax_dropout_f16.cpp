@@ -379,14 +379,22 @@ extern "C" int akg_kernel_fn_attention_softmax_dropout_f16(void *const *buffers)
     float t0[256];
     double t3[2];
     float t1[2];
-    #pragma omp parallel
-    {
-        #pragma omp for collapse(3) schedule(static) nowait
+    if (akg_single_thread()) {
         for (int64_t c0 = 0; (c0 <= 15); c0 += 1)
             for (int64_t c1 = 0; (c1 <= 11); c1 += 1)
                 for (int64_t c2 = 0; (c2 <= 127); c2 += 2)
                     akg_attention_softmax_dropout_f16_parallel_body_0(c0, c1, c2, in0, in1, in2, out0, out1, out2);
         akg_stream_fence();
+    } else {
+        #pragma omp parallel
+        {
+            #pragma omp for collapse(3) schedule(static) nowait
+            for (int64_t c0 = 0; (c0 <= 15); c0 += 1)
+                for (int64_t c1 = 0; (c1 <= 11); c1 += 1)
+                    for (int64_t c2 = 0; (c2 <= 127); c2 += 2)
+                        akg_attention_softmax_dropout_f16_parallel_body_0(c0, c1, c2, in0, in1, in2, out0, out1, out2);
+            akg_stream_fence();
+        }
     }
     return AKG_STATUS_OK;
 }

@@ -56,9 +56,14 @@ extern "C" int akg_kernel_fn_bias_dropout_residual_f16(void *const *buffers) {
     }
     for (int64_t c0 = 0; (c0 <= 767); c0 += 64)
         akg_bias_dropout_residual_f16_parallel_body_0(c0, in0, in1, in2, in3, t0, out0, out1);
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
-        akg_bias_dropout_residual_f16_parallel_body_1(c0, in0, in1, in2, in3, t0, out0, out1);
+    if (akg_single_thread()) {
+        for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
+            akg_bias_dropout_residual_f16_parallel_body_1(c0, in0, in1, in2, in3, t0, out0, out1);
+    } else {
+        #pragma omp parallel for schedule(static)
+        for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
+            akg_bias_dropout_residual_f16_parallel_body_1(c0, in0, in1, in2, in3, t0, out0, out1);
+    }
     free(t0);
     return AKG_STATUS_OK;
 }

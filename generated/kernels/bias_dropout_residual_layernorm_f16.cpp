@@ -271,9 +271,14 @@ extern "C" int akg_kernel_fn_bias_dropout_residual_layernorm_f16(void *const *bu
         akg_bias_dropout_residual_layernorm_f16_parallel_body_0(c0, in0, in1, in2, in3, in4, in5, t2, t3, out0, out1, out2, out3, out4);
     for (int64_t c0 = 0; (c0 <= 767); c0 += 64)
         akg_bias_dropout_residual_layernorm_f16_parallel_body_1(c0, in0, in1, in2, in3, in4, in5, t2, t3, out0, out1, out2, out3, out4);
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
-        akg_bias_dropout_residual_layernorm_f16_parallel_body_2(c0, in0, in1, in2, in3, in4, in5, t2, t3, out0, out1, out2, out3, out4);
+    if (akg_single_thread()) {
+        for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
+            akg_bias_dropout_residual_layernorm_f16_parallel_body_2(c0, in0, in1, in2, in3, in4, in5, t2, t3, out0, out1, out2, out3, out4);
+    } else {
+        #pragma omp parallel for schedule(static)
+        for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
+            akg_bias_dropout_residual_layernorm_f16_parallel_body_2(c0, in0, in1, in2, in3, in4, in5, t2, t3, out0, out1, out2, out3, out4);
+    }
     free(t2);
     free(t3);
     return AKG_STATUS_OK;

@@ -166,9 +166,14 @@ extern "C" int akg_kernel_fn_bias_dropout_residual_layernorm_f32(void *const *bu
     double t1[1];
     double t2[1];
     float t0[1];
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
-        akg_bias_dropout_residual_layernorm_f32_parallel_body_0(c0, in0, in1, in2, in3, in4, in5, out0, out2, out3, out1);
+    if (akg_single_thread()) {
+        for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
+            akg_bias_dropout_residual_layernorm_f32_parallel_body_0(c0, in0, in1, in2, in3, in4, in5, out0, out2, out3, out1);
+    } else {
+        #pragma omp parallel for schedule(static)
+        for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
+            akg_bias_dropout_residual_layernorm_f32_parallel_body_0(c0, in0, in1, in2, in3, in4, in5, out0, out2, out3, out1);
+    }
     return AKG_STATUS_OK;
 }
 

@@ -53,13 +53,20 @@ extern "C" int akg_kernel_fn_bias_gelu_f16(void *const *buffers) {
     }
     for (int64_t c0 = 0; (c0 <= 3071); c0 += 64)
         akg_bias_gelu_f16_parallel_body_0(c0, in0, in1, t0, out0, out1);
-    #pragma omp parallel
-    {
-        #pragma omp for collapse(2) schedule(static) nowait
+    if (akg_single_thread()) {
         for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
             for (int64_t c1 = 0; (c1 <= 3071); c1 += 512)
                 akg_bias_gelu_f16_parallel_body_1(c0, c1, in0, in1, t0, out0, out1);
         akg_stream_fence();
+    } else {
+        #pragma omp parallel
+        {
+            #pragma omp for collapse(2) schedule(static) nowait
+            for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
+                for (int64_t c1 = 0; (c1 <= 3071); c1 += 512)
+                    akg_bias_gelu_f16_parallel_body_1(c0, c1, in0, in1, t0, out0, out1);
+            akg_stream_fence();
+        }
     }
     free(t0);
     return AKG_STATUS_OK;

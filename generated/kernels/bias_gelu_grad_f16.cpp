@@ -68,19 +68,33 @@ extern "C" int akg_kernel_fn_bias_gelu_grad_f16(void *const *buffers) {
             free(t1);
             return AKG_STATUS_OUT_OF_MEMORY;
         }
-        #pragma omp parallel
-        {
-            #pragma omp for schedule(static) nowait
+        if (akg_single_thread()) {
             for (int64_t chunk = 0; chunk < 64; ++chunk)
                 akg_bias_gelu_grad_f16_row_chunk_0(chunk, akg_chunk_sums + chunk * INT64_C(3072), in0, in1, in2, t1, out0);
             akg_stream_fence();
+        } else {
+            #pragma omp parallel
+            {
+                #pragma omp for schedule(static) nowait
+                for (int64_t chunk = 0; chunk < 64; ++chunk)
+                    akg_bias_gelu_grad_f16_row_chunk_0(chunk, akg_chunk_sums + chunk * INT64_C(3072), in0, in1, in2, t1, out0);
+                akg_stream_fence();
+            }
         }
-        #pragma omp parallel for schedule(static)
-        for (int64_t e0 = 0; e0 < 3072; e0 += 1024)
-            for (int64_t chunk = 0; chunk < 64; ++chunk) {
+        if (akg_single_thread()) {
+            for (int64_t e0 = 0; e0 < 3072; e0 += 1024)
+                for (int64_t chunk = 0; chunk < 64; ++chunk) {
                 #pragma omp simd
                 for (int64_t e = e0; e < akg_imin(e0 + 1024, 3072); ++e) t1[e] += akg_chunk_sums[chunk * INT64_C(3072) + e];
             }
+        } else {
+            #pragma omp parallel for schedule(static)
+            for (int64_t e0 = 0; e0 < 3072; e0 += 1024)
+                for (int64_t chunk = 0; chunk < 64; ++chunk) {
+                #pragma omp simd
+                for (int64_t e = e0; e < akg_imin(e0 + 1024, 3072); ++e) t1[e] += akg_chunk_sums[chunk * INT64_C(3072) + e];
+            }
+        }
         free(akg_chunk_sums);
     }
     for (int64_t c0 = 0; (c0 <= 3071); c0 += 64) {

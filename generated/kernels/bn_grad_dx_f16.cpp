@@ -75,13 +75,20 @@ extern "C" int akg_kernel_fn_bn_grad_dx_f16(void *const *buffers) {
     }
     for (int64_t c0 = 0; (c0 <= 511); c0 += 64)
         akg_bn_grad_dx_f16_parallel_body_0(c0, in0, in1, in2, in3, in4, in5, in6, t0, out0);
-    #pragma omp parallel
-    {
-        #pragma omp for collapse(2) schedule(static) nowait
+    if (akg_single_thread()) {
         for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
             for (int64_t c1 = 0; (c1 <= 511); c1 += 2)
                 akg_bn_grad_dx_f16_parallel_body_1(c0, c1, in0, in1, in2, in3, in4, in5, in6, t0, out0);
         akg_stream_fence();
+    } else {
+        #pragma omp parallel
+        {
+            #pragma omp for collapse(2) schedule(static) nowait
+            for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
+                for (int64_t c1 = 0; (c1 <= 511); c1 += 2)
+                    akg_bn_grad_dx_f16_parallel_body_1(c0, c1, in0, in1, in2, in3, in4, in5, in6, t0, out0);
+            akg_stream_fence();
+        }
     }
     free(t0);
     return AKG_STATUS_OK;

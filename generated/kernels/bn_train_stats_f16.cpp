@@ -127,9 +127,14 @@ extern "C" int akg_kernel_fn_bn_train_stats_f16(void *const *buffers) {
     float *__restrict out1 = (float *)buffers[2];
     double t0[64];
     double t1[64];
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 255); c0 += 64)
-        akg_bn_train_stats_f16_parallel_body_0(c0, in0, out0, out1);
+    if (akg_single_thread()) {
+        for (int64_t c0 = 0; (c0 <= 255); c0 += 64)
+            akg_bn_train_stats_f16_parallel_body_0(c0, in0, out0, out1);
+    } else {
+        #pragma omp parallel for schedule(static)
+        for (int64_t c0 = 0; (c0 <= 255); c0 += 64)
+            akg_bn_train_stats_f16_parallel_body_0(c0, in0, out0, out1);
+    }
     return AKG_STATUS_OK;
 }
 

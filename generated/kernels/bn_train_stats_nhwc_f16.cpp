@@ -78,9 +78,14 @@ extern "C" int akg_kernel_fn_bn_train_stats_nhwc_f16(void *const *buffers) {
             free(t1);
             return AKG_STATUS_OUT_OF_MEMORY;
         }
-        #pragma omp parallel for schedule(static)
-        for (int64_t chunk = 0; chunk < 16; ++chunk)
-            akg_bn_train_stats_nhwc_f16_row_chunk_0(chunk, in0, akg_row_chunks + chunk * INT64_C(512) + 256, akg_row_chunks + chunk * INT64_C(512) + 0, out0, out1);
+        if (akg_single_thread()) {
+            for (int64_t chunk = 0; chunk < 16; ++chunk)
+                akg_bn_train_stats_nhwc_f16_row_chunk_0(chunk, in0, akg_row_chunks + chunk * INT64_C(512) + 256, akg_row_chunks + chunk * INT64_C(512) + 0, out0, out1);
+        } else {
+            #pragma omp parallel for schedule(static)
+            for (int64_t chunk = 0; chunk < 16; ++chunk)
+                akg_bn_train_stats_nhwc_f16_row_chunk_0(chunk, in0, akg_row_chunks + chunk * INT64_C(512) + 256, akg_row_chunks + chunk * INT64_C(512) + 0, out0, out1);
+        }
         for (int64_t chunk = 0; chunk < 16; ++chunk) {
             #pragma omp simd
             for (int64_t e = 0; e < 256; ++e) t1[e] += akg_row_chunks[chunk * INT64_C(512) + 0 + e];

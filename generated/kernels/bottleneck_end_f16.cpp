@@ -72,16 +72,28 @@ extern "C" int akg_kernel_fn_bottleneck_end_f16(void *const *buffers) {
     if (!t0) {
         return AKG_STATUS_OUT_OF_MEMORY;
     }
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 1023); c0 += 64)
-        akg_bottleneck_end_f16_parallel_body_0(c0, in0, in1, in2, in3, in4, in5, t0, out0);
-    #pragma omp parallel
-    {
-        #pragma omp for collapse(2) schedule(static) nowait
+    if (akg_single_thread()) {
+        for (int64_t c0 = 0; (c0 <= 1023); c0 += 64)
+            akg_bottleneck_end_f16_parallel_body_0(c0, in0, in1, in2, in3, in4, in5, t0, out0);
+    } else {
+        #pragma omp parallel for schedule(static)
+        for (int64_t c0 = 0; (c0 <= 1023); c0 += 64)
+            akg_bottleneck_end_f16_parallel_body_0(c0, in0, in1, in2, in3, in4, in5, t0, out0);
+    }
+    if (akg_single_thread()) {
         for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
             for (int64_t c1 = 0; (c1 <= 1023); c1 += 8)
                 akg_bottleneck_end_f16_parallel_body_1(c0, c1, in0, in1, in2, in3, in4, in5, t0, out0);
         akg_stream_fence();
+    } else {
+        #pragma omp parallel
+        {
+            #pragma omp for collapse(2) schedule(static) nowait
+            for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
+                for (int64_t c1 = 0; (c1 <= 1023); c1 += 8)
+                    akg_bottleneck_end_f16_parallel_body_1(c0, c1, in0, in1, in2, in3, in4, in5, t0, out0);
+            akg_stream_fence();
+        }
     }
     free(t0);
     return AKG_STATUS_OK;

@@ -33,9 +33,14 @@ extern "C" int akg_kernel_fn_clip_by_global_norm_f32(void *const *buffers) {
         const bool v_cse1 = akg_fgt(v_cse0, 0.0f);
         t0[0] = (float)(akg_fmax_c(akg_select<float>(v_cse1, akg_sqrt(akg_select<float>(v_cse1, v_cse0, 1.0f)), v_cse0), 1.0f));
     }
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 2359295); c0 += 4096)
-        akg_clip_by_global_norm_f32_parallel_body_0(c0, in0, in1, t0, out0);
+    if (akg_single_thread()) {
+        for (int64_t c0 = 0; (c0 <= 2359295); c0 += 4096)
+            akg_clip_by_global_norm_f32_parallel_body_0(c0, in0, in1, t0, out0);
+    } else {
+        #pragma omp parallel for schedule(static)
+        for (int64_t c0 = 0; (c0 <= 2359295); c0 += 4096)
+            akg_clip_by_global_norm_f32_parallel_body_0(c0, in0, in1, t0, out0);
+    }
     free(t0);
     return AKG_STATUS_OK;
 }

@@ -54,13 +54,20 @@ extern "C" int akg_kernel_fn_conv_bias_residual_relu_f16(void *const *buffers) {
     const uint16_t *__restrict in1 = (const uint16_t *)buffers[1];
     const uint16_t *__restrict in2 = (const uint16_t *)buffers[2];
     uint16_t *__restrict out0 = (uint16_t *)buffers[3];
-    #pragma omp parallel
-    {
-        #pragma omp for collapse(2) schedule(static) nowait
+    if (akg_single_thread()) {
         for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
             for (int64_t c1 = 0; (c1 <= 1023); c1 += 8)
                 akg_conv_bias_residual_relu_f16_parallel_body_0(c0, c1, in0, in1, in2, out0);
         akg_stream_fence();
+    } else {
+        #pragma omp parallel
+        {
+            #pragma omp for collapse(2) schedule(static) nowait
+            for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
+                for (int64_t c1 = 0; (c1 <= 1023); c1 += 8)
+                    akg_conv_bias_residual_relu_f16_parallel_body_0(c0, c1, in0, in1, in2, out0);
+            akg_stream_fence();
+        }
     }
     return AKG_STATUS_OK;
 }

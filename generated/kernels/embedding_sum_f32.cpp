@@ -22,9 +22,14 @@ extern "C" int akg_kernel_fn_embedding_sum_f32(void *const *buffers) {
     const float *__restrict in1 = (const float *)buffers[1];
     const float *__restrict in2 = (const float *)buffers[2];
     float *__restrict out0 = (float *)buffers[3];
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 15); c0 += 1)
-        akg_embedding_sum_f32_parallel_body_0(c0, in0, in1, in2, out0);
+    if (akg_single_thread()) {
+        for (int64_t c0 = 0; (c0 <= 15); c0 += 1)
+            akg_embedding_sum_f32_parallel_body_0(c0, in0, in1, in2, out0);
+    } else {
+        #pragma omp parallel for schedule(static)
+        for (int64_t c0 = 0; (c0 <= 15); c0 += 1)
+            akg_embedding_sum_f32_parallel_body_0(c0, in0, in1, in2, out0);
+    }
     return AKG_STATUS_OK;
 }
 

@@ -29,9 +29,14 @@ static void akg_global_avgpool_bwd_f16_parallel_body_0(int64_t c0, const uint16_
 extern "C" int akg_kernel_fn_global_avgpool_bwd_f16(void *const *buffers) {
     const uint16_t *__restrict in0 = (const uint16_t *)buffers[0];
     uint16_t *__restrict out0 = (uint16_t *)buffers[1];
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 65535); c0 += 1)
-        akg_global_avgpool_bwd_f16_parallel_body_0(c0, in0, out0);
+    if (akg_single_thread()) {
+        for (int64_t c0 = 0; (c0 <= 65535); c0 += 1)
+            akg_global_avgpool_bwd_f16_parallel_body_0(c0, in0, out0);
+    } else {
+        #pragma omp parallel for schedule(static)
+        for (int64_t c0 = 0; (c0 <= 65535); c0 += 1)
+            akg_global_avgpool_bwd_f16_parallel_body_0(c0, in0, out0);
+    }
     return AKG_STATUS_OK;
 }
 

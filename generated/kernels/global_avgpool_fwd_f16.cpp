@@ -46,10 +46,16 @@ extern "C" int akg_kernel_fn_global_avgpool_fwd_f16(void *const *buffers) {
     const uint16_t *__restrict in0 = (const uint16_t *)buffers[0];
     uint16_t *__restrict out0 = (uint16_t *)buffers[1];
     double t0[16];
-    #pragma omp parallel for collapse(2) schedule(static)
-    for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
-        for (int64_t c1 = 0; (c1 <= 2047); c1 += 16)
-            akg_global_avgpool_fwd_f16_parallel_body_0(c0, c1, in0, out0);
+    if (akg_single_thread()) {
+        for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
+            for (int64_t c1 = 0; (c1 <= 2047); c1 += 16)
+                akg_global_avgpool_fwd_f16_parallel_body_0(c0, c1, in0, out0);
+    } else {
+        #pragma omp parallel for collapse(2) schedule(static)
+        for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
+            for (int64_t c1 = 0; (c1 <= 2047); c1 += 16)
+                akg_global_avgpool_fwd_f16_parallel_body_0(c0, c1, in0, out0);
+    }
     return AKG_STATUS_OK;
 }
 

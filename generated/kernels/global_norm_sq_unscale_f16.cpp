@@ -26,69 +26,135 @@ extern "C" int akg_kernel_fn_global_norm_sq_unscale_f16(void *const *buffers) {
         {
             const int64_t c0_begin = 0, c0_end = (2359295) + 1;
             double partials_acc1[16];
-            #pragma omp parallel for schedule(static)
-            for (int64_t c0_chunk = 0; c0_chunk < 16; ++c0_chunk) {
-                const int64_t c0_lo = c0_begin + (c0_end - c0_begin) * c0_chunk / 16, c0_hi = c0_begin + (c0_end - c0_begin) * (c0_chunk + 1) / 16;
-                double lanes_c0[32];
-                #pragma omp simd
-                for (int64_t c0_lane = 0; c0_lane < 32; ++c0_lane) lanes_c0[c0_lane] = 0.0f;
-                if (c0_hi - c0_lo >= 32) {
-                    const int64_t c0_full = c0_lo + (c0_hi - c0_lo) / 32 * 32;
-                    for (int64_t c0_group = c0_lo; c0_group < c0_full; c0_group += 1024) {
-                        float partial_lanes_c0[32] = {0};
-                        for (int64_t c0_block = c0_group; c0_block < akg_imin(c0_group + 1024, c0_full); c0_block += 32) {
+            if (akg_single_thread()) {
+                for (int64_t c0_chunk = 0; c0_chunk < 16; ++c0_chunk) {
+                    const int64_t c0_lo = c0_begin + (c0_end - c0_begin) * c0_chunk / 16, c0_hi = c0_begin + (c0_end - c0_begin) * (c0_chunk + 1) / 16;
+                    double lanes_c0[32];
+                    #pragma omp simd
+                    for (int64_t c0_lane = 0; c0_lane < 32; ++c0_lane) lanes_c0[c0_lane] = 0.0f;
+                    if (c0_hi - c0_lo >= 32) {
+                        const int64_t c0_full = c0_lo + (c0_hi - c0_lo) / 32 * 32;
+                        for (int64_t c0_group = c0_lo; c0_group < c0_full; c0_group += 1024) {
+                            float partial_lanes_c0[32] = {0};
+                            for (int64_t c0_block = c0_group; c0_block < akg_imin(c0_group + 1024, c0_full); c0_block += 32) {
+                                float block_c0_0[32];
+                                akg_f16_to_f32_n(in1 + (c0_block), block_c0_0, 32);
+                                #pragma omp simd
+                                for (int64_t c0_lane = 0; c0_lane < 32; ++c0_lane) {
+                                    const int64_t c0 = c0_block + c0_lane;
+                                    {
+                                        [[maybe_unused]] const int64_t r0 = c0;
+                                        const float v_cse0 = (in0[0] * block_c0_0[c0_lane]);
+                                        partial_lanes_c0[c0_lane] = partial_lanes_c0[c0_lane] + (v_cse0 * v_cse0);
+                                    }
+                                    {
+                                        [[maybe_unused]] const int64_t i0 = c0;
+                                        out0[i0] = (float)((in0[0] * block_c0_0[c0_lane]));
+                                    }
+                                }
+                                akg_end_of_lane_block();
+                            }
+                            #pragma omp simd
+                            for (int64_t c0_lane = 0; c0_lane < 32; ++c0_lane) lanes_c0[c0_lane] += partial_lanes_c0[c0_lane];
+                        }
+                        if (c0_full < c0_hi) {
+                            const int64_t c0_last = c0_hi - 32;
                             float block_c0_0[32];
-                            akg_f16_to_f32_n(in1 + (c0_block), block_c0_0, 32);
+                            akg_f16_to_f32_n(in1 + (c0_last), block_c0_0, 32);
                             #pragma omp simd
                             for (int64_t c0_lane = 0; c0_lane < 32; ++c0_lane) {
-                                const int64_t c0 = c0_block + c0_lane;
+                                const int64_t c0 = c0_last + c0_lane;
                                 {
                                     [[maybe_unused]] const int64_t r0 = c0;
                                     const float v_cse0 = (in0[0] * block_c0_0[c0_lane]);
-                                    partial_lanes_c0[c0_lane] = partial_lanes_c0[c0_lane] + (v_cse0 * v_cse0);
+                                    lanes_c0[c0_lane] = lanes_c0[c0_lane] + akg_select(c0 >= c0_full, float((v_cse0 * v_cse0)), float(0.0f));
                                 }
                                 {
                                     [[maybe_unused]] const int64_t i0 = c0;
                                     out0[i0] = (float)((in0[0] * block_c0_0[c0_lane]));
                                 }
                             }
-                            akg_end_of_lane_block();
                         }
-                        #pragma omp simd
-                        for (int64_t c0_lane = 0; c0_lane < 32; ++c0_lane) lanes_c0[c0_lane] += partial_lanes_c0[c0_lane];
-                    }
-                    if (c0_full < c0_hi) {
-                        const int64_t c0_last = c0_hi - 32;
-                        float block_c0_0[32];
-                        akg_f16_to_f32_n(in1 + (c0_last), block_c0_0, 32);
-                        #pragma omp simd
-                        for (int64_t c0_lane = 0; c0_lane < 32; ++c0_lane) {
-                            const int64_t c0 = c0_last + c0_lane;
+                    } else {
+                        for (int64_t c0 = c0_lo; c0 < c0_hi; ++c0) {
                             {
                                 [[maybe_unused]] const int64_t r0 = c0;
-                                const float v_cse0 = (in0[0] * block_c0_0[c0_lane]);
-                                lanes_c0[c0_lane] = lanes_c0[c0_lane] + akg_select(c0 >= c0_full, float((v_cse0 * v_cse0)), float(0.0f));
+                                const float v_cse0 = (in0[0] * akg_f16_to_f32(in1[c0]));
+                                lanes_c0[0] = lanes_c0[0] + (v_cse0 * v_cse0);
                             }
                             {
                                 [[maybe_unused]] const int64_t i0 = c0;
-                                out0[i0] = (float)((in0[0] * block_c0_0[c0_lane]));
+                                out0[i0] = (float)((in0[0] * akg_f16_to_f32(in1[c0])));
                             }
                         }
                     }
-                } else {
-                    for (int64_t c0 = c0_lo; c0 < c0_hi; ++c0) {
-                        {
-                            [[maybe_unused]] const int64_t r0 = c0;
-                            const float v_cse0 = (in0[0] * akg_f16_to_f32(in1[c0]));
-                            lanes_c0[0] = lanes_c0[0] + (v_cse0 * v_cse0);
+                    partials_acc1[c0_chunk] = akg_combine_lanes<32>(lanes_c0, [](double a, double b) { return a + b; });
+                }
+            } else {
+                #pragma omp parallel for schedule(static)
+                for (int64_t c0_chunk = 0; c0_chunk < 16; ++c0_chunk) {
+                    const int64_t c0_lo = c0_begin + (c0_end - c0_begin) * c0_chunk / 16, c0_hi = c0_begin + (c0_end - c0_begin) * (c0_chunk + 1) / 16;
+                    double lanes_c0[32];
+                    #pragma omp simd
+                    for (int64_t c0_lane = 0; c0_lane < 32; ++c0_lane) lanes_c0[c0_lane] = 0.0f;
+                    if (c0_hi - c0_lo >= 32) {
+                        const int64_t c0_full = c0_lo + (c0_hi - c0_lo) / 32 * 32;
+                        for (int64_t c0_group = c0_lo; c0_group < c0_full; c0_group += 1024) {
+                            float partial_lanes_c0[32] = {0};
+                            for (int64_t c0_block = c0_group; c0_block < akg_imin(c0_group + 1024, c0_full); c0_block += 32) {
+                                float block_c0_0[32];
+                                akg_f16_to_f32_n(in1 + (c0_block), block_c0_0, 32);
+                                #pragma omp simd
+                                for (int64_t c0_lane = 0; c0_lane < 32; ++c0_lane) {
+                                    const int64_t c0 = c0_block + c0_lane;
+                                    {
+                                        [[maybe_unused]] const int64_t r0 = c0;
+                                        const float v_cse0 = (in0[0] * block_c0_0[c0_lane]);
+                                        partial_lanes_c0[c0_lane] = partial_lanes_c0[c0_lane] + (v_cse0 * v_cse0);
+                                    }
+                                    {
+                                        [[maybe_unused]] const int64_t i0 = c0;
+                                        out0[i0] = (float)((in0[0] * block_c0_0[c0_lane]));
+                                    }
+                                }
+                                akg_end_of_lane_block();
+                            }
+                            #pragma omp simd
+                            for (int64_t c0_lane = 0; c0_lane < 32; ++c0_lane) lanes_c0[c0_lane] += partial_lanes_c0[c0_lane];
                         }
-                        {
-                            [[maybe_unused]] const int64_t i0 = c0;
-                            out0[i0] = (float)((in0[0] * akg_f16_to_f32(in1[c0])));
+                        if (c0_full < c0_hi) {
+                            const int64_t c0_last = c0_hi - 32;
+                            float block_c0_0[32];
+                            akg_f16_to_f32_n(in1 + (c0_last), block_c0_0, 32);
+                            #pragma omp simd
+                            for (int64_t c0_lane = 0; c0_lane < 32; ++c0_lane) {
+                                const int64_t c0 = c0_last + c0_lane;
+                                {
+                                    [[maybe_unused]] const int64_t r0 = c0;
+                                    const float v_cse0 = (in0[0] * block_c0_0[c0_lane]);
+                                    lanes_c0[c0_lane] = lanes_c0[c0_lane] + akg_select(c0 >= c0_full, float((v_cse0 * v_cse0)), float(0.0f));
+                                }
+                                {
+                                    [[maybe_unused]] const int64_t i0 = c0;
+                                    out0[i0] = (float)((in0[0] * block_c0_0[c0_lane]));
+                                }
+                            }
+                        }
+                    } else {
+                        for (int64_t c0 = c0_lo; c0 < c0_hi; ++c0) {
+                            {
+                                [[maybe_unused]] const int64_t r0 = c0;
+                                const float v_cse0 = (in0[0] * akg_f16_to_f32(in1[c0]));
+                                lanes_c0[0] = lanes_c0[0] + (v_cse0 * v_cse0);
+                            }
+                            {
+                                [[maybe_unused]] const int64_t i0 = c0;
+                                out0[i0] = (float)((in0[0] * akg_f16_to_f32(in1[c0])));
+                            }
                         }
                     }
+                    partials_acc1[c0_chunk] = akg_combine_lanes<32>(lanes_c0, [](double a, double b) { return a + b; });
                 }
-                partials_acc1[c0_chunk] = akg_combine_lanes<32>(lanes_c0, [](double a, double b) { return a + b; });
             }
             acc1 = akg_combine_lanes<16>(partials_acc1, [](double a, double b) { return a + b; });
         }

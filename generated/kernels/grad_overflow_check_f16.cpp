@@ -24,49 +24,95 @@ extern "C" int akg_kernel_fn_grad_overflow_check_f16(void *const *buffers) {
         {
             const int64_t c0_begin = 0, c0_end = (2359295) + 1;
             float partials_acc1[16];
-            #pragma omp parallel for schedule(static)
-            for (int64_t c0_chunk = 0; c0_chunk < 16; ++c0_chunk) {
-                const int64_t c0_lo = c0_begin + (c0_end - c0_begin) * c0_chunk / 16, c0_hi = c0_begin + (c0_end - c0_begin) * (c0_chunk + 1) / 16;
-                float lanes_c0[64];
-                #pragma omp simd
-                for (int64_t c0_lane = 0; c0_lane < 64; ++c0_lane) lanes_c0[c0_lane] = -__builtin_inff();
-                if (c0_hi - c0_lo >= 64) {
-                    const int64_t c0_full = c0_lo + (c0_hi - c0_lo) / 64 * 64;
-                    for (int64_t c0_block = c0_lo; c0_block < c0_full; c0_block += 64) {
-                        float block_c0_0[64];
-                        akg_f16_to_f32_n(in0 + (c0_block), block_c0_0, 64);
-                        #pragma omp simd
-                        for (int64_t c0_lane = 0; c0_lane < 64; ++c0_lane) {
-                            const int64_t c0 = c0_block + c0_lane;
-                            {
-                                [[maybe_unused]] const int64_t r0 = c0;
-                                lanes_c0[c0_lane] = akg_max_ordered(lanes_c0[c0_lane], akg_select<float>((!akg_fle(akg_abs(block_c0_0[c0_lane]), 3.40282347e+38f)), 1.0f, 0.0f));
+            if (akg_single_thread()) {
+                for (int64_t c0_chunk = 0; c0_chunk < 16; ++c0_chunk) {
+                    const int64_t c0_lo = c0_begin + (c0_end - c0_begin) * c0_chunk / 16, c0_hi = c0_begin + (c0_end - c0_begin) * (c0_chunk + 1) / 16;
+                    float lanes_c0[64];
+                    #pragma omp simd
+                    for (int64_t c0_lane = 0; c0_lane < 64; ++c0_lane) lanes_c0[c0_lane] = -__builtin_inff();
+                    if (c0_hi - c0_lo >= 64) {
+                        const int64_t c0_full = c0_lo + (c0_hi - c0_lo) / 64 * 64;
+                        for (int64_t c0_block = c0_lo; c0_block < c0_full; c0_block += 64) {
+                            float block_c0_0[64];
+                            akg_f16_to_f32_n(in0 + (c0_block), block_c0_0, 64);
+                            #pragma omp simd
+                            for (int64_t c0_lane = 0; c0_lane < 64; ++c0_lane) {
+                                const int64_t c0 = c0_block + c0_lane;
+                                {
+                                    [[maybe_unused]] const int64_t r0 = c0;
+                                    lanes_c0[c0_lane] = akg_max_ordered(lanes_c0[c0_lane], akg_select<float>((!akg_fle(akg_abs(block_c0_0[c0_lane]), 3.40282347e+38f)), 1.0f, 0.0f));
+                                }
+                            }
+                            akg_end_of_lane_block();
+                        }
+                        if (c0_full < c0_hi) {
+                            const int64_t c0_last = c0_hi - 64;
+                            float block_c0_0[64];
+                            akg_f16_to_f32_n(in0 + (c0_last), block_c0_0, 64);
+                            #pragma omp simd
+                            for (int64_t c0_lane = 0; c0_lane < 64; ++c0_lane) {
+                                const int64_t c0 = c0_last + c0_lane;
+                                {
+                                    [[maybe_unused]] const int64_t r0 = c0;
+                                    lanes_c0[c0_lane] = akg_max_ordered(lanes_c0[c0_lane], akg_select(c0 >= c0_full, float(akg_select<float>((!akg_fle(akg_abs(block_c0_0[c0_lane]), 3.40282347e+38f)), 1.0f, 0.0f)), float(-__builtin_inff())));
+                                }
                             }
                         }
-                        akg_end_of_lane_block();
-                    }
-                    if (c0_full < c0_hi) {
-                        const int64_t c0_last = c0_hi - 64;
-                        float block_c0_0[64];
-                        akg_f16_to_f32_n(in0 + (c0_last), block_c0_0, 64);
-                        #pragma omp simd
-                        for (int64_t c0_lane = 0; c0_lane < 64; ++c0_lane) {
-                            const int64_t c0 = c0_last + c0_lane;
+                    } else {
+                        for (int64_t c0 = c0_lo; c0 < c0_hi; ++c0) {
                             {
                                 [[maybe_unused]] const int64_t r0 = c0;
-                                lanes_c0[c0_lane] = akg_max_ordered(lanes_c0[c0_lane], akg_select(c0 >= c0_full, float(akg_select<float>((!akg_fle(akg_abs(block_c0_0[c0_lane]), 3.40282347e+38f)), 1.0f, 0.0f)), float(-__builtin_inff())));
+                                lanes_c0[0] = akg_max_ordered(lanes_c0[0], akg_select<float>((!akg_fle(akg_abs(akg_f16_to_f32(in0[c0])), 3.40282347e+38f)), 1.0f, 0.0f));
                             }
                         }
                     }
-                } else {
-                    for (int64_t c0 = c0_lo; c0 < c0_hi; ++c0) {
-                        {
-                            [[maybe_unused]] const int64_t r0 = c0;
-                            lanes_c0[0] = akg_max_ordered(lanes_c0[0], akg_select<float>((!akg_fle(akg_abs(akg_f16_to_f32(in0[c0])), 3.40282347e+38f)), 1.0f, 0.0f));
-                        }
-                    }
+                    partials_acc1[c0_chunk] = akg_combine_lanes<64>(lanes_c0, [](float a, float b) { return akg_max_ordered(a, b); });
                 }
-                partials_acc1[c0_chunk] = akg_combine_lanes<64>(lanes_c0, [](float a, float b) { return akg_max_ordered(a, b); });
+            } else {
+                #pragma omp parallel for schedule(static)
+                for (int64_t c0_chunk = 0; c0_chunk < 16; ++c0_chunk) {
+                    const int64_t c0_lo = c0_begin + (c0_end - c0_begin) * c0_chunk / 16, c0_hi = c0_begin + (c0_end - c0_begin) * (c0_chunk + 1) / 16;
+                    float lanes_c0[64];
+                    #pragma omp simd
+                    for (int64_t c0_lane = 0; c0_lane < 64; ++c0_lane) lanes_c0[c0_lane] = -__builtin_inff();
+                    if (c0_hi - c0_lo >= 64) {
+                        const int64_t c0_full = c0_lo + (c0_hi - c0_lo) / 64 * 64;
+                        for (int64_t c0_block = c0_lo; c0_block < c0_full; c0_block += 64) {
+                            float block_c0_0[64];
+                            akg_f16_to_f32_n(in0 + (c0_block), block_c0_0, 64);
+                            #pragma omp simd
+                            for (int64_t c0_lane = 0; c0_lane < 64; ++c0_lane) {
+                                const int64_t c0 = c0_block + c0_lane;
+                                {
+                                    [[maybe_unused]] const int64_t r0 = c0;
+                                    lanes_c0[c0_lane] = akg_max_ordered(lanes_c0[c0_lane], akg_select<float>((!akg_fle(akg_abs(block_c0_0[c0_lane]), 3.40282347e+38f)), 1.0f, 0.0f));
+                                }
+                            }
+                            akg_end_of_lane_block();
+                        }
+                        if (c0_full < c0_hi) {
+                            const int64_t c0_last = c0_hi - 64;
+                            float block_c0_0[64];
+                            akg_f16_to_f32_n(in0 + (c0_last), block_c0_0, 64);
+                            #pragma omp simd
+                            for (int64_t c0_lane = 0; c0_lane < 64; ++c0_lane) {
+                                const int64_t c0 = c0_last + c0_lane;
+                                {
+                                    [[maybe_unused]] const int64_t r0 = c0;
+                                    lanes_c0[c0_lane] = akg_max_ordered(lanes_c0[c0_lane], akg_select(c0 >= c0_full, float(akg_select<float>((!akg_fle(akg_abs(block_c0_0[c0_lane]), 3.40282347e+38f)), 1.0f, 0.0f)), float(-__builtin_inff())));
+                                }
+                            }
+                        }
+                    } else {
+                        for (int64_t c0 = c0_lo; c0 < c0_hi; ++c0) {
+                            {
+                                [[maybe_unused]] const int64_t r0 = c0;
+                                lanes_c0[0] = akg_max_ordered(lanes_c0[0], akg_select<float>((!akg_fle(akg_abs(akg_f16_to_f32(in0[c0])), 3.40282347e+38f)), 1.0f, 0.0f));
+                            }
+                        }
+                    }
+                    partials_acc1[c0_chunk] = akg_combine_lanes<64>(lanes_c0, [](float a, float b) { return akg_max_ordered(a, b); });
+                }
             }
             acc1 = akg_combine_lanes<16>(partials_acc1, [](float a, float b) { return akg_max_ordered(a, b); });
         }

@@ -35,9 +35,14 @@ static void akg_input_cast_nchw_to_nhwc_parallel_body_0(int64_t c0, const float 
 extern "C" int akg_kernel_fn_input_cast_nchw_to_nhwc(void *const *buffers) {
     const float *__restrict in0 = (const float *)buffers[0];
     uint16_t *__restrict out0 = (uint16_t *)buffers[1];
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
-        akg_input_cast_nchw_to_nhwc_parallel_body_0(c0, in0, out0);
+    if (akg_single_thread()) {
+        for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
+            akg_input_cast_nchw_to_nhwc_parallel_body_0(c0, in0, out0);
+    } else {
+        #pragma omp parallel for schedule(static)
+        for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
+            akg_input_cast_nchw_to_nhwc_parallel_body_0(c0, in0, out0);
+    }
     return AKG_STATUS_OK;
 }
 

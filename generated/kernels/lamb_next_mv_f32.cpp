@@ -42,12 +42,18 @@ extern "C" int akg_kernel_fn_lamb_next_mv_f32(void *const *buffers) {
     const float *__restrict in6 = (const float *)buffers[6];
     float *__restrict out1 = (float *)buffers[8];
     float *__restrict out0 = (float *)buffers[7];
-    #pragma omp parallel
-    {
-        #pragma omp for schedule(static) nowait
+    if (akg_single_thread()) {
         for (int64_t c0 = 0; (c0 <= 2359295); c0 += 4096)
             akg_lamb_next_mv_f32_parallel_body_0(c0, in0, in1, in2, in3, in4, in5, in6, out1, out0);
         akg_stream_fence();
+    } else {
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static) nowait
+            for (int64_t c0 = 0; (c0 <= 2359295); c0 += 4096)
+                akg_lamb_next_mv_f32_parallel_body_0(c0, in0, in1, in2, in3, in4, in5, in6, out1, out0);
+            akg_stream_fence();
+        }
     }
     return AKG_STATUS_OK;
 }

@@ -113,9 +113,14 @@ extern "C" int akg_kernel_fn_layernorm_bwd_dx_f32(void *const *buffers) {
     float t0[1];
     double t1[1];
     double t2[1];
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
-        akg_layernorm_bwd_dx_f32_parallel_body_0(c0, in0, in1, in2, in3, in4, out0);
+    if (akg_single_thread()) {
+        for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
+            akg_layernorm_bwd_dx_f32_parallel_body_0(c0, in0, in1, in2, in3, in4, out0);
+    } else {
+        #pragma omp parallel for schedule(static)
+        for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
+            akg_layernorm_bwd_dx_f32_parallel_body_0(c0, in0, in1, in2, in3, in4, out0);
+    }
     return AKG_STATUS_OK;
 }
 

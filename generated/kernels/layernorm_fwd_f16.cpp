@@ -330,9 +330,14 @@ extern "C" int akg_kernel_fn_layernorm_fwd_f16(void *const *buffers) {
     double t2[2];
     double t3[2];
     float t1[2];
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 2047); c0 += 2)
-        akg_layernorm_fwd_f16_parallel_body_0(c0, in0, in1, in2, out1, out2, out0);
+    if (akg_single_thread()) {
+        for (int64_t c0 = 0; (c0 <= 2047); c0 += 2)
+            akg_layernorm_fwd_f16_parallel_body_0(c0, in0, in1, in2, out1, out2, out0);
+    } else {
+        #pragma omp parallel for schedule(static)
+        for (int64_t c0 = 0; (c0 <= 2047); c0 += 2)
+            akg_layernorm_fwd_f16_parallel_body_0(c0, in0, in1, in2, out1, out2, out0);
+    }
     return AKG_STATUS_OK;
 }
 

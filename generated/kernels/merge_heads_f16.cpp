@@ -20,9 +20,14 @@ static void akg_merge_heads_f16_parallel_body_0(int64_t c0, const uint16_t *__re
 extern "C" int akg_kernel_fn_merge_heads_f16(void *const *buffers) {
     const uint16_t *__restrict in0 = (const uint16_t *)buffers[0];
     uint16_t *__restrict out0 = (uint16_t *)buffers[1];
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
-        akg_merge_heads_f16_parallel_body_0(c0, in0, out0);
+    if (akg_single_thread()) {
+        for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
+            akg_merge_heads_f16_parallel_body_0(c0, in0, out0);
+    } else {
+        #pragma omp parallel for schedule(static)
+        for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)
+            akg_merge_heads_f16_parallel_body_0(c0, in0, out0);
+    }
     return AKG_STATUS_OK;
 }
 

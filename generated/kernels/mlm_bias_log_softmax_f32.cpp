@@ -152,12 +152,18 @@ extern "C" int akg_kernel_fn_mlm_bias_log_softmax_f32(void *const *buffers) {
     double t1[1];
     double t2[1];
     float t0[1];
-    #pragma omp parallel
-    {
-        #pragma omp for schedule(static) nowait
+    if (akg_single_thread()) {
         for (int64_t c0 = 0; (c0 <= 319); c0 += 1)
             akg_mlm_bias_log_softmax_f32_parallel_body_0(c0, in0, in1, out0);
         akg_stream_fence();
+    } else {
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static) nowait
+            for (int64_t c0 = 0; (c0 <= 319); c0 += 1)
+                akg_mlm_bias_log_softmax_f32_parallel_body_0(c0, in0, in1, out0);
+            akg_stream_fence();
+        }
     }
     return AKG_STATUS_OK;
 }

@@ -40,12 +40,18 @@ extern "C" int akg_kernel_fn_momentum_sgd_weight_decay_f32(void *const *buffers)
     const float *__restrict in3 = (const float *)buffers[3];
     float *__restrict out0 = (float *)buffers[4];
     float t0[4096];
-    #pragma omp parallel
-    {
-        #pragma omp for schedule(static) nowait
+    if (akg_single_thread()) {
         for (int64_t c0 = 0; (c0 <= 2359295); c0 += 4096)
             akg_momentum_sgd_weight_decay_f32_parallel_body_0(c0, in0, in1, in2, in3, out0);
         akg_stream_fence();
+    } else {
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static) nowait
+            for (int64_t c0 = 0; (c0 <= 2359295); c0 += 4096)
+                akg_momentum_sgd_weight_decay_f32_parallel_body_0(c0, in0, in1, in2, in3, out0);
+            akg_stream_fence();
+        }
     }
     return AKG_STATUS_OK;
 }

@@ -28,9 +28,14 @@ extern "C" int akg_kernel_fn_pooler_bias_tanh_f16(void *const *buffers) {
     const float *__restrict in0 = (const float *)buffers[0];
     const uint16_t *__restrict in1 = (const uint16_t *)buffers[1];
     uint16_t *__restrict out0 = (uint16_t *)buffers[2];
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 15); c0 += 1)
-        akg_pooler_bias_tanh_f16_parallel_body_0(c0, in0, in1, out0);
+    if (akg_single_thread()) {
+        for (int64_t c0 = 0; (c0 <= 15); c0 += 1)
+            akg_pooler_bias_tanh_f16_parallel_body_0(c0, in0, in1, out0);
+    } else {
+        #pragma omp parallel for schedule(static)
+        for (int64_t c0 = 0; (c0 <= 15); c0 += 1)
+            akg_pooler_bias_tanh_f16_parallel_body_0(c0, in0, in1, out0);
+    }
     return AKG_STATUS_OK;
 }
 

@@ -42,11 +42,18 @@ extern "C" int akg_kernel_fn_qkv_bias_split_heads_f16(void *const *buffers) {
     }
     for (int64_t c0 = 0; (c0 <= 767); c0 += 64)
         akg_qkv_bias_split_heads_f16_parallel_body_0(c0, in0, in1, t0, out0);
-    #pragma omp parallel for collapse(3) schedule(static)
-    for (int64_t c0 = 0; (c0 <= 15); c0 += 1)
-        for (int64_t c1 = 0; (c1 <= 11); c1 += 1)
-            for (int64_t c2 = 0; (c2 <= 127); c2 += 1)
-                akg_qkv_bias_split_heads_f16_parallel_body_1(c0, c1, c2, in0, in1, t0, out0);
+    if (akg_single_thread()) {
+        for (int64_t c0 = 0; (c0 <= 15); c0 += 1)
+            for (int64_t c1 = 0; (c1 <= 11); c1 += 1)
+                for (int64_t c2 = 0; (c2 <= 127); c2 += 1)
+                    akg_qkv_bias_split_heads_f16_parallel_body_1(c0, c1, c2, in0, in1, t0, out0);
+    } else {
+        #pragma omp parallel for collapse(3) schedule(static)
+        for (int64_t c0 = 0; (c0 <= 15); c0 += 1)
+            for (int64_t c1 = 0; (c1 <= 11); c1 += 1)
+                for (int64_t c2 = 0; (c2 <= 127); c2 += 1)
+                    akg_qkv_bias_split_heads_f16_parallel_body_1(c0, c1, c2, in0, in1, t0, out0);
+    }
     free(t0);
     return AKG_STATUS_OK;
 }

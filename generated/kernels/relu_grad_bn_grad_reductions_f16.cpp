@@ -169,12 +169,18 @@ extern "C" int akg_kernel_fn_relu_grad_bn_grad_reductions_f16(void *const *buffe
     double t1[64];
     float t0[64];
     double t2[64];
-    #pragma omp parallel
-    {
-        #pragma omp for schedule(static) nowait
+    if (akg_single_thread()) {
         for (int64_t c0 = 0; (c0 <= 255); c0 += 64)
             akg_relu_grad_bn_grad_reductions_f16_parallel_body_0(c0, in0, in1, in2, in3, in4, out0, out1, out2);
         akg_stream_fence();
+    } else {
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static) nowait
+            for (int64_t c0 = 0; (c0 <= 255); c0 += 64)
+                akg_relu_grad_bn_grad_reductions_f16_parallel_body_0(c0, in0, in1, in2, in3, in4, out0, out1, out2);
+            akg_stream_fence();
+        }
     }
     return AKG_STATUS_OK;
 }

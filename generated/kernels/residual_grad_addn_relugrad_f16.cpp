@@ -32,12 +32,18 @@ extern "C" int akg_kernel_fn_residual_grad_addn_relugrad_f16(void *const *buffer
     const uint16_t *__restrict in1 = (const uint16_t *)buffers[1];
     const uint16_t *__restrict in2 = (const uint16_t *)buffers[2];
     uint16_t *__restrict out0 = (uint16_t *)buffers[3];
-    #pragma omp parallel
-    {
-        #pragma omp for schedule(static) nowait
+    if (akg_single_thread()) {
         for (int64_t c0 = 0; (c0 <= 6422527); c0 += 512)
             akg_residual_grad_addn_relugrad_f16_parallel_body_0(c0, in0, in1, in2, out0);
         akg_stream_fence();
+    } else {
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static) nowait
+            for (int64_t c0 = 0; (c0 <= 6422527); c0 += 512)
+                akg_residual_grad_addn_relugrad_f16_parallel_body_0(c0, in0, in1, in2, out0);
+            akg_stream_fence();
+        }
     }
     return AKG_STATUS_OK;
 }

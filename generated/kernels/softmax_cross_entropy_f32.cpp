@@ -224,9 +224,14 @@ extern "C" int akg_kernel_fn_softmax_cross_entropy_f32(void *const *buffers) {
     float t0[1001];
     double t2[1];
     double t3[1];
-    #pragma omp parallel for schedule(static)
-    for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
-        akg_softmax_cross_entropy_f32_parallel_body_0(c0, in0, in1, in2, out0, out1);
+    if (akg_single_thread()) {
+        for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
+            akg_softmax_cross_entropy_f32_parallel_body_0(c0, in0, in1, in2, out0, out1);
+    } else {
+        #pragma omp parallel for schedule(static)
+        for (int64_t c0 = 0; (c0 <= 31); c0 += 1)
+            akg_softmax_cross_entropy_f32_parallel_body_0(c0, in0, in1, in2, out0, out1);
+    }
     return AKG_STATUS_OK;
 }
 

@@ -212,11 +212,18 @@ extern "C" int akg_kernel_fn_softmax_grad_f16(void *const *buffers) {
     uint16_t *__restrict out0 = (uint16_t *)buffers[3];
     double t1[2];
     float t0[2];
-    #pragma omp parallel for collapse(3) schedule(static)
-    for (int64_t c0 = 0; (c0 <= 15); c0 += 1)
-        for (int64_t c1 = 0; (c1 <= 11); c1 += 1)
-            for (int64_t c2 = 0; (c2 <= 127); c2 += 2)
-                akg_softmax_grad_f16_parallel_body_0(c0, c1, c2, in0, in1, in2, out0);
+    if (akg_single_thread()) {
+        for (int64_t c0 = 0; (c0 <= 15); c0 += 1)
+            for (int64_t c1 = 0; (c1 <= 11); c1 += 1)
+                for (int64_t c2 = 0; (c2 <= 127); c2 += 2)
+                    akg_softmax_grad_f16_parallel_body_0(c0, c1, c2, in0, in1, in2, out0);
+    } else {
+        #pragma omp parallel for collapse(3) schedule(static)
+        for (int64_t c0 = 0; (c0 <= 15); c0 += 1)
+            for (int64_t c1 = 0; (c1 <= 11); c1 += 1)
+                for (int64_t c2 = 0; (c2 <= 127); c2 += 2)
+                    akg_softmax_grad_f16_parallel_body_0(c0, c1, c2, in0, in1, in2, out0);
+    }
     return AKG_STATUS_OK;
 }
 

@@ -224,7 +224,7 @@ TEST(PipelineGolden, CopiesThatMoveTheInnermostDimensionRunAsTileTransposes) {
     std::string streamed = dump_after_regression("streamed_transpose_tiles_f16_256x9x4096.json", "emit");
     EXPECT_EQ(count(streamed, "akg_transpose_streamed(&in0[i0 * 36864 + i2 * 4096 + i1], 4096, &out0[i0 * 36864 + i1 * 9 + i2], (8 - 0 + 1), "), 1u)
         << streamed;
-    EXPECT_EQ(count(streamed, "akg_stream_fence();"), 1u) << streamed;
+    EXPECT_EQ(count(streamed, "akg_stream_fence();"), 2u) << streamed; // the one-thread twin and the OpenMP region
     EXPECT_EQ(count(tiles, "akg_transpose_streamed("), 0u) << tiles;
     // Sources of fewer than 16 columns stay vector loops over the rows, the columns unrolled.
     std::string narrow = dump_after_regression("transpose_of_8_columns_stays_a_vector_loop_2x30x8.json", "emit");
@@ -293,8 +293,8 @@ TEST(PipelineGolden, GeluBackwardWalksTheRowsOnce) {
     std::string code = dump_after("bias_gelu_grad_f16.json", "emit");
     EXPECT_EQ(count(code, "for (int64_t c0 = chunk * 32; c0 <= akg_imin(chunk * 32 + 31, 2047); c0 += 1) {"), 1u) << code;
     EXPECT_EQ(count(code, "akg_chunk_sums[i0] = akg_chunk_sums[i0] + ((float)t0[((c1 + c2) - (c1))]);"), 1u) << code;
-    EXPECT_EQ(count(code, "for (int64_t chunk = 0; chunk < 64; ++chunk)"), 2u) << code; // in parallel, then in order
-    EXPECT_EQ(count(code, "t1[e] += akg_chunk_sums[chunk * INT64_C(3072) + e];"), 1u) << code;
+    EXPECT_EQ(count(code, "for (int64_t chunk = 0; chunk < 64; ++chunk)"), 4u) << code; // in parallel, then in order (each in the one-thread twin and the OpenMP region)
+    EXPECT_EQ(count(code, "t1[e] += akg_chunk_sums[chunk * INT64_C(3072) + e];"), 2u) << code; // the one-thread twin and the OpenMP region
     EXPECT_EQ(count(code, "    float t0[64];"), 2u) << code; // the chunk's (and the kernel function's, unused)
     EXPECT_EQ(count(code, "malloc("), 2u) << code; // the accumulators and the chunks' sums
     // The gradient is written by vector blocks with non-temporal stores.
@@ -455,7 +455,7 @@ TEST(PipelineGolden, LargeOutputsAreWrittenWithNonTemporalStores) {
     EXPECT_EQ(count(code, "alignas(64) float blk_out0[64];"), 1u) << code;
     EXPECT_EQ(count(code, "akg_stream_f32_n(blk_out0, out0 + ((c0 + c1)), 64);"), 1u) << code;
     EXPECT_EQ(count(code, "#pragma omp for schedule(static) nowait"), 1u) << code;
-    EXPECT_EQ(count(code, "akg_stream_fence();"), 1u) << code;
+    EXPECT_EQ(count(code, "akg_stream_fence();"), 2u) << code; // the one-thread twin and the OpenMP region
     // Float16 outputs are converted per block and streamed instead of staged.
     code = dump_after("residual_grad_addn_relugrad_f16.json", "emit");
     EXPECT_EQ(count(code, "akg_stream_f32_to_f16_n(blk_out0, "), 1u) << code;
@@ -861,7 +861,7 @@ TEST(PipelineGolden, ElementwiseOutputsJoinTheReductionOverTheirInput) {
     std::string code = dump_after("relu_grad_bn_grad_reductions_f16.json", "emit");
     EXPECT_EQ(count(code, "alignas(64) float side_out0[64];"), 2u) << code; // whole blocks, the last block
     EXPECT_EQ(count(code, "akg_stream_f32_to_f16_n(side_out0, out0 + ("), 2u) << code;
-    EXPECT_EQ(count(code, "akg_stream_fence();"), 1u) << code;
+    EXPECT_EQ(count(code, "akg_stream_fence();"), 2u) << code; // the one-thread twin and the OpenMP region
     // A gradient unscaled and the sum of its squares: one pass over the float16 gradient.
     ast = dump_after("global_norm_sq_unscale_f16.json", "ast");
     std::regex one_pass(R"(// reduction\n\s*for \(int c0 = 0; c0 <= 2359295; c0 \+= 1\) \{\n\s*S1\(0, 0, c0\);\n\s*S2\(c0\);)");
@@ -869,10 +869,10 @@ TEST(PipelineGolden, ElementwiseOutputsJoinTheReductionOverTheirInput) {
     // Its float squares go to double lanes (each lane adds 73728 of them) through float lanes
     // of 32 blocks: one double addition per lane and group of 32 blocks.
     code = dump_after("global_norm_sq_unscale_f16.json", "emit");
-    EXPECT_EQ(count(code, "for (int64_t c0_group = c0_lo; c0_group < c0_full; c0_group += 1024) {"), 1u) << code;
-    EXPECT_EQ(count(code, "float partial_lanes_c0[32] = {0};"), 1u) << code;
-    EXPECT_EQ(count(code, "partial_lanes_c0[c0_lane] = partial_lanes_c0[c0_lane] + (v_cse0 * v_cse0);"), 1u) << code;
-    EXPECT_EQ(count(code, "lanes_c0[c0_lane] += partial_lanes_c0[c0_lane];"), 1u) << code;
+    EXPECT_EQ(count(code, "for (int64_t c0_group = c0_lo; c0_group < c0_full; c0_group += 1024) {"), 2u) << code; // the one-thread twin and the OpenMP region
+    EXPECT_EQ(count(code, "float partial_lanes_c0[32] = {0};"), 2u) << code; // the one-thread twin and the OpenMP region
+    EXPECT_EQ(count(code, "partial_lanes_c0[c0_lane] = partial_lanes_c0[c0_lane] + (v_cse0 * v_cse0);"), 2u) << code; // the one-thread twin and the OpenMP region
+    EXPECT_EQ(count(code, "lanes_c0[c0_lane] += partial_lanes_c0[c0_lane];"), 2u) << code; // the one-thread twin and the OpenMP region
     // A softmax's exponentials, written out and summed per row of 43: one loop nest, the
     // output stored from the sum's lane loop, instead of a second nest over the whole tensor
     // that reads the input again (27 corpus kernels 1.1-2.2x faster).
@@ -1061,6 +1061,20 @@ TEST(PipelineGolden, ShortPlanesStreamInBlocksOfWholeLines) {
     EXPECT_EQ(odd.find("streamed"), std::string::npos) << odd;
 }
 
+// Every OpenMP region has a serial twin for one thread (akg_single_thread: libgomp's system
+// call per region slowed the loop after it on the dev VM): a parallel loop nest, the streaming
+// form (its fence after the serial loops too) and a whole-kernel reduction's 16 chunks.
+TEST(PipelineGolden, ParallelLoopsHaveASerialTwinForOneThread) {
+    for (const char *pattern : {"clip_by_global_norm_f32.json", "add_relu_f32.json", "global_norm_sq_unscale_f16.json",
+                                "bn_train_stats_nhwc_f16.json"}) {
+        std::string code = dump_after(pattern, "emit");
+        EXPECT_GE(count(code, "#pragma omp parallel"), 1u) << pattern << code;
+        EXPECT_EQ(count(code, "if (akg_single_thread()) {"), count(code, "#pragma omp parallel")) << pattern << code;
+    }
+    std::string streams = dump_after("add_relu_f32.json", "emit");
+    EXPECT_EQ(count(streams, "akg_stream_fence();"), 2u) << streams;
+}
+
 // NHWC BatchNorm statistics: column sums over 100352 rows of 256 float16 channels (512 bytes).
 // Walked down blocks of columns, one core reads 23 GB/s; sink-columns makes each row one
 // contiguous vector loop and the emitter runs the rows in 16 chunks in parallel, each into
@@ -1070,7 +1084,7 @@ TEST(PipelineGolden, NarrowColumnSumsRunInChunksOfWholeRows) {
     EXPECT_EQ(count(ast, "// row_chunks_16"), 1u) << ast;
     EXPECT_EQ(count(ast, "// parallel_"), 0u) << ast;
     std::string code = dump_after("bn_train_stats_nhwc_f16.json", "emit");
-    EXPECT_EQ(count(code, "#pragma omp parallel for schedule(static)\n        for (int64_t chunk = 0; chunk < 16; ++chunk)\n"), 1u) << code;
+    EXPECT_EQ(count(code, "#pragma omp parallel for schedule(static)\n            for (int64_t chunk = 0; chunk < 16; ++chunk)\n"), 1u) << code;
     EXPECT_EQ(count(code, "for (int64_t c0_block = chunk * 6272; c0_block <= akg_imin(chunk * 6272 + 6271, 100351); c0_block += 32) {"), 1u) << code;
     EXPECT_EQ(count(code, "for (int64_t c1 = 0; (c1 <= 255); c1 += 1) {"), 2u) << code; // the whole row, its partials
     EXPECT_EQ(count(code, "[e] += akg_row_chunks[chunk * INT64_C(512) + "), 2u) << code;
@@ -1081,7 +1095,7 @@ TEST(PipelineGolden, NarrowColumnSumsRunInChunksOfWholeRows) {
     // and the row's float16 output stored in the same vector loop as the sums.
     std::string odd = dump_after_regression("row_chunks_nhwc_column_sums_f16_2x61x89x200.json", "emit");
     EXPECT_EQ(count(odd, "c0_block = chunk * 704; c0_block <= akg_imin(chunk * 704 + 703, 10857);"), 1u) << odd;
-    EXPECT_EQ(count(odd, "for (int64_t chunk = 0; chunk < 16; ++chunk)"), 2u) << odd;
+    EXPECT_EQ(count(odd, "for (int64_t chunk = 0; chunk < 16; ++chunk)"), 3u) << odd; // in parallel (twice: the one-thread twin and the OpenMP region), then in order
     EXPECT_EQ(count(odd, "partial_c0[(c1)] = partial_c0[(c1)] + "), 1u) << odd;
 }
 

@@ -117,6 +117,17 @@ std::vector<std::vector<unsigned char>> outputs_with_threads(const akg_kernel *k
     return out;
 }
 
+// With one thread every parallel loop takes its serial twin, without an OpenMP region
+// (akg_single_thread); with two, the OpenMP region. Both run the same iterations: every
+// catalog kernel gives the same bits either way.
+TEST(Catalog, OneThreadWithoutOpenMPRegionGivesTheSameBitsAsTwo) {
+    for (size_t i = 0; i < akg_kernel_count(); ++i) {
+        const akg_kernel *k = akg_kernel_at(i);
+        ASSERT_NE(k, nullptr);
+        EXPECT_TRUE(outputs_with_threads(k, 1) == outputs_with_threads(k, 2)) << akg_kernel_name(k);
+    }
+}
+
 // Column sums split across threads combine in an order fixed by the generator (the chunks of
 // rows of NHWC BatchNorm's statistics, the blocks of columns of the others), not by the thread
 // count: 1, 2 and 3 threads give the same bits.

@@ -2035,14 +2035,16 @@ private:
                 partials.push_back("partials_" + results[u]);
                 out += pad(d + 1) + lane_types[u] + " " + partials.back() + "[" + K + "];\n";
             }
-            out += pad(d + 1) + "#pragma omp parallel for schedule(static)\n";
-            out += pad(d + 1) + "for (int64_t " + chunk + " = 0; " + chunk + " < " + K + "; ++" + chunk + ") {\n";
-            out += pad(d + 2) + "const int64_t " + it + "_lo = " + begin_v + " + (" + end_v + " - " + begin_v + ") * " + chunk + " / " + K +
-                   ", " + it + "_hi = " + begin_v + " + (" + end_v + " - " + begin_v + ") * (" + chunk + " + 1) / " + K + ";\n";
+            // The chunks' loop, on the calling thread alone when there is one (akg_single_thread).
+            std::string chunks = pad(d + 2) + "for (int64_t " + chunk + " = 0; " + chunk + " < " + K + "; ++" + chunk + ") {\n";
+            chunks += pad(d + 3) + "const int64_t " + it + "_lo = " + begin_v + " + (" + end_v + " - " + begin_v + ") * " + chunk + " / " + K +
+                      ", " + it + "_hi = " + begin_v + " + (" + end_v + " - " + begin_v + ") * (" + chunk + " + 1) / " + K + ";\n";
             std::vector<std::string> chunk_results;
             for (const auto &p : partials) chunk_results.push_back(p + "[" + chunk + "]");
-            out += lane_loops(accs, sides, lane_types, lanes, it, it + "_lo", it + "_hi", chunk_results, d + 2);
-            out += pad(d + 1) + "}\n";
+            chunks += lane_loops(accs, sides, lane_types, lanes, it, it + "_lo", it + "_hi", chunk_results, d + 3);
+            chunks += pad(d + 2) + "}\n";
+            out += pad(d + 1) + "if (akg_single_thread()) {\n" + chunks + pad(d + 1) + "} else {\n";
+            out += pad(d + 2) + "#pragma omp parallel for schedule(static)\n" + chunks + pad(d + 1) + "}\n";
             for (size_t u = 0; u < accs.size(); ++u)
                 out += pad(d + 1) + results[u] + " = akg_combine_lanes<" + K + ">(" + partials[u] + ", [](" + lane_types[u] + " a, " + lane_types[u] +
                        " b) { return " + combine(*accs[u].stage, "a", "b") + "; });\n";
@@ -2434,13 +2436,22 @@ private:
     // The loops `headers` (perfectly nested, collapsed) run in parallel, each iteration `call`;
     // `serial`: on the calling thread.
     std::string parallel_for_code(const std::vector<std::string> &headers, const std::string &call, bool streams, bool serial, int depth) const {
-        std::string collapse = headers.size() > 1 ? " collapse(" + std::to_string(headers.size()) + ")" : "";
         std::string out;
         if (serial) {
             for (size_t k = 0; k < headers.size(); ++k) out += pad(depth + static_cast<int>(k)) + headers[k] + "\n";
             out += pad(depth + static_cast<int>(headers.size())) + call;
             return streams ? out + pad(depth) + "akg_stream_fence();\n" : out;
         }
+        // One thread: the same loops on the calling thread, without an OpenMP region (see
+        // akg_single_thread).
+        return pad(depth) + "if (akg_single_thread()) {\n" + parallel_for_code(headers, call, streams, true, depth + 1) +
+               pad(depth) + "} else {\n" + parallel_region_code(headers, call, streams, depth + 1) + pad(depth) + "}\n";
+    }
+
+    // The OpenMP region of parallel_for_code.
+    std::string parallel_region_code(const std::vector<std::string> &headers, const std::string &call, bool streams, int depth) const {
+        std::string collapse = headers.size() > 1 ? " collapse(" + std::to_string(headers.size()) + ")" : "";
+        std::string out;
         if (!streams) {
             out = pad(depth) + "#pragma omp parallel for" + collapse + " schedule(static)\n";
             for (size_t k = 0; k < headers.size(); ++k) out += pad(depth + static_cast<int>(k)) + headers[k] + "\n";
