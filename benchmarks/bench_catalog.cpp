@@ -119,9 +119,7 @@ __attribute__((noinline)) float stream_probe(const float *__restrict rd, size_t 
                                              float *__restrict wr, size_t nw, bool nt, int threads) {
     const size_t big = std::max(nr, std::max(nrw, nw));
     const long nb = static_cast<long>(std::max<size_t>(1, big / 16384));
-    float total = 0.0f;
-#pragma omp parallel for schedule(static) num_threads(threads) reduction(+ : total)
-    for (long b = 0; b < nb; ++b) {
+    auto probe_block = [&](long b) {
         auto cut = [&](size_t n, long k) { return k >= nb ? n : (n * static_cast<size_t>(k) / static_cast<size_t>(nb)) & ~size_t(15); };
         size_t r0 = cut(nr, b), r1 = cut(nr, b + 1), u0 = cut(nrw, b), u1 = cut(nrw, b + 1), w0 = cut(nw, b),
                w1 = cut(nw, b + 1);
@@ -190,7 +188,17 @@ __attribute__((noinline)) float stream_probe(const float *__restrict rd, size_t 
             for (size_t i = w0; i < w1; ++i) wr[i] = s + static_cast<float>(i - w0);
         }
 #endif
-        total += s;
+        return s;
+    };
+    // One thread runs the blocks without an OpenMP region, as the generated kernels do
+    // (akg_single_thread in akg_kernel_support.h): libgomp's system call per region slows the
+    // loop after it on the dev VM, and the roofline must not carry a cost the kernels avoid.
+    float total = 0.0f;
+    if (threads == 1) {
+        for (long b = 0; b < nb; ++b) total += probe_block(b);
+    } else {
+#pragma omp parallel for schedule(static) num_threads(threads) reduction(+ : total)
+        for (long b = 0; b < nb; ++b) total += probe_block(b);
     }
     if (nt) _mm_sfence();
     return total;
