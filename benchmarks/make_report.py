@@ -91,6 +91,37 @@ def same_code_kernels(kernels, fused_dir, unfused_dir):
     return same
 
 
+# What each bench_machine probe measures, in the report's words.
+MACHINE_PROBES = [
+    ("l1/load_add_f32", "load 16 floats and add them into one of 4 accumulators (a lane reduction's pass)"),
+    ("l1/store_f32", "store 16 floats from a register"),
+    ("l1/copy_f32", "load 16 floats and store them (a pass that reads a row and writes one)"),
+    ("l1/f16_to_f32", "convert 16 halves to floats (vcvtph2ps) and store them"),
+    ("l1/f32_to_f16", "convert 16 floats to halves (one 512-bit vcvtps2ph) and store them"),
+    ("l1/f32_to_f16_ymm", "the same with two 256-bit vcvtps2ph"),
+]
+
+
+def load_machine(path):
+    """-> {probe: ns per 16-element vector}: the median over bench_machine's repetitions (or its
+    single run), {} without the file. Skipped probes are left out."""
+    if not path or not os.path.exists(path):
+        return {}
+    costs, runs = {}, {}
+    for b in json.load(open(path)).get("benchmarks", []):
+        if b.get("error_occurred") or "ns_per_vector" not in b:
+            continue
+        name = b.get("run_name", b["name"])
+        if b.get("run_type") == "aggregate":
+            if b.get("aggregate_name") == "median":
+                costs[name] = b["ns_per_vector"]
+        else:
+            runs.setdefault(name, []).append(b["ns_per_vector"])
+    for name, v in runs.items():
+        costs.setdefault(name, sorted(v)[len(v) // 2])
+    return costs
+
+
 def fmt_ms(ms):
     if ms is None:
         return "–"
@@ -105,6 +136,7 @@ def main():
     ap.add_argument("--out-dir", default=os.path.dirname(os.path.abspath(__file__)))
     ap.add_argument("--fused-src", default="", help="the fused kernels' sources (generated/kernels)")
     ap.add_argument("--unfused-src", default="", help="the unfused kernels' sources (build-bench/benchmarks)")
+    ap.add_argument("--machine", default="", help="bench_machine's JSON results (per-vector costs of one core)")
     args = ap.parse_args()
 
     context, times, skips, mb, stat = load_gbench(args.gbench)
@@ -253,6 +285,24 @@ def main():
     for (k, i), why in list(skips.items()):
         if i.startswith("onednn") and k.endswith("_f16") and "primitive descriptor" in why and "AVX512-FP16" not in why:
             skips[(k, i)] = why + " (float16 kernel: oneDNN 2.6 implements f16 on CPUs with AVX512-FP16 only; this one has none)"
+    machine = load_machine(args.machine)
+    if machine:
+        base = machine.get("l1/store_f32")
+        lines.append("## What one core costs per vector here")
+        lines.append("")
+        lines.append("Measured in the same run by `bench_machine` (one thread, operands in L1, the median of its "
+                     "repetitions): what a kernel that misses the roofline spends per 16 elements, memory aside. "
+                     "A float16 output costs a vcvtps2ph per 16 elements; a pass over a row that writes it costs a "
+                     "load and a store per vector. Where these add up to more than the roofline's time per vector, "
+                     "the kernel is bound by this core, not by memory.")
+        lines.append("")
+        lines.append("| probe | ns per 16 elements | vs a store |")
+        lines.append("|---|---|---|")
+        for name, words in MACHINE_PROBES:
+            if name in machine:
+                rel = f"{machine[name] / base:.2f}×" if base else ""
+                lines.append(f"| `{name}`: {words} | {machine[name]:.3f} | {rel} |")
+        lines.append("")
     lines.append("## Peers")
     lines.append("")
     lines.append("- **akg unfused**: the same pattern generated with fusion off (`akg-gen kernel --unfused`: one "
@@ -315,7 +365,7 @@ def main():
     with open(out_md, "w") as f:
         f.write("\n".join(lines) + "\n")
     with open(os.path.join(args.out_dir, "summary.json"), "w") as f:
-        json.dump({"date": now, "cpu": cpu, "summary": summary}, f, indent=1)
+        json.dump({"date": now, "cpu": cpu, "summary": summary, "ns_per_vector_in_l1": machine}, f, indent=1)
     print(f"make_report: wrote {out_md}", file=sys.stderr)
 
     # ---- chart ----

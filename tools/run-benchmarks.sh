@@ -2,8 +2,9 @@
 # The side-by-side benchmark suite (issue 4; not part of the tests): installs the optional
 # peers it can (oneDNN, PyTorch, matplotlib) from Debian, builds build-bench/ (release), runs
 # every catalog kernel against its peers and the roofline in one Google Benchmark process
-# (interleaved repetitions), runs the PyTorch eager peer, and writes benchmarks/REPORT.md and
-# benchmarks/report.png.
+# (interleaved repetitions), measures what one core costs per vector in L1 (bench_machine: float16
+# conversions, stores next to loads), runs the PyTorch eager peer, and writes
+# benchmarks/REPORT.md and benchmarks/report.png.
 #
 #   bash tools/run-benchmarks.sh [--no-install] [--no-torch] [--no-halide] [--reps N]
 #                                [--min-time S] [--filter REGEX] [--note TEXT]
@@ -61,10 +62,10 @@ if [ ! -f "$build/build.ninja" ]; then
 else
   meson setup --reconfigure "$build" >/dev/null   # picks up a newly installed oneDNN
 fi
-ninja -C "$build" benchmarks/bench_catalog
+ninja -C "$build" benchmarks/bench_catalog benchmarks/bench_machine
 out="$build/bench-results"
 mkdir -p "$out"
-rm -f "$out"/gbench.json "$out"/torch.json
+rm -f "$out"/gbench.json "$out"/torch.json "$out"/machine.json
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 bench_start=$(date +%s)
@@ -79,6 +80,10 @@ OMP_PROC_BIND=true OMP_PLACES=cores AKG_SOURCE_ROOT="$root" \
   "$build/benchmarks/bench_catalog" "${gb_args[@]}" 2> >(tee "$out/bench_catalog.stderr" >&2)
 
 # 4. PyTorch eager (Debian's python3, not a pyenv one on PATH)
+echo "== bench_machine (per-vector costs of one core, operands in L1) =="
+"$build/benchmarks/bench_machine" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
+  --benchmark_min_time=0.05 --benchmark_out="$out/machine.json" --benchmark_out_format=json
+
 if [ "$torch" = 1 ] && /usr/bin/python3 -c 'import torch' 2>/dev/null; then
   echo "== PyTorch eager =="
   tfilter=()
@@ -104,6 +109,6 @@ json.dump({"date": "$(date -u '+%Y-%m-%d %H:%M UTC')", "cpu": """$cpu""", "cores
           open(sys.argv[1], "w"), indent=1)
 EOF
 /usr/bin/python3 benchmarks/make_report.py --gbench "$out/gbench.json" --torch "$out/torch.json" \
-  --meta "$out/meta.json" --out-dir benchmarks \
+  --meta "$out/meta.json" --machine "$out/machine.json" --out-dir benchmarks \
   --fused-src generated/kernels --unfused-src "$build/benchmarks"
 echo "== wrote benchmarks/REPORT.md and benchmarks/report.png ($((end - bench_start)) s of benchmarking, $((end - start)) s in all) =="
