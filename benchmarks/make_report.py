@@ -103,23 +103,12 @@ MACHINE_PROBES = [
 
 
 def load_machine(path):
-    """-> {probe: ns per 16-element vector}: the median over bench_machine's repetitions (or its
-    single run), {} without the file. Skipped probes are left out."""
+    """-> {probe: ns per 16-element vector}, the median over bench_machine's repetitions
+    (run-benchmarks.sh asks for aggregates only); {} without the file."""
     if not path or not os.path.exists(path):
         return {}
-    costs, runs = {}, {}
-    for b in json.load(open(path)).get("benchmarks", []):
-        if b.get("error_occurred") or "ns_per_vector" not in b:
-            continue
-        name = b.get("run_name", b["name"])
-        if b.get("run_type") == "aggregate":
-            if b.get("aggregate_name") == "median":
-                costs[name] = b["ns_per_vector"]
-        else:
-            runs.setdefault(name, []).append(b["ns_per_vector"])
-    for name, v in runs.items():
-        costs.setdefault(name, sorted(v)[len(v) // 2])
-    return costs
+    return {b.get("run_name", b["name"]): b["ns_per_vector"] for b in json.load(open(path)).get("benchmarks", [])
+            if b.get("aggregate_name") == "median" and "ns_per_vector" in b}
 
 
 def fmt_ms(ms):

@@ -79,11 +79,12 @@ echo "== bench_catalog (${reps} interleaved repetitions) =="
 OMP_PROC_BIND=true OMP_PLACES=cores AKG_SOURCE_ROOT="$root" \
   "$build/benchmarks/bench_catalog" "${gb_args[@]}" 2> >(tee "$out/bench_catalog.stderr" >&2)
 
-# 4. PyTorch eager (Debian's python3, not a pyenv one on PATH)
+# 4. what one core costs per vector in L1, for the report to read the compute-bound kernels against
 echo "== bench_machine (per-vector costs of one core, operands in L1) =="
 "$build/benchmarks/bench_machine" --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
   --benchmark_min_time=0.05 --benchmark_out="$out/machine.json" --benchmark_out_format=json
 
+# 5. PyTorch eager (Debian's python3, not a pyenv one on PATH)
 if [ "$torch" = 1 ] && /usr/bin/python3 -c 'import torch' 2>/dev/null; then
   echo "== PyTorch eager =="
   tfilter=()
@@ -96,7 +97,7 @@ else
   echo "run-benchmarks: ${messages[-1]}" >&2
 fi
 
-# 5. the report
+# 6. the report
 end=$(date +%s)
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
 onednn=$(dpkg-query -W -f='${Version}' libdnnl-dev 2>/dev/null || echo "not installed")
