@@ -13,7 +13,7 @@ static void akg_attention_softmax_dropout_f16_parallel_body_0(int64_t c0, int64_
     float *__restrict s_in1 = s_in1_data;
     akg_f16_to_f32_n(in1 + ((int64_t)(c0) * 128), s_in1, 128);
     for (int64_t c4 = 0; (c4 <= 127); c4 += 64) {
-        alignas(64) float blk_out2[64];
+        alignas(64) uint16_t blk_out2[64];
         #pragma omp simd
         for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
             {
@@ -21,13 +21,13 @@ static void akg_attention_softmax_dropout_f16_parallel_body_0(int64_t c0, int64_
                 [[maybe_unused]] const int64_t i1 = c1;
                 [[maybe_unused]] const int64_t i2 = c2;
                 [[maybe_unused]] const int64_t i3 = (c4 + c5);
-                blk_out2[c5] = akg_select<float>(akg_flt(in2[c0 * 196608 + c1 * 16384 + c2 * 128 + (c4 + c5)], 0.900146484f), 1.0f, 0.0f);
+                blk_out2[c5] = akg_select<uint16_t>(akg_flt(in2[c0 * 196608 + c1 * 16384 + c2 * 128 + (c4 + c5)], 0.900146484f), 15360u, 0u);
             }
         }
-        akg_stream_f32_to_f16_n(blk_out2, out2 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4)))), 64);
+        akg_stream_u16_n(blk_out2, out2 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4)))), 64);
     }
     for (int64_t c4 = 0; (c4 <= 127); c4 += 64) {
-        alignas(64) float blk_out2[64];
+        alignas(64) uint16_t blk_out2[64];
         #pragma omp simd
         for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
             {
@@ -35,10 +35,10 @@ static void akg_attention_softmax_dropout_f16_parallel_body_0(int64_t c0, int64_
                 [[maybe_unused]] const int64_t i1 = c1;
                 [[maybe_unused]] const int64_t i2 = (c2 + 1);
                 [[maybe_unused]] const int64_t i3 = (c4 + c5);
-                blk_out2[c5] = akg_select<float>(akg_flt(in2[c0 * 196608 + c1 * 16384 + (c2 + INT64_C(1)) * 128 + (c4 + c5)], 0.900146484f), 1.0f, 0.0f);
+                blk_out2[c5] = akg_select<uint16_t>(akg_flt(in2[c0 * 196608 + c1 * 16384 + (c2 + INT64_C(1)) * 128 + (c4 + c5)], 0.900146484f), 15360u, 0u);
             }
         }
-        akg_stream_f32_to_f16_n(blk_out2, out2 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4))) + INT64_C(128))), 64);
+        akg_stream_u16_n(blk_out2, out2 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4))) + INT64_C(128))), 64);
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;

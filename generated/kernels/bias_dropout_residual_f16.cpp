@@ -22,14 +22,13 @@ static void akg_bias_dropout_residual_f16_parallel_body_1(int64_t c0, const floa
             akg_f16_to_f32_n(in1 + (((c0 * INT64_C(768)) + (c1 + c2_first))), block_c2_0, 64);
             float block_c2_1[64];
             akg_f16_to_f32_n(in3 + (((c0 * INT64_C(768)) + (c1 + c2_first))), block_c2_1, 64);
-            alignas(64) float blk_out0[64];
             alignas(64) float blk_out1[64];
             #pragma omp simd
             for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                    blk_out0[c2] = akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f);
+                    out0[i0 * 768 + i1] = akg_select<uint16_t>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 15360u, 0u);
                 }
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
@@ -37,7 +36,6 @@ static void akg_bias_dropout_residual_f16_parallel_body_1(int64_t c0, const floa
                     blk_out1[c2] = ((((block_c2_0[(c2 - c2_first)] + ((float)t0[(c1 + c2)])) * akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + block_c2_1[(c2 - c2_first)]);
                 }
             }
-            akg_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(768)) + c1)), 64);
             akg_f32_to_f16_n(blk_out1, out1 + (((c0 * INT64_C(768)) + c1)), 64);
         }
     }

@@ -58,7 +58,6 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_2(int64_t c0, 
             if (c1_end - c1_begin >= 64) {
                 const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 64 * 64;
                 for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 64) {
-                    alignas(64) float side_out4[64];
                     alignas(64) float side_out0[64];
                     float block_c1_0[64];
                     akg_f16_to_f32_n(in0 + (((c0 * INT64_C(768)) + c1_block)), block_c1_0, 64);
@@ -81,7 +80,7 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_2(int64_t c0, 
                         {
                             [[maybe_unused]] const int64_t i0 = c0;
                             [[maybe_unused]] const int64_t i1 = c1;
-                            side_out4[c1_lane] = akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f);
+                            out4[i0 * 768 + i1] = akg_select<uint16_t>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 15360u, 0u);
                         }
                         {
                             [[maybe_unused]] const int64_t i0 = c0;
@@ -89,13 +88,11 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_2(int64_t c0, 
                             side_out0[c1_lane] = ((float)t0[(c1 - (0))]);
                         }
                     }
-                    akg_f32_to_f16_n(side_out4, out4 + (((c0 * INT64_C(768)) + c1_block)), 64);
                     akg_f32_to_f16_n(side_out0, out0 + (((c0 * INT64_C(768)) + c1_block)), 64);
                     akg_end_of_lane_block();
                 }
                 if (c1_full < c1_end) {
                     const int64_t c1_last = c1_end - 64;
-                    alignas(64) float side_out4[64];
                     alignas(64) float side_out0[64];
                     float block_c1_0[64];
                     akg_f16_to_f32_n(in0 + (((c0 * INT64_C(768)) + c1_last)), block_c1_0, 64);
@@ -118,7 +115,7 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_2(int64_t c0, 
                         {
                             [[maybe_unused]] const int64_t i0 = c0;
                             [[maybe_unused]] const int64_t i1 = c1;
-                            side_out4[c1_lane] = akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f);
+                            out4[i0 * 768 + i1] = akg_select<uint16_t>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 15360u, 0u);
                         }
                         {
                             [[maybe_unused]] const int64_t i0 = c0;
@@ -126,7 +123,6 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_2(int64_t c0, 
                             side_out0[c1_lane] = ((float)t0[(c1 - (0))]);
                         }
                     }
-                    akg_f32_to_f16_n(side_out4, out4 + (((c0 * INT64_C(768)) + c1_last)), 64);
                     akg_f32_to_f16_n(side_out0, out0 + (((c0 * INT64_C(768)) + c1_last)), 64);
                 }
             } else {
@@ -143,7 +139,7 @@ static void akg_bias_dropout_residual_layernorm_f16_parallel_body_2(int64_t c0, 
                     {
                         [[maybe_unused]] const int64_t i0 = c0;
                         [[maybe_unused]] const int64_t i1 = c1;
-                        out4[i0 * 768 + i1] = akg_f32_to_f16(akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f));
+                        out4[i0 * 768 + i1] = akg_select<uint16_t>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 15360u, 0u);
                     }
                     {
                         [[maybe_unused]] const int64_t i0 = c0;

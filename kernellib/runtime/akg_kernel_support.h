@@ -75,6 +75,7 @@ static inline double akg_blend(bool c, double a, double b) {
     return r;
 }
 static inline int32_t akg_blend(bool c, int32_t a, int32_t b) { return c ? a : b; }
+static inline uint16_t akg_blend(bool c, uint16_t a, uint16_t b) { return c ? a : b; }
 static inline bool akg_blend(bool c, bool a, bool b) { return (c & a) | (!c & b); }
 
 // Maximum/Minimum propagate NaN like numpy (and the reference).
@@ -331,6 +332,30 @@ static inline void akg_stream_f32_to_f16_n(const float *src, uint16_t *dst, int6
     }
 #endif
     akg_f32_to_f16_n(src + i, dst + i, n - i);
+}
+
+// The float16 bits of a block computed as bits (a float16 output selected between constants:
+// the generator's float16_bits_of_constants), streamed by the same rules as akg_stream_f32_n.
+static inline void akg_stream_u16_n(const uint16_t *src, uint16_t *dst, int64_t n) {
+    int64_t i = 0;
+#if defined(__AVX__)
+    if ((reinterpret_cast<uintptr_t>(dst) & 1) == 0) { // else no half is ever aligned
+        bool half = false;
+        const int64_t head = akg_stream_head(dst, 2, half);
+        auto stream16 = [&](int64_t at) { // 16 halves: 32 bytes
+            _mm256_stream_si256(reinterpret_cast<__m256i *>(dst + at), _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src + at)));
+        };
+        if (half && n >= 16) {
+            stream16(0);
+            i = 16;
+        } else {
+            for (; i < n && i < head; ++i) dst[i] = src[i];
+        }
+        for (; i + 32 <= n; i += 32) stream16(i), stream16(i + 16); // two halves of one line, back to back
+        if (n - i == 16) stream16(i), i += 16; // the first half of a line the next block completes
+    }
+#endif
+    for (; i < n; ++i) dst[i] = src[i];
 }
 
 static inline void akg_stream_fence() {

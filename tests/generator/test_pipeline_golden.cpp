@@ -465,6 +465,25 @@ TEST(PipelineGolden, LargeOutputsAreWrittenWithNonTemporalStores) {
     EXPECT_EQ(count(code, "akg_stream_f32_n(blk_out0, out0 + (((c0 * INT64_C(21128)) + c1)), 64);"), 1u) << code;
 }
 
+TEST(PipelineGolden, Float16MasksStoreTheirBitsWithoutConversion) {
+    // A dropout mask output (select(keep, 1, 0) stored as float16) stores the bits 0x3c00 and 0
+    // chosen by the comparison: no float block converted with vcvtps2ph. Streamed, from a block
+    // of bits (attention: 37.8 MB of tensors)...
+    std::string code = dump_after("attention_softmax_dropout_f16.json", "emit");
+    EXPECT_EQ(count(code, "alignas(64) uint16_t blk_out2[64];"), 2u) << code;
+    EXPECT_EQ(count(code, "akg_stream_u16_n(blk_out2, out2 + "), 2u) << code;
+    EXPECT_EQ(count(code, "0.900146484f), 15360u, 0u);"), 2u) << code;
+    EXPECT_EQ(count(code, "akg_stream_f32_to_f16_n(blk_out2"), 0u) << code;
+    // ...the other outputs as before. Not streamed, stored directly, also from a lane reduction.
+    EXPECT_EQ(count(code, "akg_stream_f32_to_f16_n(blk_out1, out1 + "), 2u) << code;
+    code = dump_after("bias_dropout_residual_f16.json", "emit");
+    EXPECT_EQ(count(code, "out0[i0 * 768 + i1] = akg_select<uint16_t>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 15360u, 0u);"), 1u) << code;
+    EXPECT_EQ(count(code, "blk_out0"), 0u) << code;
+    code = dump_after("bias_dropout_residual_layernorm_f16.json", "emit");
+    EXPECT_EQ(count(code, "side_out4"), 0u) << code;
+    EXPECT_GE(count(code, "out4[i0 * 768 + i1] = akg_select<uint16_t>("), 1u) << code;
+}
+
 TEST(PipelineGolden, OutputsReadBackWhereWrittenStreamFromTheirBlocks) {
     // An Adam-like update of 4M floats (134 MB): the new moments are outputs that the update
     // reads back at the element just written (from the block, which is streamed only after the
@@ -1219,8 +1238,9 @@ TEST(PipelineGolden, ResidualSumIsComputedOnceForTheLayerNormPasses) {
     EXPECT_LT(code.find("t0[(i1 - (0))] = (float)(((((block_c1_0"), code.find("lanes_c1[c1_lane] = lanes_c1[c1_lane] + ((float)t0[(c1 - (0))]);")) << code;
     EXPECT_EQ(count(code, "side_out0[c1_lane] = ((float)t0[(c1 - (0))]);"), 2u) << code;
     // The dropout mask output reads the random values the residual sum reads: it joins the
-    // same loop (no pass of its own over the 6 MB of random values).
-    EXPECT_EQ(count(code, "side_out4[c1_lane] = akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f);"), 2u) << code;
+    // same loop (no pass of its own over the 6 MB of random values), storing float16 bits
+    // (Float16MasksStoreTheirBitsWithoutConversion).
+    EXPECT_EQ(count(code, "out4[i0 * 768 + i1] = akg_select<uint16_t>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 15360u, 0u);"), 3u) << code; // whole blocks, the last, short rows
     EXPECT_EQ(count(code, "parallel_body_3"), 0u) << code;
     std::string layernorm = dump_after("layernorm_fwd_f16.json", "emit");
     EXPECT_EQ(count(layernorm, "akg_f16_to_f32_n(in0 + "), 4u) << layernorm; // both rows of a pair

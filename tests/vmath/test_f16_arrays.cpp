@@ -172,7 +172,8 @@ TEST(Float16Arrays, StagingCopiesTheClampedBox) {
 
 // The non-temporal store helpers of the generator's stream-outputs pass: every length, at every
 // element offset from a cache line (the unaligned head, whole aligned vectors, the tail), copy
-// or convert exactly the n elements asked for, the same bits as the ordinary helpers.
+// or convert exactly the n elements asked for, the same bits as the ordinary helpers (or, for
+// akg_stream_u16_n, the bits given).
 TEST(StreamStores, CopyExactlyTheElementsAskedForAtEveryAlignment) {
     std::mt19937 rng(7);
     std::uniform_real_distribution<float> dist(-70000.0f, 70000.0f);
@@ -196,6 +197,16 @@ TEST(StreamStores, CopyExactlyTheElementsAskedForAtEveryAlignment) {
             akg_stream_fence();
             akg_f32_to_f16_n(src.data(), expected + offset, n);
             for (int i = 0; i < 400; ++i) ASSERT_EQ(half[i], expected[i]) << "offset " << offset << " n " << n << " at " << i;
+            // Bits streamed as they are (float16 outputs chosen between constants).
+            std::vector<uint16_t> bits(src.size());
+            for (size_t i = 0; i < bits.size(); ++i) bits[i] = static_cast<uint16_t>(rng());
+            std::fill(std::begin(half), std::end(half), uint16_t{0xabcd});
+            akg_stream_u16_n(bits.data(), half + offset, n);
+            akg_stream_fence();
+            for (int i = 0; i < 400; ++i) {
+                bool inside = i >= offset && i < offset + n;
+                ASSERT_EQ(half[i], inside ? bits[i - offset] : uint16_t{0xabcd}) << "bits: offset " << offset << " n " << n << " at " << i;
+            }
         }
     }
 }

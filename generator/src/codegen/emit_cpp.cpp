@@ -1,6 +1,7 @@
 // C++ emission from isl's AST.
 #include "codegen/emit_cpp.h"
 
+#include "codegen/float16_bits.h"
 #include "codegen/loop_invariants.h"
 #include "passes/math_identities.h"
 #include "poly/group_short_rows.h"
@@ -976,10 +977,11 @@ private:
     // (log-softmax over a float16 cast: the rounding cost more than the comparison).
     std::set<const Stage *> rounding_deferred_;
 
-    std::string value_with_lets(const Stage &s, const std::string &indent, std::string &lets) {
+    std::string value_with_lets(const Stage &s, const std::string &indent, std::string &lets) { return value_with_lets(stored_value(s), indent, lets); }
+    std::string value_with_lets(const Halide::Expr &value, const std::string &indent, std::string &lets) {
         // CSE names its temporaries from a process-wide counter; renaming them in order keeps
         // the output byte-for-byte reproducible.
-        Halide::Expr e = common_subexpression_elimination(stored_value(s));
+        Halide::Expr e = common_subexpression_elimination(value);
         int n = 0;
         printer_.forget_index_lets();
         while (const Let *let = e.as<Let>()) {
@@ -989,6 +991,17 @@ private:
             e = substitute(let->name, Variable::make(let->value.type(), name), let->body);
         }
         return printer_.print(e);
+    }
+
+    // The float16 bits an assignment to a float16 kernel tensor stores when its value is chosen
+    // between constants (float16_bits.h); undefined otherwise, and for tensors staged as float
+    // arrays, or forwarded to reads in the same loop (which expect floats).
+    Halide::Expr float16_store_bits(const PolyStatement &st) const {
+        const BufferInfo &b = m_.buffer(st.stage->buffer);
+        if (st.role != StatementRole::Assign || b.dtype != DType::Float16 || b.kind == BufferKind::Scratch || printer_.is_staged(b.name) ||
+            printer_.forwards(b.name))
+            return Halide::Expr();
+        return float16_bits_of_constants(stored_value(*st.stage));
     }
 
     std::string store_cast(const BufferInfo &b, const std::string &v) const {
@@ -1018,6 +1031,7 @@ private:
     // statements' order.
     struct StreamedBlock {
         std::string buffer, array, base; // the output; the block array; the element offset of its first element
+        bool bits = false;               // a uint16 array of float16 bits (float16_bits_of_constants), not floats
     };
     struct StreamedLoop {
         std::string iterator;
@@ -1224,8 +1238,8 @@ private:
             const std::string &buffer = block.buffer;
             const BufferInfo &b = m_.buffer(buffer);
             streams_in_function_ |= b.streamed;
-            std::string copy = !b.streamed ? "akg_f32_to_f16_n(" : b.dtype == DType::Float16 ? "akg_stream_f32_to_f16_n(" : "akg_stream_f32_n(";
-            before += pad(depth) + "alignas(64) float " + block.array + "[" + std::to_string(loop.trip) + "];\n";
+            std::string copy = block.bits ? "akg_stream_u16_n(" : !b.streamed ? "akg_f32_to_f16_n(" : b.dtype == DType::Float16 ? "akg_stream_f32_to_f16_n(" : "akg_stream_f32_n(";
+            before += pad(depth) + "alignas(64) " + (block.bits ? "uint16_t " : "float ") + block.array + "[" + std::to_string(loop.trip) + "];\n";
             after += pad(depth) + copy + block.array + ", " + buffer + " + (" + block.base + "), " + std::to_string(loop.trip) + ");\n";
         }
         return before + loop_code + after;
@@ -1354,7 +1368,7 @@ private:
         out += bind_vars(c, in, true, true);
         if (st.role == StatementRole::ReduceInit) return out + in + out_access(st) + " = " + init_value(s) + ";\n" + pad(depth) + "}\n";
         if (auto side = side_blocks_.find(b.name); side != side_blocks_.end() && st.role == StatementRole::Assign) {
-            std::string lets, v = value_with_lets(s, in, lets);
+            std::string lets, v = side_bits_.count(b.name) ? value_with_lets(float16_bits_of_constants(stored_value(s)), in, lets) : value_with_lets(s, in, lets);
             return out + lets + in + side->second + " = " + v + ";\n" + pad(depth) + "}\n";
         }
         if (std::string grouped = grouped_block_access(st); !grouped.empty()) {
@@ -1372,6 +1386,14 @@ private:
             // A float16 copy (transpose, reshape): the bits, with no conversion either way
             // (which would also quiet a signalling NaN).
             return out + in + out_access(st) + " = " + printer_.print(Halide::Expr(source)) + ";\n" + pad(depth) + "}\n";
+        }
+        if (Halide::Expr bits = float16_store_bits(st); bits.defined()) {
+            // Chosen between constants: their float16 bits, stored as they are.
+            std::string lets, v = value_with_lets(bits, in, lets);
+            std::string target = b.streamed ? streamed_block_access(st) : "";
+            if (!target.empty()) streamed_loop_->blocks.back().bits = true;
+            else target = out_access(st);
+            return out + lets + in + target + " = " + v + ";\n" + pad(depth) + "}\n";
         }
         std::string lets, v = value_with_lets(s, in, lets);
         out += lets;
@@ -2195,6 +2217,7 @@ private:
         std::string side_after = begin_side_blocks(sides, it, block, lane, lanes_per_block, out, pb);
         std::string body = bodies(d + (grouped ? 4 : 3), block_acc);
         side_blocks_.clear();
+        side_bits_.clear();
         out += printer_.end_block_staging(pb);
         out += stream_prefetches(accs, lanes_per_block, pb);
         out += pb + "#pragma omp simd\n";
@@ -2218,6 +2241,7 @@ private:
         side_after = begin_side_blocks(sides, it, last, lane, lanes_per_block, out, p2);
         body = bodies(d + 3, acc);
         side_blocks_.clear();
+        side_bits_.clear();
         out += printer_.end_block_staging(p2);
         lane_mask_.clear();
         out += p2 + "#pragma omp simd\n";
@@ -2245,6 +2269,7 @@ private:
     // the ones already stored by the previous block get the same values again. Declares the
     // arrays into `out` and returns the conversions to emit after the lane loop.
     std::map<std::string, std::string> side_blocks_; // buffer -> its block array element
+    std::set<std::string> side_bits_;                // those of them that hold float16 bits
     bool in_parallel_body_ = false;
     // The parallel body's row prefetches (prefetch_next_rows.h), its statements in execution
     // order, and the buffers already prefetched.
@@ -2262,10 +2287,15 @@ private:
             if ((b.dtype != DType::Float16 && !stream) || printer_.is_staged(b.name) || side_blocks_.count(b.name)) continue;
             Halide::Expr linear = store_offset(b, index_map(c));
             if (!linear.defined() || !Halide::Internal::is_const_one(simplify(substitute(it, iv + 1, linear) - linear))) continue;
+            // Float16 bits chosen between constants need no conversion: stored as they are
+            // unless streamed, then streamed from an array of bits.
+            const bool bits = float16_store_bits(*c.statement).defined();
+            if (bits && !stream) continue;
             std::string array = "side_" + b.name, n = std::to_string(lanes_per_block);
             Halide::Expr base = simplify(substitute(it, Variable::make(Halide::Int(64), first), linear));
-            out += indent + "alignas(64) float " + array + "[" + n + "];\n";
-            std::string convert = !stream ? "akg_f32_to_f16_n(" : b.dtype == DType::Float16 ? "akg_stream_f32_to_f16_n(" : "akg_stream_f32_n(";
+            out += indent + "alignas(64) " + (bits ? "uint16_t " : "float ") + array + "[" + n + "];\n";
+            if (bits) side_bits_.insert(b.name);
+            std::string convert = bits ? "akg_stream_u16_n(" : !stream ? "akg_f32_to_f16_n(" : b.dtype == DType::Float16 ? "akg_stream_f32_to_f16_n(" : "akg_stream_f32_n(";
             after += indent + convert + array + ", " + b.name + " + (" + printer_.print(base) + "), " + n + ");\n";
             streams_in_function_ |= stream;
             side_blocks_[b.name] = array + "[" + lane + "]";
