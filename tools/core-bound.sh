@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Is a catalog kernel bound by its core or by memory? (issue 4; a diagnostic, not part of the
+# tests.) For each kernel named, at each thread count:
+#   - bench_catalog measures the kernel and its roofline probe (5 interleaved repetitions, the
+#     minimum of each);
+#   - tools/time_kernel.cpp times the checked-in generated source and an "in-cache" copy of it,
+#     alternately (6 rounds, the minimum; each round is a minimum of 30 runs). The copy is the
+#     same code with the kernel's outer row indices folded into a window of a few rows (the sed
+#     expression of the table below), so that every operand stays in L1 or L2 and
+#     non-temporal stores become ordinary ones: what the core's instructions cost without the
+#     memory.
+# The in-cache time is printed as a percentage of the roofline time. At 100% or more the kernel
+# cannot reach the roofline however well memory is used: its instructions must get cheaper. Well
+# below 100%, the kernel loses time on the memory side (its access pattern, its prefetching).
+# At 2 threads the copies of kernels that write a large output have both threads write the
+# same window of lines, which the cores then pass back and forth; read those at 1 thread (the
+# core's work halves at 2).
+#
+#   bash tools/core-bound.sh [--threads "1 2"] KERNEL...    (KERNEL from the table, or "all")
+#
+# Needs build-bench/ (tools/run-benchmarks.sh builds it). Run on an idle machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+build=${AKG_BENCH_BUILD:-build-bench}
+threads="1 2"
+kernels=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --threads) threads=$2; shift ;;
+    -h|--help) sed -n 2,22p "$0"; exit 0 ;;
+    *) kernels+=("$1") ;;
+  esac
+  shift
+done
+
+# The fold of each kernel: row indices taken modulo a few rows (or dropped), streaming calls
+# replaced by ordinary stores.
+declare -A fold=(
+  [attention_softmax_dropout_f16]='s/(c0 \* INT64_C(196608))/INT64_C(0)/g; s/(c1 \* INT64_C(16384))/INT64_C(0)/g'
+  [bias_dropout_residual_layernorm_f16]='s/(c0 \* INT64_C(768))/((c0 \& 15) * INT64_C(768))/g; s/c0 \* 768/(c0 \& 15) * 768/g'
+  [bias_dropout_residual_layernorm_f32]='s/c0 \* 768/(c0 \& 15) * 768/g'
+  [bias_gelu_f16]='s/(c0 \* INT64_C(3072))/((c0 \& 7) * INT64_C(3072))/g'
+  [bias_gelu_grad_f16]='s/(c0 \* INT64_C(3072))/((c0 \& 7) * INT64_C(3072))/g'
+  [bn_train_stats_f16]='s/(c1 \* INT64_C(802816))/INT64_C(0)/g; s/((c0 + c2) \* INT64_C(3136))/((c2 \& 15) * INT64_C(3136))/g'
+  [bn_train_stats_nhwc_f16]='s/(c0 \* INT64_C(256))/((c0 \& 127) * INT64_C(256))/g'
+  [embedding_sum_f32]='s/c0 \* 98304/(c0 \& 0) * 98304/g; s/(c1 + c2)/((c1 \& 8191) + c2)/g'
+  [global_avgpool_fwd_f16]='s/(c0 \* INT64_C(2048))/INT64_C(0)/g'
+  [layernorm_fwd_f16]='s/(c0 \* INT64_C(768))/((c0 \& 15) * INT64_C(768))/g; s/c0 \* 768/(c0 \& 15) * 768/g'
+  [layernorm_fwd_f32]='s/(c0 + c1) \* 768/((c0 \& 15) + c1) * 768/g'
+  [softmax_grad_f16]='s/(c0 \* INT64_C(196608))/INT64_C(0)/g; s/(c1 \* INT64_C(16384))/INT64_C(0)/g'
+)
+if [ ${#kernels[@]} -eq 0 ] || [ "${kernels[0]}" = all ]; then
+  mapfile -t kernels < <(printf '%s\n' "${!fold[@]}" | sort)
+fi
+[ -x "$build/benchmarks/bench_catalog" ] || { echo "core-bound: $build/benchmarks/bench_catalog is missing (run tools/run-benchmarks.sh first)" >&2; exit 1; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+compile() { # source binary kernel
+  g++ -O3 -march=native -mprefer-vector-width=512 -fno-math-errno -fopenmp -I "$root/kernellib/runtime" -I "$root/kernellib/include" \
+    -DAKG_KERNEL="akg_kernel_desc_$3" "$1" "$root/tools/time_kernel.cpp" -o "$2"
+}
+min_ms() { awk -v w="$1" '$1 == w { if (m == "" || $2 < m) m = $2 } END { print m }' "$2"; }
+
+for k in "${kernels[@]}"; do
+  src="generated/kernels/$k.cpp"
+  [ -n "${fold[$k]:-}" ] && [ -f "$src" ] || { echo "core-bound: no fold for $k (see the table in $0)" >&2; exit 2; }
+  sed "${fold[$k]}; s/akg_stream_f32_to_f16_n/akg_f32_to_f16_n/g" "$src" > "$work/in_cache.cpp"
+  if cmp -s "$src" "$work/in_cache.cpp"; then echo "core-bound: the fold of $k no longer matches $src" >&2; exit 2; fi
+  compile "$src" "$work/real" "$k"
+  compile "$work/in_cache.cpp" "$work/in_cache" "$k"
+  for t in $threads; do
+    "$build/benchmarks/bench_catalog" --benchmark_filter="^$k/(stream|stream_nt|akg)/$t/" --benchmark_repetitions=5 \
+      --benchmark_enable_random_interleaving=true --benchmark_min_time=0.05 2>/dev/null |
+      awk '/_min /{ split($1, p, "/"); print (p[2] ~ /^stream/ ? "stream" : p[2]), $2 }' > "$work/bench.txt"
+    for round in 1 2 3 4 5 6; do
+      for v in real in_cache; do
+        echo "$v $(OMP_NUM_THREADS=$t OMP_PROC_BIND=true "$work/$v" | awk '{ print $2 }')"
+      done
+    done > "$work/times.txt"
+    awk -v k="$k" -v t="$t" -v rl="$(min_ms stream "$work/bench.txt")" -v ak="$(min_ms akg "$work/bench.txt")" \
+      -v real="$(min_ms real "$work/times.txt")" -v cached="$(min_ms in_cache "$work/times.txt")" 'BEGIN {
+        printf "%-38s %d thr: roofline %.3f ms, kernel %.3f ms (%.0f%% of the roofline); time_kernel: %.3f ms, in cache %.3f ms (%.0f%% of the roofline time)\n",
+               k, t, rl, ak, 100 * rl / ak, real, cached, 100 * cached / rl }'
+  done
+done
