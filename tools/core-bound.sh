@@ -41,13 +41,17 @@ declare -A fold=(
   [bias_dropout_residual_layernorm_f16]='s/(c0 \* INT64_C(768))/((c0 \& 15) * INT64_C(768))/g; s/c0 \* 768/(c0 \& 15) * 768/g'
   [bias_dropout_residual_layernorm_f32]='s/c0 \* 768/(c0 \& 15) * 768/g'
   [bias_gelu_f16]='s/(c0 \* INT64_C(3072))/((c0 \& 7) * INT64_C(3072))/g'
+  [bias_gelu_f32]='s/(c0 \* INT64_C(3072))/((c0 \& 7) * INT64_C(3072))/g; s/c0 \* 3072/(c0 \& 7) * 3072/g'
   [bias_gelu_grad_f16]='s/(c0 \* INT64_C(3072))/((c0 \& 7) * INT64_C(3072))/g'
   [bn_train_stats_f16]='s/(c1 \* INT64_C(802816))/INT64_C(0)/g; s/((c0 + c2) \* INT64_C(3136))/((c2 \& 15) * INT64_C(3136))/g'
   [bn_train_stats_nhwc_f16]='s/(c0 \* INT64_C(256))/((c0 \& 127) * INT64_C(256))/g'
   [embedding_sum_f32]='s/c0 \* 98304/(c0 \& 0) * 98304/g; s/(c1 + c2)/((c1 \& 8191) + c2)/g'
   [global_avgpool_fwd_f16]='s/(c0 \* INT64_C(2048))/INT64_C(0)/g'
+  [grad_overflow_check_f16]='s/in0 + (c0_block)/in0 + (c0_block \& 16383)/g; s/in0 + (c0_last)/in0 + (c0_last \& 16383)/g'
+  [layernorm_bwd_dgamma_dbeta_f32]='s/c1 \* 768/(c1 \& 31) * 768/g'
   [layernorm_fwd_f16]='s/(c0 \* INT64_C(768))/((c0 \& 15) * INT64_C(768))/g; s/c0 \* 768/(c0 \& 15) * 768/g'
   [layernorm_fwd_f32]='s/(c0 + c1) \* 768/((c0 \& 15) + c1) * 768/g'
+  [mlm_bias_log_softmax_f32]='s/(c0 \* INT64_C(21128))/((c0 \& 3) * INT64_C(21128))/g; s/c0 \* 21128/(c0 \& 3) * 21128/g; s/(1 + c0) \* 21128/((1 + c0) \& 3) * 21128/g'
   [softmax_grad_f16]='s/(c0 \* INT64_C(196608))/INT64_C(0)/g; s/(c1 \* INT64_C(16384))/INT64_C(0)/g'
 )
 if [ ${#kernels[@]} -eq 0 ] || [ "${kernels[0]}" = all ]; then
@@ -71,7 +75,7 @@ for k in "${kernels[@]}"; do
   compile "$src" "$work/real" "$k"
   compile "$work/in_cache.cpp" "$work/in_cache" "$k"
   for t in $threads; do
-    "$build/benchmarks/bench_catalog" --benchmark_filter="^$k/(stream|stream_nt|akg)/$t/" --benchmark_repetitions=5 \
+    OMP_PROC_BIND=true OMP_PLACES=cores "$build/benchmarks/bench_catalog" --benchmark_filter="^$k/(stream|stream_nt|akg)/$t/" --benchmark_repetitions=5 \
       --benchmark_enable_random_interleaving=true --benchmark_min_time=0.05 2>/dev/null |
       awk '/_min /{ split($1, p, "/"); print (p[2] ~ /^stream/ ? "stream" : p[2]), $2 }' > "$work/bench.txt"
     for round in 1 2 3 4 5 6; do
