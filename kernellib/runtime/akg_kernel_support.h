@@ -302,58 +302,60 @@ static inline void akg_stream_f32_n(const float *src, float *dst, int64_t n) {
     for (; i < n; ++i) dst[i] = src[i];
 }
 
+#if defined(__AVX__)
+// The walk of a run of n halves at dst by those rules: stream16(at) streams the 16 halves from
+// element `at` (32 bytes), plain(at, count) stores `count` of them through the cache. Returns
+// where the walk stopped; the caller stores the rest through the cache.
+template <typename Stream16, typename Plain>
+static inline int64_t akg_stream_halves(const uint16_t *dst, int64_t n, Stream16 stream16, Plain plain) {
+    if ((reinterpret_cast<uintptr_t>(dst) & 1) != 0) return 0; // no half is ever aligned
+    int64_t i = 0;
+    bool half = false;
+    const int64_t head = akg_stream_head(dst, 2, half);
+    if (half && n >= 16) {
+        stream16(0);
+        i = 16;
+    } else {
+        i = head < n ? head : n;
+        plain(0, i);
+    }
+    // Two 32-byte halves of one line, back to back: the write-combining buffer joins them.
+    for (; i + 32 <= n; i += 32) stream16(i), stream16(i + 16);
+    if (n - i == 16) stream16(i), i += 16; // the first half of a line the next block completes
+    return i;
+}
+#endif
+
 // akg_f32_to_f16_n with non-temporal stores of the converted halves, by the same rules.
 static inline void akg_stream_f32_to_f16_n(const float *src, uint16_t *dst, int64_t n) {
     int64_t i = 0;
 #if defined(__AVX__) && (defined(__AVX512F__) || defined(__F16C__))
-    if ((reinterpret_cast<uintptr_t>(dst) & 1) == 0) { // else no half is ever aligned
-        const int rne = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
-        auto stream16 = [&](int64_t at) { // 16 halves: 32 bytes
+    const int rne = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+    auto stream16 = [&](int64_t at) {
 #if defined(__AVX512F__)
-            _mm256_stream_si256(reinterpret_cast<__m256i *>(dst + at), _mm512_maskz_cvtps_ph((__mmask16)0xffff, _mm512_loadu_ps(src + at), rne));
+        _mm256_stream_si256(reinterpret_cast<__m256i *>(dst + at), _mm512_maskz_cvtps_ph((__mmask16)0xffff, _mm512_loadu_ps(src + at), rne));
 #else
-            __m128i lo = _mm256_cvtps_ph(_mm256_loadu_ps(src + at), rne);
-            __m128i hi = _mm256_cvtps_ph(_mm256_loadu_ps(src + at + 8), rne);
-            _mm256_stream_si256(reinterpret_cast<__m256i *>(dst + at), _mm256_set_m128i(hi, lo));
+        __m128i lo = _mm256_cvtps_ph(_mm256_loadu_ps(src + at), rne);
+        __m128i hi = _mm256_cvtps_ph(_mm256_loadu_ps(src + at + 8), rne);
+        _mm256_stream_si256(reinterpret_cast<__m256i *>(dst + at), _mm256_set_m128i(hi, lo));
 #endif
-        };
-        bool half = false;
-        const int64_t head = akg_stream_head(dst, 2, half);
-        if (half && n >= 16) {
-            stream16(0);
-            i = 16;
-        } else {
-            i = head < n ? head : n;
-            akg_f32_to_f16_n(src, dst, i);
-        }
-        // Two 32-byte halves of one line, back to back: the write-combining buffer joins them.
-        for (; i + 32 <= n; i += 32) stream16(i), stream16(i + 16);
-        if (n - i == 16) stream16(i), i += 16; // the first half of a line the next block completes
-    }
+    };
+    i = akg_stream_halves(dst, n, stream16, [&](int64_t at, int64_t count) { akg_f32_to_f16_n(src + at, dst + at, count); });
 #endif
     akg_f32_to_f16_n(src + i, dst + i, n - i);
 }
 
 // The float16 bits of a block computed as bits (a float16 output selected between constants:
-// the generator's float16_bits_of_constants), streamed by the same rules as akg_stream_f32_n.
+// the generator's float16_bits_of_constants), streamed by the same rules.
 static inline void akg_stream_u16_n(const uint16_t *src, uint16_t *dst, int64_t n) {
     int64_t i = 0;
 #if defined(__AVX__)
-    if ((reinterpret_cast<uintptr_t>(dst) & 1) == 0) { // else no half is ever aligned
-        bool half = false;
-        const int64_t head = akg_stream_head(dst, 2, half);
-        auto stream16 = [&](int64_t at) { // 16 halves: 32 bytes
-            _mm256_stream_si256(reinterpret_cast<__m256i *>(dst + at), _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src + at)));
-        };
-        if (half && n >= 16) {
-            stream16(0);
-            i = 16;
-        } else {
-            for (; i < n && i < head; ++i) dst[i] = src[i];
-        }
-        for (; i + 32 <= n; i += 32) stream16(i), stream16(i + 16); // two halves of one line, back to back
-        if (n - i == 16) stream16(i), i += 16; // the first half of a line the next block completes
-    }
+    auto stream16 = [&](int64_t at) {
+        _mm256_stream_si256(reinterpret_cast<__m256i *>(dst + at), _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src + at)));
+    };
+    i = akg_stream_halves(dst, n, stream16, [&](int64_t at, int64_t count) {
+        for (int64_t k = at; k < at + count; ++k) dst[k] = src[k];
+    });
 #endif
     for (; i < n; ++i) dst[i] = src[i];
 }

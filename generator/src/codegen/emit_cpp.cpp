@@ -1368,7 +1368,9 @@ private:
         out += bind_vars(c, in, true, true);
         if (st.role == StatementRole::ReduceInit) return out + in + out_access(st) + " = " + init_value(s) + ";\n" + pad(depth) + "}\n";
         if (auto side = side_blocks_.find(b.name); side != side_blocks_.end() && st.role == StatementRole::Assign) {
-            std::string lets, v = side_bits_.count(b.name) ? value_with_lets(float16_bits_of_constants(stored_value(s)), in, lets) : value_with_lets(s, in, lets);
+            // A side block of bits (begin_side_blocks) for a value chosen between constants.
+            Halide::Expr bits = float16_store_bits(st);
+            std::string lets, v = bits.defined() ? value_with_lets(bits, in, lets) : value_with_lets(s, in, lets);
             return out + lets + in + side->second + " = " + v + ";\n" + pad(depth) + "}\n";
         }
         if (std::string grouped = grouped_block_access(st); !grouped.empty()) {
@@ -2217,7 +2219,6 @@ private:
         std::string side_after = begin_side_blocks(sides, it, block, lane, lanes_per_block, out, pb);
         std::string body = bodies(d + (grouped ? 4 : 3), block_acc);
         side_blocks_.clear();
-        side_bits_.clear();
         out += printer_.end_block_staging(pb);
         out += stream_prefetches(accs, lanes_per_block, pb);
         out += pb + "#pragma omp simd\n";
@@ -2241,7 +2242,6 @@ private:
         side_after = begin_side_blocks(sides, it, last, lane, lanes_per_block, out, p2);
         body = bodies(d + 3, acc);
         side_blocks_.clear();
-        side_bits_.clear();
         out += printer_.end_block_staging(p2);
         lane_mask_.clear();
         out += p2 + "#pragma omp simd\n";
@@ -2269,7 +2269,6 @@ private:
     // the ones already stored by the previous block get the same values again. Declares the
     // arrays into `out` and returns the conversions to emit after the lane loop.
     std::map<std::string, std::string> side_blocks_; // buffer -> its block array element
-    std::set<std::string> side_bits_;                // those of them that hold float16 bits
     bool in_parallel_body_ = false;
     // The parallel body's row prefetches (prefetch_next_rows.h), its statements in execution
     // order, and the buffers already prefetched.
@@ -2294,7 +2293,6 @@ private:
             std::string array = "side_" + b.name, n = std::to_string(lanes_per_block);
             Halide::Expr base = simplify(substitute(it, Variable::make(Halide::Int(64), first), linear));
             out += indent + "alignas(64) " + (bits ? "uint16_t " : "float ") + array + "[" + n + "];\n";
-            if (bits) side_bits_.insert(b.name);
             std::string convert = bits ? "akg_stream_u16_n(" : !stream ? "akg_f32_to_f16_n(" : b.dtype == DType::Float16 ? "akg_stream_f32_to_f16_n(" : "akg_stream_f32_n(";
             after += indent + convert + array + ", " + b.name + " + (" + printer_.print(base) + "), " + n + ");\n";
             streams_in_function_ |= stream;
