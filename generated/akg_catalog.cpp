@@ -5,44 +5,1450 @@
 #include "akg_catalog.h"
 
 extern "C" {
-extern const akg_kernel akg_kernel_desc_adam_weight_decay_f32;
-extern const akg_kernel akg_kernel_desc_add_relu_f32;
-extern const akg_kernel akg_kernel_desc_attention_softmax_dropout_f16;
-extern const akg_kernel akg_kernel_desc_attention_softmax_dropout_f32;
-extern const akg_kernel akg_kernel_desc_bias_dropout_residual_f16;
-extern const akg_kernel akg_kernel_desc_bias_dropout_residual_layernorm_f16;
-extern const akg_kernel akg_kernel_desc_bias_dropout_residual_layernorm_f32;
-extern const akg_kernel akg_kernel_desc_bias_gelu_f16;
-extern const akg_kernel akg_kernel_desc_bias_gelu_f32;
-extern const akg_kernel akg_kernel_desc_bias_gelu_grad_f16;
-extern const akg_kernel akg_kernel_desc_bn_apply_relu_f16;
-extern const akg_kernel akg_kernel_desc_bn_grad_dx_f16;
-extern const akg_kernel akg_kernel_desc_bn_running_stats_update_f32;
-extern const akg_kernel akg_kernel_desc_bn_train_stats_f16;
-extern const akg_kernel akg_kernel_desc_bn_train_stats_nhwc_f16;
-extern const akg_kernel akg_kernel_desc_bottleneck_end_f16;
-extern const akg_kernel akg_kernel_desc_clip_by_global_norm_f32;
-extern const akg_kernel akg_kernel_desc_conv_bias_residual_relu_f16;
-extern const akg_kernel akg_kernel_desc_embedding_sum_f32;
-extern const akg_kernel akg_kernel_desc_global_avgpool_bwd_f16;
-extern const akg_kernel akg_kernel_desc_global_avgpool_fwd_f16;
-extern const akg_kernel akg_kernel_desc_global_norm_sq_unscale_f16;
-extern const akg_kernel akg_kernel_desc_grad_overflow_check_f16;
-extern const akg_kernel akg_kernel_desc_input_cast_nchw_to_nhwc;
-extern const akg_kernel akg_kernel_desc_lamb_next_mv_f32;
-extern const akg_kernel akg_kernel_desc_layernorm_bwd_dgamma_dbeta_f32;
-extern const akg_kernel akg_kernel_desc_layernorm_bwd_dx_f32;
-extern const akg_kernel akg_kernel_desc_layernorm_fwd_f16;
-extern const akg_kernel akg_kernel_desc_layernorm_fwd_f32;
-extern const akg_kernel akg_kernel_desc_merge_heads_f16;
-extern const akg_kernel akg_kernel_desc_mlm_bias_log_softmax_f32;
-extern const akg_kernel akg_kernel_desc_momentum_sgd_weight_decay_f32;
-extern const akg_kernel akg_kernel_desc_pooler_bias_tanh_f16;
-extern const akg_kernel akg_kernel_desc_qkv_bias_split_heads_f16;
-extern const akg_kernel akg_kernel_desc_relu_grad_bn_grad_reductions_f16;
-extern const akg_kernel akg_kernel_desc_residual_grad_addn_relugrad_f16;
-extern const akg_kernel akg_kernel_desc_softmax_cross_entropy_f32;
-extern const akg_kernel akg_kernel_desc_softmax_grad_f16;
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+int akg_kernel_fn_adam_weight_decay_f32__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_add_relu_f32__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_attention_softmax_dropout_f16__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_attention_softmax_dropout_f32__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_bias_dropout_residual_f16__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_bias_dropout_residual_layernorm_f16__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_bias_dropout_residual_layernorm_f32__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_bias_gelu_f16__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_bias_gelu_f32__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_bias_gelu_grad_f16__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_bn_apply_relu_f16__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_bn_grad_dx_f16__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_bn_running_stats_update_f32__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_bn_train_stats_f16__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_bn_train_stats_nhwc_f16__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_bottleneck_end_f16__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_clip_by_global_norm_f32__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_conv_bias_residual_relu_f16__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_embedding_sum_f32__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_global_avgpool_bwd_f16__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_global_avgpool_fwd_f16__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_global_norm_sq_unscale_f16__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_grad_overflow_check_f16__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_input_cast_nchw_to_nhwc__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_lamb_next_mv_f32__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_layernorm_bwd_dgamma_dbeta_f32__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_layernorm_bwd_dx_f32__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_layernorm_fwd_f16__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_layernorm_fwd_f32__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_merge_heads_f16__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_mlm_bias_log_softmax_f32__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_momentum_sgd_weight_decay_f32__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_pooler_bias_tanh_f16__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_qkv_bias_split_heads_f16__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_relu_grad_bn_grad_reductions_f16__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_residual_grad_addn_relugrad_f16__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_softmax_cross_entropy_f32__x86_64_v4(void *const *buffers);
+int akg_kernel_fn_softmax_grad_f16__x86_64_v4(void *const *buffers);
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+int akg_kernel_fn_adam_weight_decay_f32__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_add_relu_f32__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_attention_softmax_dropout_f16__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_attention_softmax_dropout_f32__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_bias_dropout_residual_f16__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_bias_dropout_residual_layernorm_f16__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_bias_dropout_residual_layernorm_f32__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_bias_gelu_f16__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_bias_gelu_f32__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_bias_gelu_grad_f16__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_bn_apply_relu_f16__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_bn_grad_dx_f16__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_bn_running_stats_update_f32__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_bn_train_stats_f16__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_bn_train_stats_nhwc_f16__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_bottleneck_end_f16__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_clip_by_global_norm_f32__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_conv_bias_residual_relu_f16__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_embedding_sum_f32__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_global_avgpool_bwd_f16__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_global_avgpool_fwd_f16__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_global_norm_sq_unscale_f16__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_grad_overflow_check_f16__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_input_cast_nchw_to_nhwc__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_lamb_next_mv_f32__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_layernorm_bwd_dgamma_dbeta_f32__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_layernorm_bwd_dx_f32__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_layernorm_fwd_f16__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_layernorm_fwd_f32__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_merge_heads_f16__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_mlm_bias_log_softmax_f32__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_momentum_sgd_weight_decay_f32__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_pooler_bias_tanh_f16__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_qkv_bias_split_heads_f16__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_relu_grad_bn_grad_reductions_f16__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_residual_grad_addn_relugrad_f16__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_softmax_cross_entropy_f32__x86_64_v3(void *const *buffers);
+int akg_kernel_fn_softmax_grad_f16__x86_64_v3(void *const *buffers);
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+int akg_kernel_fn_adam_weight_decay_f32__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_add_relu_f32__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_attention_softmax_dropout_f16__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_attention_softmax_dropout_f32__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_bias_dropout_residual_f16__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_bias_dropout_residual_layernorm_f16__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_bias_dropout_residual_layernorm_f32__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_bias_gelu_f16__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_bias_gelu_f32__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_bias_gelu_grad_f16__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_bn_apply_relu_f16__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_bn_grad_dx_f16__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_bn_running_stats_update_f32__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_bn_train_stats_f16__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_bn_train_stats_nhwc_f16__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_bottleneck_end_f16__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_clip_by_global_norm_f32__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_conv_bias_residual_relu_f16__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_embedding_sum_f32__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_global_avgpool_bwd_f16__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_global_avgpool_fwd_f16__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_global_norm_sq_unscale_f16__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_grad_overflow_check_f16__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_input_cast_nchw_to_nhwc__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_lamb_next_mv_f32__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_layernorm_bwd_dgamma_dbeta_f32__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_layernorm_bwd_dx_f32__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_layernorm_fwd_f16__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_layernorm_fwd_f32__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_merge_heads_f16__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_mlm_bias_log_softmax_f32__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_momentum_sgd_weight_decay_f32__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_pooler_bias_tanh_f16__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_qkv_bias_split_heads_f16__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_relu_grad_bn_grad_reductions_f16__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_residual_grad_addn_relugrad_f16__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_softmax_cross_entropy_f32__x86_64_v2(void *const *buffers);
+int akg_kernel_fn_softmax_grad_f16__x86_64_v2(void *const *buffers);
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+int akg_kernel_fn_adam_weight_decay_f32__aarch64(void *const *buffers);
+int akg_kernel_fn_add_relu_f32__aarch64(void *const *buffers);
+int akg_kernel_fn_attention_softmax_dropout_f16__aarch64(void *const *buffers);
+int akg_kernel_fn_attention_softmax_dropout_f32__aarch64(void *const *buffers);
+int akg_kernel_fn_bias_dropout_residual_f16__aarch64(void *const *buffers);
+int akg_kernel_fn_bias_dropout_residual_layernorm_f16__aarch64(void *const *buffers);
+int akg_kernel_fn_bias_dropout_residual_layernorm_f32__aarch64(void *const *buffers);
+int akg_kernel_fn_bias_gelu_f16__aarch64(void *const *buffers);
+int akg_kernel_fn_bias_gelu_f32__aarch64(void *const *buffers);
+int akg_kernel_fn_bias_gelu_grad_f16__aarch64(void *const *buffers);
+int akg_kernel_fn_bn_apply_relu_f16__aarch64(void *const *buffers);
+int akg_kernel_fn_bn_grad_dx_f16__aarch64(void *const *buffers);
+int akg_kernel_fn_bn_running_stats_update_f32__aarch64(void *const *buffers);
+int akg_kernel_fn_bn_train_stats_f16__aarch64(void *const *buffers);
+int akg_kernel_fn_bn_train_stats_nhwc_f16__aarch64(void *const *buffers);
+int akg_kernel_fn_bottleneck_end_f16__aarch64(void *const *buffers);
+int akg_kernel_fn_clip_by_global_norm_f32__aarch64(void *const *buffers);
+int akg_kernel_fn_conv_bias_residual_relu_f16__aarch64(void *const *buffers);
+int akg_kernel_fn_embedding_sum_f32__aarch64(void *const *buffers);
+int akg_kernel_fn_global_avgpool_bwd_f16__aarch64(void *const *buffers);
+int akg_kernel_fn_global_avgpool_fwd_f16__aarch64(void *const *buffers);
+int akg_kernel_fn_global_norm_sq_unscale_f16__aarch64(void *const *buffers);
+int akg_kernel_fn_grad_overflow_check_f16__aarch64(void *const *buffers);
+int akg_kernel_fn_input_cast_nchw_to_nhwc__aarch64(void *const *buffers);
+int akg_kernel_fn_lamb_next_mv_f32__aarch64(void *const *buffers);
+int akg_kernel_fn_layernorm_bwd_dgamma_dbeta_f32__aarch64(void *const *buffers);
+int akg_kernel_fn_layernorm_bwd_dx_f32__aarch64(void *const *buffers);
+int akg_kernel_fn_layernorm_fwd_f16__aarch64(void *const *buffers);
+int akg_kernel_fn_layernorm_fwd_f32__aarch64(void *const *buffers);
+int akg_kernel_fn_merge_heads_f16__aarch64(void *const *buffers);
+int akg_kernel_fn_mlm_bias_log_softmax_f32__aarch64(void *const *buffers);
+int akg_kernel_fn_momentum_sgd_weight_decay_f32__aarch64(void *const *buffers);
+int akg_kernel_fn_pooler_bias_tanh_f16__aarch64(void *const *buffers);
+int akg_kernel_fn_qkv_bias_split_heads_f16__aarch64(void *const *buffers);
+int akg_kernel_fn_relu_grad_bn_grad_reductions_f16__aarch64(void *const *buffers);
+int akg_kernel_fn_residual_grad_addn_relugrad_f16__aarch64(void *const *buffers);
+int akg_kernel_fn_softmax_cross_entropy_f32__aarch64(void *const *buffers);
+int akg_kernel_fn_softmax_grad_f16__aarch64(void *const *buffers);
+#endif
+
+static const int64_t akg_adam_weight_decay_f32_input0_shape[] = {768, 3072};
+static const int64_t akg_adam_weight_decay_f32_input1_shape[] = {1, 1, 1};
+static const int64_t akg_adam_weight_decay_f32_input2_shape[] = {1};
+static const int64_t akg_adam_weight_decay_f32_input3_shape[] = {768, 3072};
+static const int64_t akg_adam_weight_decay_f32_input4_shape[] = {768, 3072};
+static const int64_t akg_adam_weight_decay_f32_input5_shape[] = {768, 3072};
+static const akg_tensor_def akg_adam_weight_decay_f32_inputs[] = {
+    {"input_2", AKG_DTYPE_FLOAT16, 2, akg_adam_weight_decay_f32_input0_shape, 0},
+    {"input_3", AKG_DTYPE_FLOAT32, 3, akg_adam_weight_decay_f32_input1_shape, 0},
+    {"input_11", AKG_DTYPE_FLOAT32, 1, akg_adam_weight_decay_f32_input2_shape, 0},
+    {"input_1", AKG_DTYPE_FLOAT32, 2, akg_adam_weight_decay_f32_input3_shape, 1},
+    {"input_10", AKG_DTYPE_FLOAT32, 2, akg_adam_weight_decay_f32_input4_shape, 1},
+    {"input_6", AKG_DTYPE_FLOAT32, 2, akg_adam_weight_decay_f32_input5_shape, 1},
+};
+static const int64_t akg_adam_weight_decay_f32_output0_shape[] = {768, 3072};
+static const akg_tensor_def akg_adam_weight_decay_f32_outputs[] = {
+    {"output_0_19", AKG_DTYPE_FLOAT32, 2, akg_adam_weight_decay_f32_output0_shape, 0},
+};
+static const akg_variant_def akg_adam_weight_decay_f32_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_adam_weight_decay_f32__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_adam_weight_decay_f32__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_adam_weight_decay_f32__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_adam_weight_decay_f32__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_adam_weight_decay_f32 = {
+    "adam_weight_decay_f32", "patterns/adam_weight_decay_f32.json",
+    6, akg_adam_weight_decay_f32_inputs, 1, akg_adam_weight_decay_f32_outputs,
+    akg_adam_weight_decay_f32_variants};
+
+static const int64_t akg_add_relu_f32_input0_shape[] = {32, 512, 28, 28};
+static const int64_t akg_add_relu_f32_input1_shape[] = {32, 512, 28, 28};
+static const akg_tensor_def akg_add_relu_f32_inputs[] = {
+    {"input_0", AKG_DTYPE_FLOAT32, 4, akg_add_relu_f32_input0_shape, 0},
+    {"input_1", AKG_DTYPE_FLOAT32, 4, akg_add_relu_f32_input1_shape, 0},
+};
+static const int64_t akg_add_relu_f32_output0_shape[] = {32, 512, 28, 28};
+static const akg_tensor_def akg_add_relu_f32_outputs[] = {
+    {"output_0_2", AKG_DTYPE_FLOAT32, 4, akg_add_relu_f32_output0_shape, 0},
+};
+static const akg_variant_def akg_add_relu_f32_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_add_relu_f32__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_add_relu_f32__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_add_relu_f32__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_add_relu_f32__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_add_relu_f32 = {
+    "add_relu_f32", "patterns/add_relu_f32.json",
+    2, akg_add_relu_f32_inputs, 1, akg_add_relu_f32_outputs,
+    akg_add_relu_f32_variants};
+
+static const int64_t akg_attention_softmax_dropout_f16_input0_shape[] = {16, 12, 128, 128};
+static const int64_t akg_attention_softmax_dropout_f16_input1_shape[] = {16, 1, 1, 128};
+static const int64_t akg_attention_softmax_dropout_f16_input2_shape[] = {16, 12, 128, 128};
+static const akg_tensor_def akg_attention_softmax_dropout_f16_inputs[] = {
+    {"input_1", AKG_DTYPE_FLOAT16, 4, akg_attention_softmax_dropout_f16_input0_shape, 0},
+    {"input_2", AKG_DTYPE_FLOAT16, 4, akg_attention_softmax_dropout_f16_input1_shape, 0},
+    {"input_4", AKG_DTYPE_FLOAT32, 4, akg_attention_softmax_dropout_f16_input2_shape, 0},
+};
+static const int64_t akg_attention_softmax_dropout_f16_output0_shape[] = {16, 12, 128, 128};
+static const int64_t akg_attention_softmax_dropout_f16_output1_shape[] = {16, 12, 128, 128};
+static const int64_t akg_attention_softmax_dropout_f16_output2_shape[] = {16, 12, 128, 128};
+static const akg_tensor_def akg_attention_softmax_dropout_f16_outputs[] = {
+    {"output_0_8", AKG_DTYPE_FLOAT16, 4, akg_attention_softmax_dropout_f16_output0_shape, 0},
+    {"output_0_13", AKG_DTYPE_FLOAT16, 4, akg_attention_softmax_dropout_f16_output1_shape, 0},
+    {"output_0_12", AKG_DTYPE_FLOAT16, 4, akg_attention_softmax_dropout_f16_output2_shape, 0},
+};
+static const akg_variant_def akg_attention_softmax_dropout_f16_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_attention_softmax_dropout_f16__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_attention_softmax_dropout_f16__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_attention_softmax_dropout_f16__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_attention_softmax_dropout_f16__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_attention_softmax_dropout_f16 = {
+    "attention_softmax_dropout_f16", "patterns/attention_softmax_dropout_f16.json",
+    3, akg_attention_softmax_dropout_f16_inputs, 3, akg_attention_softmax_dropout_f16_outputs,
+    akg_attention_softmax_dropout_f16_variants};
+
+static const int64_t akg_attention_softmax_dropout_f32_input0_shape[] = {16, 12, 128, 128};
+static const int64_t akg_attention_softmax_dropout_f32_input1_shape[] = {16, 1, 1, 128};
+static const int64_t akg_attention_softmax_dropout_f32_input2_shape[] = {16, 12, 128, 128};
+static const akg_tensor_def akg_attention_softmax_dropout_f32_inputs[] = {
+    {"input_0", AKG_DTYPE_FLOAT32, 4, akg_attention_softmax_dropout_f32_input0_shape, 0},
+    {"input_2", AKG_DTYPE_FLOAT32, 4, akg_attention_softmax_dropout_f32_input1_shape, 0},
+    {"input_3", AKG_DTYPE_FLOAT32, 4, akg_attention_softmax_dropout_f32_input2_shape, 0},
+};
+static const int64_t akg_attention_softmax_dropout_f32_output0_shape[] = {16, 12, 128, 128};
+static const int64_t akg_attention_softmax_dropout_f32_output1_shape[] = {16, 12, 128, 128};
+static const akg_tensor_def akg_attention_softmax_dropout_f32_outputs[] = {
+    {"output_0_6", AKG_DTYPE_FLOAT32, 4, akg_attention_softmax_dropout_f32_output0_shape, 0},
+    {"output_0_8", AKG_DTYPE_FLOAT32, 4, akg_attention_softmax_dropout_f32_output1_shape, 0},
+};
+static const akg_variant_def akg_attention_softmax_dropout_f32_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_attention_softmax_dropout_f32__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_attention_softmax_dropout_f32__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_attention_softmax_dropout_f32__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_attention_softmax_dropout_f32__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_attention_softmax_dropout_f32 = {
+    "attention_softmax_dropout_f32", "patterns/attention_softmax_dropout_f32.json",
+    3, akg_attention_softmax_dropout_f32_inputs, 2, akg_attention_softmax_dropout_f32_outputs,
+    akg_attention_softmax_dropout_f32_variants};
+
+static const int64_t akg_bias_dropout_residual_f16_input0_shape[] = {768};
+static const int64_t akg_bias_dropout_residual_f16_input1_shape[] = {2048, 768};
+static const int64_t akg_bias_dropout_residual_f16_input2_shape[] = {2048, 768};
+static const int64_t akg_bias_dropout_residual_f16_input3_shape[] = {2048, 768};
+static const akg_tensor_def akg_bias_dropout_residual_f16_inputs[] = {
+    {"input_2", AKG_DTYPE_FLOAT32, 1, akg_bias_dropout_residual_f16_input0_shape, 0},
+    {"input_3", AKG_DTYPE_FLOAT16, 2, akg_bias_dropout_residual_f16_input1_shape, 0},
+    {"input_0", AKG_DTYPE_FLOAT32, 2, akg_bias_dropout_residual_f16_input2_shape, 0},
+    {"input_5", AKG_DTYPE_FLOAT16, 2, akg_bias_dropout_residual_f16_input3_shape, 0},
+};
+static const int64_t akg_bias_dropout_residual_f16_output0_shape[] = {2048, 768};
+static const int64_t akg_bias_dropout_residual_f16_output1_shape[] = {2048, 768};
+static const akg_tensor_def akg_bias_dropout_residual_f16_outputs[] = {
+    {"output_0_2", AKG_DTYPE_FLOAT16, 2, akg_bias_dropout_residual_f16_output0_shape, 0},
+    {"output_0_7", AKG_DTYPE_FLOAT16, 2, akg_bias_dropout_residual_f16_output1_shape, 0},
+};
+static const akg_variant_def akg_bias_dropout_residual_f16_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bias_dropout_residual_f16__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bias_dropout_residual_f16__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bias_dropout_residual_f16__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_bias_dropout_residual_f16__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_bias_dropout_residual_f16 = {
+    "bias_dropout_residual_f16", "patterns/bias_dropout_residual_f16.json",
+    4, akg_bias_dropout_residual_f16_inputs, 2, akg_bias_dropout_residual_f16_outputs,
+    akg_bias_dropout_residual_f16_variants};
+
+static const int64_t akg_bias_dropout_residual_layernorm_f16_input0_shape[] = {2048, 768};
+static const int64_t akg_bias_dropout_residual_layernorm_f16_input1_shape[] = {768};
+static const int64_t akg_bias_dropout_residual_layernorm_f16_input2_shape[] = {2048, 768};
+static const int64_t akg_bias_dropout_residual_layernorm_f16_input3_shape[] = {2048, 768};
+static const int64_t akg_bias_dropout_residual_layernorm_f16_input4_shape[] = {768};
+static const int64_t akg_bias_dropout_residual_layernorm_f16_input5_shape[] = {768};
+static const akg_tensor_def akg_bias_dropout_residual_layernorm_f16_inputs[] = {
+    {"input_0", AKG_DTYPE_FLOAT16, 2, akg_bias_dropout_residual_layernorm_f16_input0_shape, 0},
+    {"input_1", AKG_DTYPE_FLOAT16, 1, akg_bias_dropout_residual_layernorm_f16_input1_shape, 0},
+    {"input_3", AKG_DTYPE_FLOAT32, 2, akg_bias_dropout_residual_layernorm_f16_input2_shape, 0},
+    {"input_5", AKG_DTYPE_FLOAT16, 2, akg_bias_dropout_residual_layernorm_f16_input3_shape, 0},
+    {"input_9", AKG_DTYPE_FLOAT32, 1, akg_bias_dropout_residual_layernorm_f16_input4_shape, 0},
+    {"input_10", AKG_DTYPE_FLOAT32, 1, akg_bias_dropout_residual_layernorm_f16_input5_shape, 0},
+};
+static const int64_t akg_bias_dropout_residual_layernorm_f16_output0_shape[] = {2048, 768};
+static const int64_t akg_bias_dropout_residual_layernorm_f16_output1_shape[] = {2048, 768};
+static const int64_t akg_bias_dropout_residual_layernorm_f16_output2_shape[] = {2048, 1};
+static const int64_t akg_bias_dropout_residual_layernorm_f16_output3_shape[] = {2048, 1};
+static const int64_t akg_bias_dropout_residual_layernorm_f16_output4_shape[] = {2048, 768};
+static const akg_tensor_def akg_bias_dropout_residual_layernorm_f16_outputs[] = {
+    {"output_0_6", AKG_DTYPE_FLOAT16, 2, akg_bias_dropout_residual_layernorm_f16_output0_shape, 0},
+    {"output_0_23", AKG_DTYPE_FLOAT16, 2, akg_bias_dropout_residual_layernorm_f16_output1_shape, 0},
+    {"output_0_16", AKG_DTYPE_FLOAT16, 2, akg_bias_dropout_residual_layernorm_f16_output2_shape, 0},
+    {"output_0_10", AKG_DTYPE_FLOAT16, 2, akg_bias_dropout_residual_layernorm_f16_output3_shape, 0},
+    {"output_0_4", AKG_DTYPE_FLOAT16, 2, akg_bias_dropout_residual_layernorm_f16_output4_shape, 0},
+};
+static const akg_variant_def akg_bias_dropout_residual_layernorm_f16_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bias_dropout_residual_layernorm_f16__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bias_dropout_residual_layernorm_f16__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bias_dropout_residual_layernorm_f16__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_bias_dropout_residual_layernorm_f16__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_bias_dropout_residual_layernorm_f16 = {
+    "bias_dropout_residual_layernorm_f16", "patterns/bias_dropout_residual_layernorm_f16.json",
+    6, akg_bias_dropout_residual_layernorm_f16_inputs, 5, akg_bias_dropout_residual_layernorm_f16_outputs,
+    akg_bias_dropout_residual_layernorm_f16_variants};
+
+static const int64_t akg_bias_dropout_residual_layernorm_f32_input0_shape[] = {2048, 768};
+static const int64_t akg_bias_dropout_residual_layernorm_f32_input1_shape[] = {768};
+static const int64_t akg_bias_dropout_residual_layernorm_f32_input2_shape[] = {2048, 768};
+static const int64_t akg_bias_dropout_residual_layernorm_f32_input3_shape[] = {2048, 768};
+static const int64_t akg_bias_dropout_residual_layernorm_f32_input4_shape[] = {768};
+static const int64_t akg_bias_dropout_residual_layernorm_f32_input5_shape[] = {768};
+static const akg_tensor_def akg_bias_dropout_residual_layernorm_f32_inputs[] = {
+    {"input_0", AKG_DTYPE_FLOAT32, 2, akg_bias_dropout_residual_layernorm_f32_input0_shape, 0},
+    {"input_1", AKG_DTYPE_FLOAT32, 1, akg_bias_dropout_residual_layernorm_f32_input1_shape, 0},
+    {"input_2", AKG_DTYPE_FLOAT32, 2, akg_bias_dropout_residual_layernorm_f32_input2_shape, 0},
+    {"input_4", AKG_DTYPE_FLOAT32, 2, akg_bias_dropout_residual_layernorm_f32_input3_shape, 0},
+    {"input_8", AKG_DTYPE_FLOAT32, 1, akg_bias_dropout_residual_layernorm_f32_input4_shape, 0},
+    {"input_9", AKG_DTYPE_FLOAT32, 1, akg_bias_dropout_residual_layernorm_f32_input5_shape, 0},
+};
+static const int64_t akg_bias_dropout_residual_layernorm_f32_output0_shape[] = {2048, 768};
+static const int64_t akg_bias_dropout_residual_layernorm_f32_output1_shape[] = {2048, 768};
+static const int64_t akg_bias_dropout_residual_layernorm_f32_output2_shape[] = {2048, 1};
+static const int64_t akg_bias_dropout_residual_layernorm_f32_output3_shape[] = {2048, 1};
+static const akg_tensor_def akg_bias_dropout_residual_layernorm_f32_outputs[] = {
+    {"output_0_3", AKG_DTYPE_FLOAT32, 2, akg_bias_dropout_residual_layernorm_f32_output0_shape, 0},
+    {"output_0_14", AKG_DTYPE_FLOAT32, 2, akg_bias_dropout_residual_layernorm_f32_output1_shape, 0},
+    {"output_0_5", AKG_DTYPE_FLOAT32, 2, akg_bias_dropout_residual_layernorm_f32_output2_shape, 0},
+    {"output_0_9", AKG_DTYPE_FLOAT32, 2, akg_bias_dropout_residual_layernorm_f32_output3_shape, 0},
+};
+static const akg_variant_def akg_bias_dropout_residual_layernorm_f32_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bias_dropout_residual_layernorm_f32__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bias_dropout_residual_layernorm_f32__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bias_dropout_residual_layernorm_f32__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_bias_dropout_residual_layernorm_f32__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_bias_dropout_residual_layernorm_f32 = {
+    "bias_dropout_residual_layernorm_f32", "patterns/bias_dropout_residual_layernorm_f32.json",
+    6, akg_bias_dropout_residual_layernorm_f32_inputs, 4, akg_bias_dropout_residual_layernorm_f32_outputs,
+    akg_bias_dropout_residual_layernorm_f32_variants};
+
+static const int64_t akg_bias_gelu_f16_input0_shape[] = {3072};
+static const int64_t akg_bias_gelu_f16_input1_shape[] = {2048, 3072};
+static const akg_tensor_def akg_bias_gelu_f16_inputs[] = {
+    {"input_0", AKG_DTYPE_FLOAT32, 1, akg_bias_gelu_f16_input0_shape, 0},
+    {"input_1", AKG_DTYPE_FLOAT16, 2, akg_bias_gelu_f16_input1_shape, 0},
+};
+static const int64_t akg_bias_gelu_f16_output0_shape[] = {2048, 3072};
+static const int64_t akg_bias_gelu_f16_output1_shape[] = {2048, 3072};
+static const akg_tensor_def akg_bias_gelu_f16_outputs[] = {
+    {"output_0_1", AKG_DTYPE_FLOAT16, 2, akg_bias_gelu_f16_output0_shape, 0},
+    {"output_0_10", AKG_DTYPE_FLOAT16, 2, akg_bias_gelu_f16_output1_shape, 0},
+};
+static const akg_variant_def akg_bias_gelu_f16_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bias_gelu_f16__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bias_gelu_f16__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bias_gelu_f16__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_bias_gelu_f16__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_bias_gelu_f16 = {
+    "bias_gelu_f16", "patterns/bias_gelu_f16.json",
+    2, akg_bias_gelu_f16_inputs, 2, akg_bias_gelu_f16_outputs,
+    akg_bias_gelu_f16_variants};
+
+static const int64_t akg_bias_gelu_f32_input0_shape[] = {2048, 3072};
+static const int64_t akg_bias_gelu_f32_input1_shape[] = {3072};
+static const akg_tensor_def akg_bias_gelu_f32_inputs[] = {
+    {"input_0", AKG_DTYPE_FLOAT32, 2, akg_bias_gelu_f32_input0_shape, 0},
+    {"input_1", AKG_DTYPE_FLOAT32, 1, akg_bias_gelu_f32_input1_shape, 0},
+};
+static const int64_t akg_bias_gelu_f32_output0_shape[] = {2048, 3072};
+static const akg_tensor_def akg_bias_gelu_f32_outputs[] = {
+    {"output_0_9", AKG_DTYPE_FLOAT32, 2, akg_bias_gelu_f32_output0_shape, 0},
+};
+static const akg_variant_def akg_bias_gelu_f32_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bias_gelu_f32__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bias_gelu_f32__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bias_gelu_f32__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_bias_gelu_f32__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_bias_gelu_f32 = {
+    "bias_gelu_f32", "patterns/bias_gelu_f32.json",
+    2, akg_bias_gelu_f32_inputs, 1, akg_bias_gelu_f32_outputs,
+    akg_bias_gelu_f32_variants};
+
+static const int64_t akg_bias_gelu_grad_f16_input0_shape[] = {2048, 3072};
+static const int64_t akg_bias_gelu_grad_f16_input1_shape[] = {2048, 3072};
+static const int64_t akg_bias_gelu_grad_f16_input2_shape[] = {3072};
+static const akg_tensor_def akg_bias_gelu_grad_f16_inputs[] = {
+    {"input_10", AKG_DTYPE_FLOAT16, 2, akg_bias_gelu_grad_f16_input0_shape, 0},
+    {"input_0", AKG_DTYPE_FLOAT16, 2, akg_bias_gelu_grad_f16_input1_shape, 0},
+    {"input_11", AKG_DTYPE_FLOAT32, 1, akg_bias_gelu_grad_f16_input2_shape, 1},
+};
+static const int64_t akg_bias_gelu_grad_f16_output0_shape[] = {2048, 3072};
+static const akg_tensor_def akg_bias_gelu_grad_f16_outputs[] = {
+    {"output_0_20", AKG_DTYPE_FLOAT16, 2, akg_bias_gelu_grad_f16_output0_shape, 0},
+};
+static const akg_variant_def akg_bias_gelu_grad_f16_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bias_gelu_grad_f16__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bias_gelu_grad_f16__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bias_gelu_grad_f16__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_bias_gelu_grad_f16__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_bias_gelu_grad_f16 = {
+    "bias_gelu_grad_f16", "patterns/bias_gelu_grad_f16.json",
+    3, akg_bias_gelu_grad_f16_inputs, 1, akg_bias_gelu_grad_f16_outputs,
+    akg_bias_gelu_grad_f16_variants};
+
+static const int64_t akg_bn_apply_relu_f16_input0_shape[] = {32, 512, 28, 28};
+static const int64_t akg_bn_apply_relu_f16_input1_shape[] = {512};
+static const int64_t akg_bn_apply_relu_f16_input2_shape[] = {512};
+static const int64_t akg_bn_apply_relu_f16_input3_shape[] = {512};
+static const int64_t akg_bn_apply_relu_f16_input4_shape[] = {512};
+static const akg_tensor_def akg_bn_apply_relu_f16_inputs[] = {
+    {"input_7", AKG_DTYPE_FLOAT16, 4, akg_bn_apply_relu_f16_input0_shape, 0},
+    {"input_0", AKG_DTYPE_FLOAT32, 1, akg_bn_apply_relu_f16_input1_shape, 0},
+    {"input_2", AKG_DTYPE_FLOAT32, 1, akg_bn_apply_relu_f16_input2_shape, 0},
+    {"input_5", AKG_DTYPE_FLOAT32, 1, akg_bn_apply_relu_f16_input3_shape, 0},
+    {"input_6", AKG_DTYPE_FLOAT32, 1, akg_bn_apply_relu_f16_input4_shape, 0},
+};
+static const int64_t akg_bn_apply_relu_f16_output0_shape[] = {32, 512, 28, 28};
+static const int64_t akg_bn_apply_relu_f16_output1_shape[] = {512};
+static const int64_t akg_bn_apply_relu_f16_output2_shape[] = {512};
+static const akg_tensor_def akg_bn_apply_relu_f16_outputs[] = {
+    {"output_0_15", AKG_DTYPE_FLOAT16, 4, akg_bn_apply_relu_f16_output0_shape, 0},
+    {"output_0_0", AKG_DTYPE_FLOAT32, 1, akg_bn_apply_relu_f16_output1_shape, 0},
+    {"output_0_3", AKG_DTYPE_FLOAT32, 1, akg_bn_apply_relu_f16_output2_shape, 0},
+};
+static const akg_variant_def akg_bn_apply_relu_f16_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bn_apply_relu_f16__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bn_apply_relu_f16__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bn_apply_relu_f16__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_bn_apply_relu_f16__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_bn_apply_relu_f16 = {
+    "bn_apply_relu_f16", "patterns/bn_apply_relu_f16.json",
+    5, akg_bn_apply_relu_f16_inputs, 3, akg_bn_apply_relu_f16_outputs,
+    akg_bn_apply_relu_f16_variants};
+
+static const int64_t akg_bn_grad_dx_f16_input0_shape[] = {32, 512, 28, 28};
+static const int64_t akg_bn_grad_dx_f16_input1_shape[] = {32, 512, 28, 28};
+static const int64_t akg_bn_grad_dx_f16_input2_shape[] = {512};
+static const int64_t akg_bn_grad_dx_f16_input3_shape[] = {512};
+static const int64_t akg_bn_grad_dx_f16_input4_shape[] = {512};
+static const int64_t akg_bn_grad_dx_f16_input5_shape[] = {512};
+static const int64_t akg_bn_grad_dx_f16_input6_shape[] = {512};
+static const akg_tensor_def akg_bn_grad_dx_f16_inputs[] = {
+    {"input_9", AKG_DTYPE_FLOAT16, 4, akg_bn_grad_dx_f16_input0_shape, 0},
+    {"input_8", AKG_DTYPE_FLOAT16, 4, akg_bn_grad_dx_f16_input1_shape, 0},
+    {"input_7", AKG_DTYPE_FLOAT32, 1, akg_bn_grad_dx_f16_input2_shape, 0},
+    {"input_0", AKG_DTYPE_FLOAT32, 1, akg_bn_grad_dx_f16_input3_shape, 0},
+    {"input_2", AKG_DTYPE_FLOAT32, 1, akg_bn_grad_dx_f16_input4_shape, 0},
+    {"input_5", AKG_DTYPE_FLOAT32, 1, akg_bn_grad_dx_f16_input5_shape, 0},
+    {"input_3", AKG_DTYPE_FLOAT32, 1, akg_bn_grad_dx_f16_input6_shape, 0},
+};
+static const int64_t akg_bn_grad_dx_f16_output0_shape[] = {32, 512, 28, 28};
+static const akg_tensor_def akg_bn_grad_dx_f16_outputs[] = {
+    {"output_0_18", AKG_DTYPE_FLOAT16, 4, akg_bn_grad_dx_f16_output0_shape, 0},
+};
+static const akg_variant_def akg_bn_grad_dx_f16_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bn_grad_dx_f16__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bn_grad_dx_f16__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bn_grad_dx_f16__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_bn_grad_dx_f16__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_bn_grad_dx_f16 = {
+    "bn_grad_dx_f16", "patterns/bn_grad_dx_f16.json",
+    7, akg_bn_grad_dx_f16_inputs, 1, akg_bn_grad_dx_f16_outputs,
+    akg_bn_grad_dx_f16_variants};
+
+static const int64_t akg_bn_running_stats_update_f32_input0_shape[] = {256};
+static const int64_t akg_bn_running_stats_update_f32_input1_shape[] = {256};
+static const int64_t akg_bn_running_stats_update_f32_input2_shape[] = {256};
+static const int64_t akg_bn_running_stats_update_f32_input3_shape[] = {256};
+static const akg_tensor_def akg_bn_running_stats_update_f32_inputs[] = {
+    {"input_0", AKG_DTYPE_FLOAT32, 1, akg_bn_running_stats_update_f32_input0_shape, 1},
+    {"input_6", AKG_DTYPE_FLOAT32, 1, akg_bn_running_stats_update_f32_input1_shape, 1},
+    {"input_2", AKG_DTYPE_FLOAT32, 1, akg_bn_running_stats_update_f32_input2_shape, 0},
+    {"input_4", AKG_DTYPE_FLOAT32, 1, akg_bn_running_stats_update_f32_input3_shape, 0},
+};
+static const int64_t akg_bn_running_stats_update_f32_output0_shape[] = {256};
+static const akg_tensor_def akg_bn_running_stats_update_f32_outputs[] = {
+    {"output_0_8", AKG_DTYPE_FLOAT32, 1, akg_bn_running_stats_update_f32_output0_shape, 0},
+};
+static const akg_variant_def akg_bn_running_stats_update_f32_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bn_running_stats_update_f32__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bn_running_stats_update_f32__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bn_running_stats_update_f32__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_bn_running_stats_update_f32__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_bn_running_stats_update_f32 = {
+    "bn_running_stats_update_f32", "patterns/bn_running_stats_update_f32.json",
+    4, akg_bn_running_stats_update_f32_inputs, 1, akg_bn_running_stats_update_f32_outputs,
+    akg_bn_running_stats_update_f32_variants};
+
+static const int64_t akg_bn_train_stats_f16_input0_shape[] = {32, 256, 56, 56};
+static const akg_tensor_def akg_bn_train_stats_f16_inputs[] = {
+    {"input_0", AKG_DTYPE_FLOAT16, 4, akg_bn_train_stats_f16_input0_shape, 0},
+};
+static const int64_t akg_bn_train_stats_f16_output0_shape[] = {256};
+static const int64_t akg_bn_train_stats_f16_output1_shape[] = {256};
+static const akg_tensor_def akg_bn_train_stats_f16_outputs[] = {
+    {"output_0_1", AKG_DTYPE_FLOAT32, 1, akg_bn_train_stats_f16_output0_shape, 0},
+    {"output_0_3", AKG_DTYPE_FLOAT32, 1, akg_bn_train_stats_f16_output1_shape, 0},
+};
+static const akg_variant_def akg_bn_train_stats_f16_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bn_train_stats_f16__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bn_train_stats_f16__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bn_train_stats_f16__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_bn_train_stats_f16__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_bn_train_stats_f16 = {
+    "bn_train_stats_f16", "patterns/bn_train_stats_f16.json",
+    1, akg_bn_train_stats_f16_inputs, 2, akg_bn_train_stats_f16_outputs,
+    akg_bn_train_stats_f16_variants};
+
+static const int64_t akg_bn_train_stats_nhwc_f16_input0_shape[] = {32, 56, 56, 256};
+static const akg_tensor_def akg_bn_train_stats_nhwc_f16_inputs[] = {
+    {"input_0", AKG_DTYPE_FLOAT16, 4, akg_bn_train_stats_nhwc_f16_input0_shape, 0},
+};
+static const int64_t akg_bn_train_stats_nhwc_f16_output0_shape[] = {256};
+static const int64_t akg_bn_train_stats_nhwc_f16_output1_shape[] = {256};
+static const akg_tensor_def akg_bn_train_stats_nhwc_f16_outputs[] = {
+    {"output_0_1", AKG_DTYPE_FLOAT32, 1, akg_bn_train_stats_nhwc_f16_output0_shape, 0},
+    {"output_0_3", AKG_DTYPE_FLOAT32, 1, akg_bn_train_stats_nhwc_f16_output1_shape, 0},
+};
+static const akg_variant_def akg_bn_train_stats_nhwc_f16_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bn_train_stats_nhwc_f16__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bn_train_stats_nhwc_f16__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bn_train_stats_nhwc_f16__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_bn_train_stats_nhwc_f16__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_bn_train_stats_nhwc_f16 = {
+    "bn_train_stats_nhwc_f16", "patterns/bn_train_stats_nhwc_f16.json",
+    1, akg_bn_train_stats_nhwc_f16_inputs, 2, akg_bn_train_stats_nhwc_f16_outputs,
+    akg_bn_train_stats_nhwc_f16_variants};
+
+static const int64_t akg_bottleneck_end_f16_input0_shape[] = {32, 1024, 14, 14};
+static const int64_t akg_bottleneck_end_f16_input1_shape[] = {32, 1024, 14, 14};
+static const int64_t akg_bottleneck_end_f16_input2_shape[] = {1024};
+static const int64_t akg_bottleneck_end_f16_input3_shape[] = {1024};
+static const int64_t akg_bottleneck_end_f16_input4_shape[] = {1024};
+static const int64_t akg_bottleneck_end_f16_input5_shape[] = {1024};
+static const akg_tensor_def akg_bottleneck_end_f16_inputs[] = {
+    {"input_5", AKG_DTYPE_FLOAT16, 4, akg_bottleneck_end_f16_input0_shape, 0},
+    {"input_6", AKG_DTYPE_FLOAT16, 4, akg_bottleneck_end_f16_input1_shape, 0},
+    {"input_3", AKG_DTYPE_FLOAT32, 1, akg_bottleneck_end_f16_input2_shape, 0},
+    {"input_0", AKG_DTYPE_FLOAT32, 1, akg_bottleneck_end_f16_input3_shape, 0},
+    {"input_2", AKG_DTYPE_FLOAT32, 1, akg_bottleneck_end_f16_input4_shape, 0},
+    {"input_4", AKG_DTYPE_FLOAT32, 1, akg_bottleneck_end_f16_input5_shape, 0},
+};
+static const int64_t akg_bottleneck_end_f16_output0_shape[] = {32, 1024, 14, 14};
+static const akg_tensor_def akg_bottleneck_end_f16_outputs[] = {
+    {"output_0_13", AKG_DTYPE_FLOAT16, 4, akg_bottleneck_end_f16_output0_shape, 0},
+};
+static const akg_variant_def akg_bottleneck_end_f16_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bottleneck_end_f16__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bottleneck_end_f16__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bottleneck_end_f16__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_bottleneck_end_f16__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_bottleneck_end_f16 = {
+    "bottleneck_end_f16", "patterns/bottleneck_end_f16.json",
+    6, akg_bottleneck_end_f16_inputs, 1, akg_bottleneck_end_f16_outputs,
+    akg_bottleneck_end_f16_variants};
+
+static const int64_t akg_clip_by_global_norm_f32_input0_shape[] = {1, 1};
+static const int64_t akg_clip_by_global_norm_f32_input1_shape[] = {768, 3072};
+static const akg_tensor_def akg_clip_by_global_norm_f32_inputs[] = {
+    {"input_0", AKG_DTYPE_FLOAT32, 2, akg_clip_by_global_norm_f32_input0_shape, 0},
+    {"input_4", AKG_DTYPE_FLOAT32, 2, akg_clip_by_global_norm_f32_input1_shape, 0},
+};
+static const int64_t akg_clip_by_global_norm_f32_output0_shape[] = {1, 768, 3072};
+static const akg_tensor_def akg_clip_by_global_norm_f32_outputs[] = {
+    {"output_0_6", AKG_DTYPE_FLOAT32, 3, akg_clip_by_global_norm_f32_output0_shape, 0},
+};
+static const akg_variant_def akg_clip_by_global_norm_f32_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_clip_by_global_norm_f32__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_clip_by_global_norm_f32__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_clip_by_global_norm_f32__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_clip_by_global_norm_f32__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_clip_by_global_norm_f32 = {
+    "clip_by_global_norm_f32", "patterns/clip_by_global_norm_f32.json",
+    2, akg_clip_by_global_norm_f32_inputs, 1, akg_clip_by_global_norm_f32_outputs,
+    akg_clip_by_global_norm_f32_variants};
+
+static const int64_t akg_conv_bias_residual_relu_f16_input0_shape[] = {32, 1024, 14, 14};
+static const int64_t akg_conv_bias_residual_relu_f16_input1_shape[] = {1024};
+static const int64_t akg_conv_bias_residual_relu_f16_input2_shape[] = {32, 1024, 14, 14};
+static const akg_tensor_def akg_conv_bias_residual_relu_f16_inputs[] = {
+    {"input_1", AKG_DTYPE_FLOAT16, 4, akg_conv_bias_residual_relu_f16_input0_shape, 0},
+    {"input_0", AKG_DTYPE_FLOAT16, 1, akg_conv_bias_residual_relu_f16_input1_shape, 0},
+    {"input_2", AKG_DTYPE_FLOAT16, 4, akg_conv_bias_residual_relu_f16_input2_shape, 0},
+};
+static const int64_t akg_conv_bias_residual_relu_f16_output0_shape[] = {32, 1024, 14, 14};
+static const akg_tensor_def akg_conv_bias_residual_relu_f16_outputs[] = {
+    {"output_0_3", AKG_DTYPE_FLOAT16, 4, akg_conv_bias_residual_relu_f16_output0_shape, 0},
+};
+static const akg_variant_def akg_conv_bias_residual_relu_f16_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_conv_bias_residual_relu_f16__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_conv_bias_residual_relu_f16__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_conv_bias_residual_relu_f16__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_conv_bias_residual_relu_f16__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_conv_bias_residual_relu_f16 = {
+    "conv_bias_residual_relu_f16", "patterns/conv_bias_residual_relu_f16.json",
+    3, akg_conv_bias_residual_relu_f16_inputs, 1, akg_conv_bias_residual_relu_f16_outputs,
+    akg_conv_bias_residual_relu_f16_variants};
+
+static const int64_t akg_embedding_sum_f32_input0_shape[] = {2048, 768};
+static const int64_t akg_embedding_sum_f32_input1_shape[] = {2048, 768};
+static const int64_t akg_embedding_sum_f32_input2_shape[] = {128, 768};
+static const akg_tensor_def akg_embedding_sum_f32_inputs[] = {
+    {"input_0", AKG_DTYPE_FLOAT32, 2, akg_embedding_sum_f32_input0_shape, 0},
+    {"input_1", AKG_DTYPE_FLOAT32, 2, akg_embedding_sum_f32_input1_shape, 0},
+    {"input_2", AKG_DTYPE_FLOAT32, 2, akg_embedding_sum_f32_input2_shape, 0},
+};
+static const int64_t akg_embedding_sum_f32_output0_shape[] = {16, 128, 768};
+static const akg_tensor_def akg_embedding_sum_f32_outputs[] = {
+    {"output_0_4", AKG_DTYPE_FLOAT32, 3, akg_embedding_sum_f32_output0_shape, 0},
+};
+static const akg_variant_def akg_embedding_sum_f32_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_embedding_sum_f32__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_embedding_sum_f32__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_embedding_sum_f32__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_embedding_sum_f32__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_embedding_sum_f32 = {
+    "embedding_sum_f32", "patterns/embedding_sum_f32.json",
+    3, akg_embedding_sum_f32_inputs, 1, akg_embedding_sum_f32_outputs,
+    akg_embedding_sum_f32_variants};
+
+static const int64_t akg_global_avgpool_bwd_f16_input0_shape[] = {32, 2048};
+static const akg_tensor_def akg_global_avgpool_bwd_f16_inputs[] = {
+    {"input_0", AKG_DTYPE_FLOAT16, 2, akg_global_avgpool_bwd_f16_input0_shape, 0},
+};
+static const int64_t akg_global_avgpool_bwd_f16_output0_shape[] = {32, 2048, 7, 7};
+static const akg_tensor_def akg_global_avgpool_bwd_f16_outputs[] = {
+    {"output_0_2", AKG_DTYPE_FLOAT16, 4, akg_global_avgpool_bwd_f16_output0_shape, 0},
+};
+static const akg_variant_def akg_global_avgpool_bwd_f16_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_global_avgpool_bwd_f16__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_global_avgpool_bwd_f16__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_global_avgpool_bwd_f16__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_global_avgpool_bwd_f16__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_global_avgpool_bwd_f16 = {
+    "global_avgpool_bwd_f16", "patterns/global_avgpool_bwd_f16.json",
+    1, akg_global_avgpool_bwd_f16_inputs, 1, akg_global_avgpool_bwd_f16_outputs,
+    akg_global_avgpool_bwd_f16_variants};
+
+static const int64_t akg_global_avgpool_fwd_f16_input0_shape[] = {32, 2048, 7, 7};
+static const akg_tensor_def akg_global_avgpool_fwd_f16_inputs[] = {
+    {"input_0", AKG_DTYPE_FLOAT16, 4, akg_global_avgpool_fwd_f16_input0_shape, 0},
+};
+static const int64_t akg_global_avgpool_fwd_f16_output0_shape[] = {32, 2048};
+static const akg_tensor_def akg_global_avgpool_fwd_f16_outputs[] = {
+    {"output_0_4", AKG_DTYPE_FLOAT16, 2, akg_global_avgpool_fwd_f16_output0_shape, 0},
+};
+static const akg_variant_def akg_global_avgpool_fwd_f16_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_global_avgpool_fwd_f16__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_global_avgpool_fwd_f16__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_global_avgpool_fwd_f16__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_global_avgpool_fwd_f16__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_global_avgpool_fwd_f16 = {
+    "global_avgpool_fwd_f16", "patterns/global_avgpool_fwd_f16.json",
+    1, akg_global_avgpool_fwd_f16_inputs, 1, akg_global_avgpool_fwd_f16_outputs,
+    akg_global_avgpool_fwd_f16_variants};
+
+static const int64_t akg_global_norm_sq_unscale_f16_input0_shape[] = {1};
+static const int64_t akg_global_norm_sq_unscale_f16_input1_shape[] = {768, 3072};
+static const int64_t akg_global_norm_sq_unscale_f16_input2_shape[] = {1, 1};
+static const akg_tensor_def akg_global_norm_sq_unscale_f16_inputs[] = {
+    {"input_1", AKG_DTYPE_FLOAT32, 1, akg_global_norm_sq_unscale_f16_input0_shape, 0},
+    {"input_0", AKG_DTYPE_FLOAT16, 2, akg_global_norm_sq_unscale_f16_input1_shape, 0},
+    {"input_2", AKG_DTYPE_FLOAT32, 2, akg_global_norm_sq_unscale_f16_input2_shape, 1},
+};
+static const int64_t akg_global_norm_sq_unscale_f16_output0_shape[] = {768, 3072};
+static const akg_tensor_def akg_global_norm_sq_unscale_f16_outputs[] = {
+    {"output_0_4", AKG_DTYPE_FLOAT32, 2, akg_global_norm_sq_unscale_f16_output0_shape, 0},
+};
+static const akg_variant_def akg_global_norm_sq_unscale_f16_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_global_norm_sq_unscale_f16__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_global_norm_sq_unscale_f16__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_global_norm_sq_unscale_f16__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_global_norm_sq_unscale_f16__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_global_norm_sq_unscale_f16 = {
+    "global_norm_sq_unscale_f16", "patterns/global_norm_sq_unscale_f16.json",
+    3, akg_global_norm_sq_unscale_f16_inputs, 1, akg_global_norm_sq_unscale_f16_outputs,
+    akg_global_norm_sq_unscale_f16_variants};
+
+static const int64_t akg_grad_overflow_check_f16_input0_shape[] = {768, 3072};
+static const akg_tensor_def akg_grad_overflow_check_f16_inputs[] = {
+    {"input_0", AKG_DTYPE_FLOAT16, 2, akg_grad_overflow_check_f16_input0_shape, 0},
+};
+static const int64_t akg_grad_overflow_check_f16_output0_shape[] = {1, 1};
+static const akg_tensor_def akg_grad_overflow_check_f16_outputs[] = {
+    {"output_0_7", AKG_DTYPE_FLOAT32, 2, akg_grad_overflow_check_f16_output0_shape, 0},
+};
+static const akg_variant_def akg_grad_overflow_check_f16_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_grad_overflow_check_f16__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_grad_overflow_check_f16__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_grad_overflow_check_f16__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_grad_overflow_check_f16__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_grad_overflow_check_f16 = {
+    "grad_overflow_check_f16", "patterns/grad_overflow_check_f16.json",
+    1, akg_grad_overflow_check_f16_inputs, 1, akg_grad_overflow_check_f16_outputs,
+    akg_grad_overflow_check_f16_variants};
+
+static const int64_t akg_input_cast_nchw_to_nhwc_input0_shape[] = {32, 3, 224, 224};
+static const akg_tensor_def akg_input_cast_nchw_to_nhwc_inputs[] = {
+    {"input_0", AKG_DTYPE_FLOAT32, 4, akg_input_cast_nchw_to_nhwc_input0_shape, 0},
+};
+static const int64_t akg_input_cast_nchw_to_nhwc_output0_shape[] = {32, 224, 224, 3};
+static const akg_tensor_def akg_input_cast_nchw_to_nhwc_outputs[] = {
+    {"output_0_1", AKG_DTYPE_FLOAT16, 4, akg_input_cast_nchw_to_nhwc_output0_shape, 0},
+};
+static const akg_variant_def akg_input_cast_nchw_to_nhwc_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_input_cast_nchw_to_nhwc__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_input_cast_nchw_to_nhwc__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_input_cast_nchw_to_nhwc__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_input_cast_nchw_to_nhwc__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_input_cast_nchw_to_nhwc = {
+    "input_cast_nchw_to_nhwc", "patterns/input_cast_nchw_to_nhwc.json",
+    1, akg_input_cast_nchw_to_nhwc_inputs, 1, akg_input_cast_nchw_to_nhwc_outputs,
+    akg_input_cast_nchw_to_nhwc_variants};
+
+static const int64_t akg_lamb_next_mv_f32_input0_shape[] = {768, 3072};
+static const int64_t akg_lamb_next_mv_f32_input1_shape[] = {768, 3072};
+static const int64_t akg_lamb_next_mv_f32_input2_shape[] = {1};
+static const int64_t akg_lamb_next_mv_f32_input3_shape[] = {768, 3072};
+static const int64_t akg_lamb_next_mv_f32_input4_shape[] = {768, 3072};
+static const int64_t akg_lamb_next_mv_f32_input5_shape[] = {1};
+static const int64_t akg_lamb_next_mv_f32_input6_shape[] = {768, 3072};
+static const akg_tensor_def akg_lamb_next_mv_f32_inputs[] = {
+    {"input_1", AKG_DTYPE_FLOAT32, 2, akg_lamb_next_mv_f32_input0_shape, 0},
+    {"input_3", AKG_DTYPE_FLOAT32, 2, akg_lamb_next_mv_f32_input1_shape, 1},
+    {"input_4", AKG_DTYPE_FLOAT32, 1, akg_lamb_next_mv_f32_input2_shape, 0},
+    {"input_7", AKG_DTYPE_FLOAT32, 2, akg_lamb_next_mv_f32_input3_shape, 0},
+    {"input_9", AKG_DTYPE_FLOAT32, 2, akg_lamb_next_mv_f32_input4_shape, 1},
+    {"input_10", AKG_DTYPE_FLOAT32, 1, akg_lamb_next_mv_f32_input5_shape, 0},
+    {"input_12", AKG_DTYPE_FLOAT32, 2, akg_lamb_next_mv_f32_input6_shape, 0},
+};
+static const int64_t akg_lamb_next_mv_f32_output0_shape[] = {768, 3072};
+static const int64_t akg_lamb_next_mv_f32_output1_shape[] = {768, 3072};
+static const akg_tensor_def akg_lamb_next_mv_f32_outputs[] = {
+    {"output_0_17", AKG_DTYPE_FLOAT32, 2, akg_lamb_next_mv_f32_output0_shape, 0},
+    {"output_0_10", AKG_DTYPE_FLOAT32, 2, akg_lamb_next_mv_f32_output1_shape, 0},
+};
+static const akg_variant_def akg_lamb_next_mv_f32_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_lamb_next_mv_f32__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_lamb_next_mv_f32__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_lamb_next_mv_f32__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_lamb_next_mv_f32__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_lamb_next_mv_f32 = {
+    "lamb_next_mv_f32", "patterns/lamb_next_mv_f32.json",
+    7, akg_lamb_next_mv_f32_inputs, 2, akg_lamb_next_mv_f32_outputs,
+    akg_lamb_next_mv_f32_variants};
+
+static const int64_t akg_layernorm_bwd_dgamma_dbeta_f32_input0_shape[] = {2048, 768};
+static const int64_t akg_layernorm_bwd_dgamma_dbeta_f32_input1_shape[] = {2048, 768};
+static const int64_t akg_layernorm_bwd_dgamma_dbeta_f32_input2_shape[] = {2048, 1};
+static const int64_t akg_layernorm_bwd_dgamma_dbeta_f32_input3_shape[] = {2048, 1};
+static const akg_tensor_def akg_layernorm_bwd_dgamma_dbeta_f32_inputs[] = {
+    {"input_2", AKG_DTYPE_FLOAT32, 2, akg_layernorm_bwd_dgamma_dbeta_f32_input0_shape, 0},
+    {"input_4", AKG_DTYPE_FLOAT32, 2, akg_layernorm_bwd_dgamma_dbeta_f32_input1_shape, 0},
+    {"input_0", AKG_DTYPE_FLOAT32, 2, akg_layernorm_bwd_dgamma_dbeta_f32_input2_shape, 0},
+    {"input_3", AKG_DTYPE_FLOAT32, 2, akg_layernorm_bwd_dgamma_dbeta_f32_input3_shape, 0},
+};
+static const int64_t akg_layernorm_bwd_dgamma_dbeta_f32_output0_shape[] = {768};
+static const int64_t akg_layernorm_bwd_dgamma_dbeta_f32_output1_shape[] = {768};
+static const akg_tensor_def akg_layernorm_bwd_dgamma_dbeta_f32_outputs[] = {
+    {"output_0_5", AKG_DTYPE_FLOAT32, 1, akg_layernorm_bwd_dgamma_dbeta_f32_output0_shape, 0},
+    {"output_0_6", AKG_DTYPE_FLOAT32, 1, akg_layernorm_bwd_dgamma_dbeta_f32_output1_shape, 0},
+};
+static const akg_variant_def akg_layernorm_bwd_dgamma_dbeta_f32_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_layernorm_bwd_dgamma_dbeta_f32__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_layernorm_bwd_dgamma_dbeta_f32__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_layernorm_bwd_dgamma_dbeta_f32__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_layernorm_bwd_dgamma_dbeta_f32__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_layernorm_bwd_dgamma_dbeta_f32 = {
+    "layernorm_bwd_dgamma_dbeta_f32", "patterns/layernorm_bwd_dgamma_dbeta_f32.json",
+    4, akg_layernorm_bwd_dgamma_dbeta_f32_inputs, 2, akg_layernorm_bwd_dgamma_dbeta_f32_outputs,
+    akg_layernorm_bwd_dgamma_dbeta_f32_variants};
+
+static const int64_t akg_layernorm_bwd_dx_f32_input0_shape[] = {2048, 768};
+static const int64_t akg_layernorm_bwd_dx_f32_input1_shape[] = {2048, 768};
+static const int64_t akg_layernorm_bwd_dx_f32_input2_shape[] = {2048, 1};
+static const int64_t akg_layernorm_bwd_dx_f32_input3_shape[] = {2048, 1};
+static const int64_t akg_layernorm_bwd_dx_f32_input4_shape[] = {768};
+static const akg_tensor_def akg_layernorm_bwd_dx_f32_inputs[] = {
+    {"input_2", AKG_DTYPE_FLOAT32, 2, akg_layernorm_bwd_dx_f32_input0_shape, 0},
+    {"input_4", AKG_DTYPE_FLOAT32, 2, akg_layernorm_bwd_dx_f32_input1_shape, 0},
+    {"input_0", AKG_DTYPE_FLOAT32, 2, akg_layernorm_bwd_dx_f32_input2_shape, 0},
+    {"input_3", AKG_DTYPE_FLOAT32, 2, akg_layernorm_bwd_dx_f32_input3_shape, 0},
+    {"input_5", AKG_DTYPE_FLOAT32, 1, akg_layernorm_bwd_dx_f32_input4_shape, 0},
+};
+static const int64_t akg_layernorm_bwd_dx_f32_output0_shape[] = {2048, 768};
+static const akg_tensor_def akg_layernorm_bwd_dx_f32_outputs[] = {
+    {"output_0_14", AKG_DTYPE_FLOAT32, 2, akg_layernorm_bwd_dx_f32_output0_shape, 0},
+};
+static const akg_variant_def akg_layernorm_bwd_dx_f32_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_layernorm_bwd_dx_f32__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_layernorm_bwd_dx_f32__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_layernorm_bwd_dx_f32__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_layernorm_bwd_dx_f32__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_layernorm_bwd_dx_f32 = {
+    "layernorm_bwd_dx_f32", "patterns/layernorm_bwd_dx_f32.json",
+    5, akg_layernorm_bwd_dx_f32_inputs, 1, akg_layernorm_bwd_dx_f32_outputs,
+    akg_layernorm_bwd_dx_f32_variants};
+
+static const int64_t akg_layernorm_fwd_f16_input0_shape[] = {2048, 768};
+static const int64_t akg_layernorm_fwd_f16_input1_shape[] = {768};
+static const int64_t akg_layernorm_fwd_f16_input2_shape[] = {768};
+static const akg_tensor_def akg_layernorm_fwd_f16_inputs[] = {
+    {"input_0", AKG_DTYPE_FLOAT16, 2, akg_layernorm_fwd_f16_input0_shape, 0},
+    {"input_4", AKG_DTYPE_FLOAT32, 1, akg_layernorm_fwd_f16_input1_shape, 0},
+    {"input_5", AKG_DTYPE_FLOAT32, 1, akg_layernorm_fwd_f16_input2_shape, 0},
+};
+static const int64_t akg_layernorm_fwd_f16_output0_shape[] = {2048, 768};
+static const int64_t akg_layernorm_fwd_f16_output1_shape[] = {2048, 1};
+static const int64_t akg_layernorm_fwd_f16_output2_shape[] = {2048, 1};
+static const akg_tensor_def akg_layernorm_fwd_f16_outputs[] = {
+    {"output_0_12", AKG_DTYPE_FLOAT16, 2, akg_layernorm_fwd_f16_output0_shape, 0},
+    {"output_0_2", AKG_DTYPE_FLOAT32, 2, akg_layernorm_fwd_f16_output1_shape, 0},
+    {"output_0_6", AKG_DTYPE_FLOAT32, 2, akg_layernorm_fwd_f16_output2_shape, 0},
+};
+static const akg_variant_def akg_layernorm_fwd_f16_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_layernorm_fwd_f16__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_layernorm_fwd_f16__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_layernorm_fwd_f16__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_layernorm_fwd_f16__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_layernorm_fwd_f16 = {
+    "layernorm_fwd_f16", "patterns/layernorm_fwd_f16.json",
+    3, akg_layernorm_fwd_f16_inputs, 3, akg_layernorm_fwd_f16_outputs,
+    akg_layernorm_fwd_f16_variants};
+
+static const int64_t akg_layernorm_fwd_f32_input0_shape[] = {2048, 768};
+static const int64_t akg_layernorm_fwd_f32_input1_shape[] = {768};
+static const int64_t akg_layernorm_fwd_f32_input2_shape[] = {768};
+static const akg_tensor_def akg_layernorm_fwd_f32_inputs[] = {
+    {"input_0", AKG_DTYPE_FLOAT32, 2, akg_layernorm_fwd_f32_input0_shape, 0},
+    {"input_4", AKG_DTYPE_FLOAT32, 1, akg_layernorm_fwd_f32_input1_shape, 0},
+    {"input_5", AKG_DTYPE_FLOAT32, 1, akg_layernorm_fwd_f32_input2_shape, 0},
+};
+static const int64_t akg_layernorm_fwd_f32_output0_shape[] = {2048, 768};
+static const int64_t akg_layernorm_fwd_f32_output1_shape[] = {2048, 1};
+static const int64_t akg_layernorm_fwd_f32_output2_shape[] = {2048, 1};
+static const akg_tensor_def akg_layernorm_fwd_f32_outputs[] = {
+    {"output_0_10", AKG_DTYPE_FLOAT32, 2, akg_layernorm_fwd_f32_output0_shape, 0},
+    {"output_0_1", AKG_DTYPE_FLOAT32, 2, akg_layernorm_fwd_f32_output1_shape, 0},
+    {"output_0_5", AKG_DTYPE_FLOAT32, 2, akg_layernorm_fwd_f32_output2_shape, 0},
+};
+static const akg_variant_def akg_layernorm_fwd_f32_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_layernorm_fwd_f32__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_layernorm_fwd_f32__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_layernorm_fwd_f32__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_layernorm_fwd_f32__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_layernorm_fwd_f32 = {
+    "layernorm_fwd_f32", "patterns/layernorm_fwd_f32.json",
+    3, akg_layernorm_fwd_f32_inputs, 3, akg_layernorm_fwd_f32_outputs,
+    akg_layernorm_fwd_f32_variants};
+
+static const int64_t akg_merge_heads_f16_input0_shape[] = {16, 12, 128, 64};
+static const akg_tensor_def akg_merge_heads_f16_inputs[] = {
+    {"input_0", AKG_DTYPE_FLOAT16, 4, akg_merge_heads_f16_input0_shape, 0},
+};
+static const int64_t akg_merge_heads_f16_output0_shape[] = {2048, 768};
+static const akg_tensor_def akg_merge_heads_f16_outputs[] = {
+    {"output_0_1", AKG_DTYPE_FLOAT16, 2, akg_merge_heads_f16_output0_shape, 0},
+};
+static const akg_variant_def akg_merge_heads_f16_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_merge_heads_f16__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_merge_heads_f16__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_merge_heads_f16__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_merge_heads_f16__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_merge_heads_f16 = {
+    "merge_heads_f16", "patterns/merge_heads_f16.json",
+    1, akg_merge_heads_f16_inputs, 1, akg_merge_heads_f16_outputs,
+    akg_merge_heads_f16_variants};
+
+static const int64_t akg_mlm_bias_log_softmax_f32_input0_shape[] = {320, 21128};
+static const int64_t akg_mlm_bias_log_softmax_f32_input1_shape[] = {21128};
+static const akg_tensor_def akg_mlm_bias_log_softmax_f32_inputs[] = {
+    {"input_0", AKG_DTYPE_FLOAT32, 2, akg_mlm_bias_log_softmax_f32_input0_shape, 0},
+    {"input_1", AKG_DTYPE_FLOAT32, 1, akg_mlm_bias_log_softmax_f32_input1_shape, 0},
+};
+static const int64_t akg_mlm_bias_log_softmax_f32_output0_shape[] = {320, 21128};
+static const akg_tensor_def akg_mlm_bias_log_softmax_f32_outputs[] = {
+    {"output_0_8", AKG_DTYPE_FLOAT32, 2, akg_mlm_bias_log_softmax_f32_output0_shape, 0},
+};
+static const akg_variant_def akg_mlm_bias_log_softmax_f32_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_mlm_bias_log_softmax_f32__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_mlm_bias_log_softmax_f32__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_mlm_bias_log_softmax_f32__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_mlm_bias_log_softmax_f32__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_mlm_bias_log_softmax_f32 = {
+    "mlm_bias_log_softmax_f32", "patterns/mlm_bias_log_softmax_f32.json",
+    2, akg_mlm_bias_log_softmax_f32_inputs, 1, akg_mlm_bias_log_softmax_f32_outputs,
+    akg_mlm_bias_log_softmax_f32_variants};
+
+static const int64_t akg_momentum_sgd_weight_decay_f32_input0_shape[] = {512, 512, 3, 3};
+static const int64_t akg_momentum_sgd_weight_decay_f32_input1_shape[] = {512, 512, 3, 3};
+static const int64_t akg_momentum_sgd_weight_decay_f32_input2_shape[] = {512, 512, 3, 3};
+static const int64_t akg_momentum_sgd_weight_decay_f32_input3_shape[] = {1};
+static const akg_tensor_def akg_momentum_sgd_weight_decay_f32_inputs[] = {
+    {"input_0", AKG_DTYPE_FLOAT32, 4, akg_momentum_sgd_weight_decay_f32_input0_shape, 1},
+    {"input_2", AKG_DTYPE_FLOAT32, 4, akg_momentum_sgd_weight_decay_f32_input1_shape, 0},
+    {"input_3", AKG_DTYPE_FLOAT32, 4, akg_momentum_sgd_weight_decay_f32_input2_shape, 1},
+    {"input_5", AKG_DTYPE_FLOAT32, 1, akg_momentum_sgd_weight_decay_f32_input3_shape, 0},
+};
+static const int64_t akg_momentum_sgd_weight_decay_f32_output0_shape[] = {512, 512, 3, 3};
+static const akg_tensor_def akg_momentum_sgd_weight_decay_f32_outputs[] = {
+    {"output_0_7", AKG_DTYPE_FLOAT32, 4, akg_momentum_sgd_weight_decay_f32_output0_shape, 0},
+};
+static const akg_variant_def akg_momentum_sgd_weight_decay_f32_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_momentum_sgd_weight_decay_f32__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_momentum_sgd_weight_decay_f32__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_momentum_sgd_weight_decay_f32__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_momentum_sgd_weight_decay_f32__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_momentum_sgd_weight_decay_f32 = {
+    "momentum_sgd_weight_decay_f32", "patterns/momentum_sgd_weight_decay_f32.json",
+    4, akg_momentum_sgd_weight_decay_f32_inputs, 1, akg_momentum_sgd_weight_decay_f32_outputs,
+    akg_momentum_sgd_weight_decay_f32_variants};
+
+static const int64_t akg_pooler_bias_tanh_f16_input0_shape[] = {768};
+static const int64_t akg_pooler_bias_tanh_f16_input1_shape[] = {16, 768};
+static const akg_tensor_def akg_pooler_bias_tanh_f16_inputs[] = {
+    {"input_0", AKG_DTYPE_FLOAT32, 1, akg_pooler_bias_tanh_f16_input0_shape, 0},
+    {"input_1", AKG_DTYPE_FLOAT16, 2, akg_pooler_bias_tanh_f16_input1_shape, 0},
+};
+static const int64_t akg_pooler_bias_tanh_f16_output0_shape[] = {16, 768};
+static const akg_tensor_def akg_pooler_bias_tanh_f16_outputs[] = {
+    {"output_0_2", AKG_DTYPE_FLOAT16, 2, akg_pooler_bias_tanh_f16_output0_shape, 0},
+};
+static const akg_variant_def akg_pooler_bias_tanh_f16_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_pooler_bias_tanh_f16__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_pooler_bias_tanh_f16__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_pooler_bias_tanh_f16__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_pooler_bias_tanh_f16__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_pooler_bias_tanh_f16 = {
+    "pooler_bias_tanh_f16", "patterns/pooler_bias_tanh_f16.json",
+    2, akg_pooler_bias_tanh_f16_inputs, 1, akg_pooler_bias_tanh_f16_outputs,
+    akg_pooler_bias_tanh_f16_variants};
+
+static const int64_t akg_qkv_bias_split_heads_f16_input0_shape[] = {768};
+static const int64_t akg_qkv_bias_split_heads_f16_input1_shape[] = {2048, 768};
+static const akg_tensor_def akg_qkv_bias_split_heads_f16_inputs[] = {
+    {"input_0", AKG_DTYPE_FLOAT32, 1, akg_qkv_bias_split_heads_f16_input0_shape, 0},
+    {"input_1", AKG_DTYPE_FLOAT16, 2, akg_qkv_bias_split_heads_f16_input1_shape, 0},
+};
+static const int64_t akg_qkv_bias_split_heads_f16_output0_shape[] = {16, 12, 128, 64};
+static const akg_tensor_def akg_qkv_bias_split_heads_f16_outputs[] = {
+    {"output_0_3", AKG_DTYPE_FLOAT16, 4, akg_qkv_bias_split_heads_f16_output0_shape, 0},
+};
+static const akg_variant_def akg_qkv_bias_split_heads_f16_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_qkv_bias_split_heads_f16__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_qkv_bias_split_heads_f16__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_qkv_bias_split_heads_f16__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_qkv_bias_split_heads_f16__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_qkv_bias_split_heads_f16 = {
+    "qkv_bias_split_heads_f16", "patterns/qkv_bias_split_heads_f16.json",
+    2, akg_qkv_bias_split_heads_f16_inputs, 1, akg_qkv_bias_split_heads_f16_outputs,
+    akg_qkv_bias_split_heads_f16_variants};
+
+static const int64_t akg_relu_grad_bn_grad_reductions_f16_input0_shape[] = {32, 256, 56, 56};
+static const int64_t akg_relu_grad_bn_grad_reductions_f16_input1_shape[] = {32, 256, 56, 56};
+static const int64_t akg_relu_grad_bn_grad_reductions_f16_input2_shape[] = {32, 256, 56, 56};
+static const int64_t akg_relu_grad_bn_grad_reductions_f16_input3_shape[] = {256};
+static const int64_t akg_relu_grad_bn_grad_reductions_f16_input4_shape[] = {256};
+static const akg_tensor_def akg_relu_grad_bn_grad_reductions_f16_inputs[] = {
+    {"input_2", AKG_DTYPE_FLOAT16, 4, akg_relu_grad_bn_grad_reductions_f16_input0_shape, 0},
+    {"input_0", AKG_DTYPE_FLOAT16, 4, akg_relu_grad_bn_grad_reductions_f16_input1_shape, 0},
+    {"input_7", AKG_DTYPE_FLOAT16, 4, akg_relu_grad_bn_grad_reductions_f16_input2_shape, 0},
+    {"input_6", AKG_DTYPE_FLOAT32, 1, akg_relu_grad_bn_grad_reductions_f16_input3_shape, 0},
+    {"input_4", AKG_DTYPE_FLOAT32, 1, akg_relu_grad_bn_grad_reductions_f16_input4_shape, 0},
+};
+static const int64_t akg_relu_grad_bn_grad_reductions_f16_output0_shape[] = {32, 256, 56, 56};
+static const int64_t akg_relu_grad_bn_grad_reductions_f16_output1_shape[] = {256};
+static const int64_t akg_relu_grad_bn_grad_reductions_f16_output2_shape[] = {256};
+static const akg_tensor_def akg_relu_grad_bn_grad_reductions_f16_outputs[] = {
+    {"output_0_1", AKG_DTYPE_FLOAT16, 4, akg_relu_grad_bn_grad_reductions_f16_output0_shape, 0},
+    {"output_0_12", AKG_DTYPE_FLOAT32, 1, akg_relu_grad_bn_grad_reductions_f16_output1_shape, 0},
+    {"output_0_3", AKG_DTYPE_FLOAT32, 1, akg_relu_grad_bn_grad_reductions_f16_output2_shape, 0},
+};
+static const akg_variant_def akg_relu_grad_bn_grad_reductions_f16_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_relu_grad_bn_grad_reductions_f16__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_relu_grad_bn_grad_reductions_f16__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_relu_grad_bn_grad_reductions_f16__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_relu_grad_bn_grad_reductions_f16__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_relu_grad_bn_grad_reductions_f16 = {
+    "relu_grad_bn_grad_reductions_f16", "patterns/relu_grad_bn_grad_reductions_f16.json",
+    5, akg_relu_grad_bn_grad_reductions_f16_inputs, 3, akg_relu_grad_bn_grad_reductions_f16_outputs,
+    akg_relu_grad_bn_grad_reductions_f16_variants};
+
+static const int64_t akg_residual_grad_addn_relugrad_f16_input0_shape[] = {32, 1024, 14, 14};
+static const int64_t akg_residual_grad_addn_relugrad_f16_input1_shape[] = {32, 1024, 14, 14};
+static const int64_t akg_residual_grad_addn_relugrad_f16_input2_shape[] = {32, 1024, 14, 14};
+static const akg_tensor_def akg_residual_grad_addn_relugrad_f16_inputs[] = {
+    {"input_0", AKG_DTYPE_FLOAT16, 4, akg_residual_grad_addn_relugrad_f16_input0_shape, 0},
+    {"input_1", AKG_DTYPE_FLOAT16, 4, akg_residual_grad_addn_relugrad_f16_input1_shape, 0},
+    {"input_2", AKG_DTYPE_FLOAT16, 4, akg_residual_grad_addn_relugrad_f16_input2_shape, 0},
+};
+static const int64_t akg_residual_grad_addn_relugrad_f16_output0_shape[] = {32, 1024, 14, 14};
+static const akg_tensor_def akg_residual_grad_addn_relugrad_f16_outputs[] = {
+    {"output_0_3", AKG_DTYPE_FLOAT16, 4, akg_residual_grad_addn_relugrad_f16_output0_shape, 0},
+};
+static const akg_variant_def akg_residual_grad_addn_relugrad_f16_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_residual_grad_addn_relugrad_f16__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_residual_grad_addn_relugrad_f16__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_residual_grad_addn_relugrad_f16__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_residual_grad_addn_relugrad_f16__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_residual_grad_addn_relugrad_f16 = {
+    "residual_grad_addn_relugrad_f16", "patterns/residual_grad_addn_relugrad_f16.json",
+    3, akg_residual_grad_addn_relugrad_f16_inputs, 1, akg_residual_grad_addn_relugrad_f16_outputs,
+    akg_residual_grad_addn_relugrad_f16_variants};
+
+static const int64_t akg_softmax_cross_entropy_f32_input0_shape[] = {32, 1001};
+static const int64_t akg_softmax_cross_entropy_f32_input1_shape[] = {1001};
+static const int64_t akg_softmax_cross_entropy_f32_input2_shape[] = {32, 1001};
+static const akg_tensor_def akg_softmax_cross_entropy_f32_inputs[] = {
+    {"input_0", AKG_DTYPE_FLOAT32, 2, akg_softmax_cross_entropy_f32_input0_shape, 0},
+    {"input_1", AKG_DTYPE_FLOAT32, 1, akg_softmax_cross_entropy_f32_input1_shape, 0},
+    {"input_3", AKG_DTYPE_FLOAT32, 2, akg_softmax_cross_entropy_f32_input2_shape, 0},
+};
+static const int64_t akg_softmax_cross_entropy_f32_output0_shape[] = {32, 1};
+static const int64_t akg_softmax_cross_entropy_f32_output1_shape[] = {32, 1001};
+static const akg_tensor_def akg_softmax_cross_entropy_f32_outputs[] = {
+    {"output_0_10", AKG_DTYPE_FLOAT32, 2, akg_softmax_cross_entropy_f32_output0_shape, 0},
+    {"output_0_12", AKG_DTYPE_FLOAT32, 2, akg_softmax_cross_entropy_f32_output1_shape, 0},
+};
+static const akg_variant_def akg_softmax_cross_entropy_f32_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_softmax_cross_entropy_f32__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_softmax_cross_entropy_f32__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_softmax_cross_entropy_f32__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_softmax_cross_entropy_f32__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_softmax_cross_entropy_f32 = {
+    "softmax_cross_entropy_f32", "patterns/softmax_cross_entropy_f32.json",
+    3, akg_softmax_cross_entropy_f32_inputs, 2, akg_softmax_cross_entropy_f32_outputs,
+    akg_softmax_cross_entropy_f32_variants};
+
+static const int64_t akg_softmax_grad_f16_input0_shape[] = {16, 12, 128, 128};
+static const int64_t akg_softmax_grad_f16_input1_shape[] = {16, 12, 128, 128};
+static const int64_t akg_softmax_grad_f16_input2_shape[] = {16, 12, 128, 128};
+static const akg_tensor_def akg_softmax_grad_f16_inputs[] = {
+    {"input_0", AKG_DTYPE_FLOAT16, 4, akg_softmax_grad_f16_input0_shape, 0},
+    {"input_2", AKG_DTYPE_FLOAT16, 4, akg_softmax_grad_f16_input1_shape, 0},
+    {"input_3", AKG_DTYPE_FLOAT16, 4, akg_softmax_grad_f16_input2_shape, 0},
+};
+static const int64_t akg_softmax_grad_f16_output0_shape[] = {16, 12, 128, 128};
+static const akg_tensor_def akg_softmax_grad_f16_outputs[] = {
+    {"output_0_8", AKG_DTYPE_FLOAT16, 4, akg_softmax_grad_f16_output0_shape, 0},
+};
+static const akg_variant_def akg_softmax_grad_f16_variants[] = {
+#if defined(AKG_HAS_VARIANT_X86_64_V4)
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_softmax_grad_f16__x86_64_v4},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V3)
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_softmax_grad_f16__x86_64_v3},
+#endif
+#if defined(AKG_HAS_VARIANT_X86_64_V2)
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_softmax_grad_f16__x86_64_v2},
+#endif
+#if defined(AKG_HAS_VARIANT_AARCH64)
+    {"aarch64", 0, akg_kernel_fn_softmax_grad_f16__aarch64},
+#endif
+    {nullptr, 0, nullptr},
+};
+extern const akg_kernel akg_kernel_desc_softmax_grad_f16 = {
+    "softmax_grad_f16", "patterns/softmax_grad_f16.json",
+    3, akg_softmax_grad_f16_inputs, 1, akg_softmax_grad_f16_outputs,
+    akg_softmax_grad_f16_variants};
 
 extern const akg_kernel *const akg_catalog_kernels[] = {
     &akg_kernel_desc_adam_weight_decay_f32,

@@ -21,6 +21,21 @@ typedef struct akg_tensor_def {
  * Returns AKG_STATUS_OK or AKG_STATUS_OUT_OF_MEMORY (nothing written in that case). */
 typedef int (*akg_kernel_fn)(void *const *buffers);
 
+/* CPU features a kernel variant needs (akg_variant_def.cpu_features). The x86-64 psABI
+ * levels, each including the ones below it; the generator's target description
+ * (generator/src/target/target.cpp) names them per target. */
+#define AKG_CPU_X86_64_V2 (1u << 0) /* SSE3, SSSE3, SSE4.1, SSE4.2, POPCNT, CX16 */
+#define AKG_CPU_X86_64_V3 (1u << 1) /* AVX, AVX2, FMA, F16C, BMI1, BMI2, LZCNT, MOVBE, OS saves ymm */
+#define AKG_CPU_X86_64_V4 (1u << 2) /* AVX-512 F, BW, CD, DQ, VL, OS saves zmm and masks */
+
+/* One compiled variant of a kernel: its function, compiled for `target`, runs on CPUs that have
+ * every flag of `cpu_features`. A later key (shape ranges of dynamic shapes) goes beside these. */
+typedef struct akg_variant_def {
+    const char *target;    /* the generator's target name, e.g. "x86-64-v4" */
+    uint32_t cpu_features; /* AKG_CPU_* */
+    akg_kernel_fn fn;
+} akg_variant_def;
+
 struct akg_kernel {
     const char *name;
     const char *pattern_file; /* relative to the project root, e.g. patterns/layernorm.json */
@@ -28,8 +43,13 @@ struct akg_kernel {
     const akg_tensor_def *inputs;
     size_t num_outputs;
     const akg_tensor_def *outputs;
-    akg_kernel_fn fn;
+    /* The variants this build compiled, best first, ended by an entry whose fn is NULL. */
+    const akg_variant_def *variants;
 };
+
+/* The variant akg_run runs for `kernel` on this CPU (under AKG_MAX_ISA), or NULL when none of
+ * the compiled variants can run here. */
+const akg_variant_def *akg_kernel_select_variant(const akg_kernel *kernel);
 
 /* Runs a kernel on dense row-major buffers laid out like akg_kernel_fn's argument (inputs then
  * outputs); used by the generated typed entry points akg_<name>(...). Checks that `buffers` and

@@ -3,8 +3,8 @@
  * Catalog enumeration and lookup, tensor introspection, and akg_run, which validates every
  * argument before touching any data and then dispatches to the generated kernel function.
  *
- * Rules kept here: C99, no global mutable state (thread-safe), never aborts, never prints,
- * every size computation is guarded against overflow.
+ * Rules kept here: C99, no global mutable state but the CPU's features examined once
+ * (thread-safe), never aborts, never prints, every size computation is guarded against overflow.
  */
 #include "akg_kernel_def.h"
 
@@ -54,6 +54,8 @@ const char *akg_status_string(akg_status status) {
         return "out of memory";
     case AKG_STATUS_INVALID_ARGUMENT:
         return "invalid argument";
+    case AKG_STATUS_UNSUPPORTED_CPU:
+        return "no variant of the kernel compiled into this library runs on this CPU";
     }
     return "unknown status";
 }
@@ -336,9 +338,162 @@ static akg_status check_tensor(const akg_tensor *t, const akg_tensor_def *def, u
     return AKG_STATUS_OK;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* CPU features and the choice of a kernel's variant                                          */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Set in the cached word once the CPU has been examined; never a feature bit. */
+#define AKG_CPU_DETECTED (1u << 31)
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+
+/* The register state the OS saves on a context switch (XCR0): AVX and AVX-512 code must not run
+ * where the OS does not save ymm / zmm and mask registers, whatever cpuid says. */
+static uint64_t os_saved_state(void) {
+    uint32_t eax, edx;
+    __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
+    return ((uint64_t)edx << 32) | eax;
+}
+
+static uint32_t detect_cpu_features(void) {
+    unsigned a, b, c, d;
+    unsigned c1, b7 = 0, ext_c = 0;
+    uint32_t f = 0;
+    uint64_t xcr0 = 0;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) {
+        return 0;
+    }
+    c1 = c;
+    if (__get_cpuid_max(0, NULL) >= 7) {
+        __cpuid_count(7, 0, a, b, c, d);
+        b7 = b;
+    }
+    if (__get_cpuid(0x80000001u, &a, &b, &c, &d)) {
+        ext_c = c;
+    }
+    if (c1 & (1u << 27)) { /* OSXSAVE: xgetbv is available */
+        xcr0 = os_saved_state();
+    }
+    /* SSE3, SSSE3, CX16, SSE4.1, SSE4.2, POPCNT */
+    if ((c1 & 1u) && (c1 & (1u << 9)) && (c1 & (1u << 13)) && (c1 & (1u << 19)) && (c1 & (1u << 20)) && (c1 & (1u << 23))) {
+        f |= AKG_CPU_X86_64_V2;
+    }
+    /* AVX, FMA, F16C, MOVBE; AVX2, BMI1, BMI2; LZCNT; ymm saved */
+    if ((f & AKG_CPU_X86_64_V2) && (c1 & (1u << 28)) && (c1 & (1u << 12)) && (c1 & (1u << 29)) && (c1 & (1u << 22)) &&
+        (b7 & (1u << 5)) && (b7 & (1u << 3)) && (b7 & (1u << 8)) && (ext_c & (1u << 5)) && (xcr0 & 0x6) == 0x6) {
+        f |= AKG_CPU_X86_64_V3;
+    }
+    /* AVX-512 F, DQ, CD, BW, VL; masks and zmm saved */
+    if ((f & AKG_CPU_X86_64_V3) && (b7 & (1u << 16)) && (b7 & (1u << 17)) && (b7 & (1u << 28)) && (b7 & (1u << 30)) &&
+        (b7 & (1u << 31)) && (xcr0 & 0xe6) == 0xe6) {
+        f |= AKG_CPU_X86_64_V4;
+    }
+    return f;
+}
+#else
+/* Other architectures: their one variant needs no feature beyond the architecture's baseline. */
+static uint32_t detect_cpu_features(void) {
+    return 0;
+}
+#endif
+
+/* AKG_MAX_ISA: the features a cap leaves (all of them for no cap or an unknown name). */
+static uint32_t isa_cap(void) {
+    const char *cap = getenv("AKG_MAX_ISA");
+    if (cap == NULL) {
+        return ~0u;
+    }
+    if (strcmp(cap, "x86-64-v4") == 0) {
+        return AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4;
+    }
+    if (strcmp(cap, "x86-64-v3") == 0) {
+        return AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3;
+    }
+    if (strcmp(cap, "x86-64-v2") == 0) {
+        return AKG_CPU_X86_64_V2;
+    }
+    if (strcmp(cap, "x86-64") == 0) {
+        return 0;
+    }
+    return ~0u;
+}
+
+/* The CPU's features under AKG_MAX_ISA, examined once. The only state the runtime keeps: every
+ * thread that finds it unset computes the same value, and the store is atomic. */
+static uint32_t cpu_features(void) {
+#if defined(__GNUC__) || defined(__clang__)
+    static uint32_t cached;
+    uint32_t f = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
+    if (!(f & AKG_CPU_DETECTED)) {
+        f = (detect_cpu_features() & isa_cap()) | AKG_CPU_DETECTED;
+        __atomic_store_n(&cached, f, __ATOMIC_RELEASE);
+    }
+    return f & ~AKG_CPU_DETECTED;
+#else
+    return detect_cpu_features() & isa_cap();
+#endif
+}
+
+const char *akg_cpu_isa(void) {
+#if defined(__x86_64__)
+    uint32_t f = cpu_features();
+    if (f & AKG_CPU_X86_64_V4) {
+        return "x86-64-v4";
+    }
+    if (f & AKG_CPU_X86_64_V3) {
+        return "x86-64-v3";
+    }
+    if (f & AKG_CPU_X86_64_V2) {
+        return "x86-64-v2";
+    }
+    return "x86-64";
+#elif defined(__aarch64__)
+    return "aarch64";
+#else
+    return "unknown";
+#endif
+}
+
+const akg_variant_def *akg_kernel_select_variant(const akg_kernel *kernel) {
+    const akg_variant_def *v;
+    uint32_t f;
+    if (kernel == NULL || kernel->variants == NULL) {
+        return NULL;
+    }
+    f = cpu_features();
+    for (v = kernel->variants; v->fn != NULL; ++v) {
+        if ((v->cpu_features & f) == v->cpu_features) {
+            return v;
+        }
+    }
+    return NULL;
+}
+
+const char *akg_kernel_variant(const akg_kernel *kernel) {
+    const akg_variant_def *v = akg_kernel_select_variant(kernel);
+    return v == NULL ? NULL : v->target;
+}
+
+size_t akg_kernel_num_variants(const akg_kernel *kernel) {
+    size_t n = 0;
+    if (kernel == NULL || kernel->variants == NULL) {
+        return 0;
+    }
+    while (kernel->variants[n].fn != NULL) {
+        ++n;
+    }
+    return n;
+}
+
+const char *akg_kernel_variant_at(const akg_kernel *kernel, size_t index) {
+    return index < akg_kernel_num_variants(kernel) ? kernel->variants[index].target : NULL;
+}
+
 akg_status akg_run(const akg_kernel *kernel, const akg_tensor *inputs, size_t num_inputs,
                    const akg_tensor *outputs, size_t num_outputs) {
     call_scratch scratch;
+    const akg_variant_def *variant;
     size_t i;
     size_t n;
     akg_status st;
@@ -346,8 +501,9 @@ akg_status akg_run(const akg_kernel *kernel, const akg_tensor *inputs, size_t nu
     if (kernel == NULL) {
         return AKG_STATUS_NULL_POINTER;
     }
-    if (kernel->fn == NULL) {
-        return AKG_STATUS_INVALID_ARGUMENT;
+    variant = akg_kernel_select_variant(kernel);
+    if (variant == NULL) {
+        return AKG_STATUS_UNSUPPORTED_CPU;
     }
     if (num_inputs != kernel->num_inputs || num_outputs != kernel->num_outputs) {
         return AKG_STATUS_TENSOR_COUNT;
@@ -376,7 +532,7 @@ akg_status akg_run(const akg_kernel *kernel, const akg_tensor *inputs, size_t nu
         st = check_aliasing(kernel, scratch.ptrs, scratch.bytes);
     }
     if (st == AKG_STATUS_OK) {
-        st = map_kernel_result(kernel->fn((void *const *)scratch.ptrs));
+        st = map_kernel_result(variant->fn((void *const *)scratch.ptrs));
     }
     scratch_free(&scratch);
     return st;
@@ -388,6 +544,7 @@ akg_status akg_run(const akg_kernel *kernel, const akg_tensor *inputs, size_t nu
 
 akg_status akg_run_dense(const akg_kernel *kernel, void *const *buffers) {
     call_scratch scratch;
+    const akg_variant_def *variant;
     size_t i;
     size_t n;
     akg_status st = AKG_STATUS_OK;
@@ -395,8 +552,9 @@ akg_status akg_run_dense(const akg_kernel *kernel, void *const *buffers) {
     if (kernel == NULL) {
         return AKG_STATUS_NULL_POINTER;
     }
-    if (kernel->fn == NULL) {
-        return AKG_STATUS_INVALID_ARGUMENT;
+    variant = akg_kernel_select_variant(kernel);
+    if (variant == NULL) {
+        return AKG_STATUS_UNSUPPORTED_CPU;
     }
     if (kernel->num_outputs > SIZE_MAX - kernel->num_inputs) {
         return AKG_STATUS_INVALID_ARGUMENT;
@@ -425,7 +583,7 @@ akg_status akg_run_dense(const akg_kernel *kernel, void *const *buffers) {
         st = check_aliasing(kernel, scratch.ptrs, scratch.bytes);
     }
     if (st == AKG_STATUS_OK) {
-        st = map_kernel_result(kernel->fn(buffers));
+        st = map_kernel_result(variant->fn(buffers));
     }
     scratch_free(&scratch);
     return st;

@@ -61,14 +61,17 @@ const akg_tensor_def oom_out[] = {{"y", AKG_DTYPE_FLOAT32, 1, s1, 0}};
 
 int always_oom_fn(void *const *) { return AKG_STATUS_OUT_OF_MEMORY; }
 
+const akg_variant_def all_dtypes_variants[] = {{"any", 0, all_dtypes_fn}, {nullptr, 0, nullptr}};
+const akg_variant_def always_oom_variants[] = {{"any", 0, always_oom_fn}, {nullptr, 0, nullptr}};
+
 } // namespace
 
 extern "C" {
 extern const akg_kernel akg_kernel_desc_add_relu_f32;
 extern const akg_kernel akg_kernel_desc_all_dtypes = {
-    "all_dtypes", "tests/akg_run/table_multi.cpp", 8, all_inputs, 7, all_outputs, all_dtypes_fn};
+    "all_dtypes", "tests/akg_run/table_multi.cpp", 8, all_inputs, 7, all_outputs, all_dtypes_variants};
 extern const akg_kernel akg_kernel_desc_always_oom = {
-    "always_oom", "tests/akg_run/table_multi.cpp", 1, oom_io, 1, oom_out, always_oom_fn};
+    "always_oom", "tests/akg_run/table_multi.cpp", 1, oom_io, 1, oom_out, always_oom_variants};
 
 extern const akg_kernel *const akg_catalog_kernels[] = {
     &akg_kernel_desc_add_relu_f32,

@@ -67,8 +67,8 @@ size_t count(const std::string &text, const std::string &what) {
 void expect_one_fused_parallel_row_loop(const std::string &pattern) {
     std::string tree = dump_after(pattern, "promote");
     SCOPED_TRACE(tree);
-    EXPECT_EQ(count(tree, "mark: \"parallel_"), 1u);
-    std::regex shape(R"(domain: "[^"]*"\nchild:\n  mark: "parallel_\d"\n  child:\n    schedule: "[^"]*"\n    permutable: 1\n    coincident: \[ 1(, 1)* \]\n    child:\n      sequence:)");
+    EXPECT_EQ(count(tree, "mark: \"parallel("), 1u);
+    std::regex shape(R"(domain: "[^"]*"\nchild:\n  mark: "parallel\(loops=\d[)]"\n  child:\n    schedule: "[^"]*"\n    permutable: 1\n    coincident: \[ 1(, 1)* \]\n    child:\n      sequence:)");
     EXPECT_TRUE(std::regex_search(tree, shape)) << "expected one parallel row band above a sequence";
     std::string code = dump_after(pattern, "emit");
     EXPECT_EQ(count(code, "#pragma omp parallel"), 1u) << code; // "parallel for", or "parallel" + "for" when streaming
@@ -206,7 +206,7 @@ TEST(PipelineGolden, CopiesThatMoveTheInnermostDimensionRunAsTileTransposes) {
     // the batch and the tiles stay one band, run in parallel.
     std::string tree = dump_after_regression("transpose_tiles_f16_nhwc_to_nchw_2x3x5x41.json", "parallelize");
     EXPECT_EQ(count(tree, "mark: \"transpose_tile\""), 1u) << tree;
-    EXPECT_EQ(count(tree, "mark: \"parallel_1\""), 1u) << tree;
+    EXPECT_EQ(count(tree, "mark: \"parallel(loops=1)\""), 1u) << tree;
     std::string code = dump_after_regression("transpose_tiles_f16_nhwc_to_nchw_2x3x5x41.json", "emit");
     EXPECT_EQ(count(code, "akg_transpose(&in0[i0 * 615 + i2 * 41 + i1], 41, &out0[i0 * 615 + i1 * 15 + i2], 15, (14 - 0 + 1), (40 - 0 + 1));"), 1u)
         << code;
@@ -645,7 +645,7 @@ TEST(PipelineGolden, ComputationsThatReadAcrossTransposeTheirSourceTileFirst) {
     // NCHW + bias -> NHWC: each tile of 20 channels x 63 pixels of the source is transposed into
     // a local array, then the vector loop over the channels (contiguous in the output) reads it.
     std::string tree = dump_after_regression("transposed_bias_add_nchw_to_nhwc_2x20x7x9.json", "vectorize");
-    EXPECT_EQ(count(tree, "mark: \"transpose_staged_tile\""), 1u) << tree;
+    EXPECT_EQ(count(tree, "mark: \"transpose_tile(staged)\""), 1u) << tree;
     EXPECT_EQ(count(tree, "mark: \"simd\""), 1u) << tree; // vectorize left the tile alone
     std::string code = dump_after_regression("transposed_bias_add_nchw_to_nhwc_2x20x7x9.json", "emit");
     EXPECT_EQ(count(code, "alignas(64) float tile_in0[1260];"), 1u) << code;
@@ -733,7 +733,7 @@ TEST(PipelineGolden, ChannelBlocksInterleaveWithTheBatch) {
     // image, their 64 adjacent rows of H*W (n outer, channel inner), instead of one channel's 32
     // rows an image apart; 4 iterations, 2 per thread.
     std::string ast = dump_after("bn_train_stats_f16.json", "ast");
-    std::regex order(R"(// parallel_1\n\s*for \(int c0 = 0; c0 <= 255; c0 \+= 64\) \{[\s\S]*for \(int c1 = 0; c1 <= 31; c1 \+= 1\)\n\s*for \(int c2 = 0; c2 <= 63; c2 \+= 1\) \{\n\s*// reduction\n\s*for \(int c3 = 0; c3 <= 3135)");
+    std::regex order(R"(// parallel\(loops=1\)\n\s*for \(int c0 = 0; c0 <= 255; c0 \+= 64\) \{[\s\S]*for \(int c1 = 0; c1 <= 31; c1 \+= 1\)\n\s*for \(int c2 = 0; c2 <= 63; c2 \+= 1\) \{\n\s*// reduction\n\s*for \(int c3 = 0; c3 <= 3135)");
     EXPECT_TRUE(std::regex_search(ast, order)) << ast;
     // Row kernels keep one row per iteration: the row's stride is already the largest.
     std::string layernorm = dump_after("layernorm_fwd_f32.json", "interleave-channels");
@@ -862,7 +862,7 @@ TEST(PipelineGolden, ParallelMarksCountOnlyMembersWithLoops) {
     // That member has no loop in isl's AST; counted in the parallel mark, it made the next loop,
     // over r0, parallel: two threads updated one accumulator (an intermittent wrong sum).
     std::string ast = dump_after_regression("parallel_mark_over_a_constant_band_member.json", "ast");
-    std::regex column_sum(R"(// parallel_1\n\s*for \(int c0 = 0; c0 <= 31; c0 \+= 1\)\n\s*for \(int c2 = 0; c2 <= 2; c2 \+= 1\) \{\n\s*// reduction\n\s*for \(int c3 = 0; c3 <= 4; c3 \+= 1\)\n\s*S3\(c0, 0, c2, c3\);)");
+    std::regex column_sum(R"(// parallel\(loops=1\)\n\s*for \(int c0 = 0; c0 <= 31; c0 \+= 1\)\n\s*for \(int c2 = 0; c2 <= 2; c2 \+= 1\) \{\n\s*// reduction\n\s*for \(int c3 = 0; c3 <= 4; c3 \+= 1\)\n\s*S3\(c0, 0, c2, c3\);)");
     EXPECT_TRUE(std::regex_search(ast, column_sum)) << ast;
     std::regex whole_sum(R"(// simd\n\s*S6\(0\);\n\s*for \(int c1 = 0; c1 <= 2; c1 \+= 1\)\n\s*for \(int c2 = 0; c2 <= 31; c2 \+= 1\) \{\n\s*// reduction\n\s*for \(int c3 = 0; c3 <= 4; c3 \+= 1\)\n\s*S7\(0, c1, c2, c3\);)");
     EXPECT_TRUE(std::regex_search(ast, whole_sum)) << ast;
@@ -1100,8 +1100,8 @@ TEST(PipelineGolden, ParallelLoopsHaveASerialTwinForOneThread) {
 // accumulators of its own (a slice of akg_row_chunks), added in chunk order afterwards.
 TEST(PipelineGolden, NarrowColumnSumsRunInChunksOfWholeRows) {
     std::string ast = dump_after("bn_train_stats_nhwc_f16.json", "ast");
-    EXPECT_EQ(count(ast, "// row_chunks_16"), 1u) << ast;
-    EXPECT_EQ(count(ast, "// parallel_"), 0u) << ast;
+    EXPECT_EQ(count(ast, "// row_chunks(chunks=16)"), 1u) << ast;
+    EXPECT_EQ(count(ast, "// parallel("), 0u) << ast;
     std::string code = dump_after("bn_train_stats_nhwc_f16.json", "emit");
     EXPECT_EQ(count(code, "#pragma omp parallel for schedule(static)\n            for (int64_t chunk = 0; chunk < 16; ++chunk)\n"), 1u) << code;
     EXPECT_EQ(count(code, "for (int64_t c0_block = chunk * 6272; c0_block <= akg_imin(chunk * 6272 + 6271, 100351); c0_block += 32) {"), 1u) << code;
@@ -1124,8 +1124,8 @@ TEST(PipelineGolden, NarrowColumnSumsRunInChunksOfWholeRows) {
 // and, as fused, the rows are walked whole in chunks.
 TEST(PipelineGolden, UnfusedReductionLoopsAreNotSplitAcrossThreads) {
     std::string ast = dump_after_unfused("bn_train_stats_nhwc_f16.json", "ast");
-    EXPECT_EQ(count(ast, "// parallel_2"), 0u) << ast;
-    EXPECT_EQ(count(ast, "// row_chunks_16"), 1u) << ast;
+    EXPECT_EQ(count(ast, "// parallel(loops=2)"), 0u) << ast;
+    EXPECT_EQ(count(ast, "// row_chunks(chunks=16)"), 1u) << ast;
 }
 
 // Column sums (LayerNorm's dgamma/dbeta) add each block of 32 rows in float partials, then

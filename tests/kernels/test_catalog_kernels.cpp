@@ -4,7 +4,10 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
+#include <cstdio>
 #include <fstream>
+#include <map>
 #include <omp.h>
 
 #include "kernel_check.h"
@@ -138,6 +141,92 @@ TEST(Catalog, ColumnSumsGiveTheSameBitsAtEveryThreadCount) {
         auto one = outputs_with_threads(k, 1);
         for (int threads : {2, 3}) EXPECT_TRUE(outputs_with_threads(k, threads) == one) << name << " with " << threads << " threads";
     }
+}
+
+// ---- variants and dispatch ------------------------------------------------------------------
+
+// The x86-64 level of this CPU, found with the compiler's own cpuid support rather than the
+// runtime's, so that the runtime's choice is checked against an independent answer.
+int host_x86_level() {
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    if (!(__builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("popcnt"))) return 1;
+    if (!(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2"))) return 2;
+    if (!(__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+          __builtin_cpu_supports("avx512vl")))
+        return 3;
+    return 4;
+#else
+    return 0;
+#endif
+}
+
+int level_of(const std::string &target) {
+    if (target == "x86-64-v4") return 4;
+    if (target == "x86-64-v3") return 3;
+    if (target == "x86-64-v2") return 2;
+    return 0;
+}
+
+// The variant every kernel must run here: the best compiled one within the CPU's level and
+// AKG_MAX_ISA.
+std::string expected_variant(const akg_kernel *k) {
+    const char *cap = std::getenv("AKG_MAX_ISA");
+    int limit = host_x86_level();
+    if (cap && level_of(cap) > 0) limit = std::min(limit, level_of(cap));
+    for (size_t v = 0; v < akg_kernel_num_variants(k); ++v) {
+        std::string target = akg_kernel_variant_at(k, v);
+        if (level_of(target) <= limit) return target;
+    }
+    return "";
+}
+
+// Every kernel runs the variant that the CPU and AKG_MAX_ISA allow, best first; the runtime's
+// ISA agrees. Under qemu-x86_64 -cpu Haswell this is x86-64-v3, chosen by cpuid alone.
+TEST(Variants, TheBestVariantTheCpuRunsIsChosen) {
+    std::printf("akg_cpu_isa() = %s; AKG_MAX_ISA = %s\n", akg_cpu_isa(), std::getenv("AKG_MAX_ISA") ? std::getenv("AKG_MAX_ISA") : "(unset)");
+    std::map<std::string, int> ran;
+    for (const akg_kernel *const *table : {akg_catalog_kernels, akg_test_small_kernels}) {
+        size_t count = table == akg_catalog_kernels ? akg_kernel_count() : akg_test_small_kernel_count;
+        for (size_t i = 0; i < count; ++i) {
+            const akg_kernel *k = table[i];
+            ASSERT_GT(akg_kernel_num_variants(k), 0u) << k->name;
+            const char *chosen = akg_kernel_variant(k);
+            std::string expected = expected_variant(k);
+            ASSERT_NE(chosen, nullptr) << k->name;
+            EXPECT_EQ(std::string(chosen), expected) << k->name;
+            ++ran[chosen];
+        }
+    }
+#if defined(__x86_64__)
+    const char *cap = std::getenv("AKG_MAX_ISA");
+    int level = std::min(host_x86_level(), cap && level_of(cap) > 0 ? level_of(cap) : 4);
+    EXPECT_EQ(std::string(akg_cpu_isa()), level >= 2 ? "x86-64-v" + std::to_string(level) : "x86-64");
+#endif
+    for (const auto &[target, n] : ran) std::printf("variant %s ran for %d kernels\n", target.c_str(), n);
+}
+
+// Every variant compiled into the build, not only the chosen one, matches the reference on the
+// odd-shape twins: a variant this CPU can run is run directly through a descriptor that lists
+// only it.
+TEST(Variants, EveryVariantTheCpuRunsMatchesTheReference) {
+    int checked = 0;
+    for (size_t i = 0; i < akg_test_small_kernel_count; ++i) {
+        const akg_kernel *k = akg_test_small_kernels[i];
+        for (size_t v = 0; v < akg_kernel_num_variants(k); ++v) {
+            if (level_of(k->variants[v].target) > host_x86_level()) continue;
+            const akg_variant_def only[] = {k->variants[v], {nullptr, 0, nullptr}};
+            akg_kernel one = *k;
+            one.variants = only;
+            for (uint64_t seed : {1u, 2u}) {
+                auto r = run_pattern_inputs(&one, source_path(k->pattern_file), seed, true);
+                EXPECT_TRUE(r.ok) << k->name << " variant " << k->variants[v].target << " seed " << seed << ":\n" << r.message;
+            }
+            ++checked;
+        }
+    }
+    std::printf("checked %d kernel variants\n", checked);
+    EXPECT_GE(checked, static_cast<int>(akg_test_small_kernel_count));
 }
 
 TEST(Catalog, EveryKernelHasAnOddShapeTwin) {

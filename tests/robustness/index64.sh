@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # 64-bit index arithmetic (issue 5, item 5): kernels over tensors of more than 2^31 elements go
 # through the generator (akg-gen kernel and show), every index and loop variable of the emitted
-# C++ is int64_t, the shapes in the descriptors are the full 64-bit values, and the kernel
+# C++ is int64_t, the shapes in the descriptors (akg-gen catalog) are the full 64-bit values, and the kernel
 # compiles with the library's flags. Nothing is allocated (the kernels are not run).
 #   index64.sh AKG_GEN SOURCE_ROOT CXX [KERNEL_FLAGS...]
 set -uo pipefail
@@ -89,7 +89,9 @@ for k in big_add big_same big_colsum big_rowsum big_transpose big_softmax; do
   else extents='65535|65536|32768|32769|2147549183'; shape='65536, 32769|32769, 65536'; fi
   grep -qE "\\b($extents)\\b" "$cpp" && ok "$k: the large extents appear in the code" ||
     bad "$k: no large extent in the code"
-  grep -qE "shape\\[\\] = \\{[^}]*($shape)" "$cpp" && ok "$k: 64-bit shape in the descriptor" ||
+  mkdir -p "$work/$k.catalog"
+  "$akg_gen" catalog "$work/$k.json" -o "$work/$k.catalog" --no-typed-entry-points 2>>"$work/$k.log" &&
+    grep -qE "shape\\[\\] = \\{[^}]*($shape)" "$work/$k.catalog/akg_catalog.cpp" && ok "$k: 64-bit shape in the descriptor" ||
     bad "$k: shape missing from the descriptor"
   # A folded flat index (65536 * 32769 elements as one loop) must count past 2^31 in int64_t.
   if [ "$k" == big_same ]; then

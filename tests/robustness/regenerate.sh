@@ -57,7 +57,7 @@ gen "${bad_set[@]}" -o "$work/absent/out" 2>/dev/null
 # 3. A failure while writing (a target is a folder), after the kernels generated: nothing is
 #    written, not even the files before it.
 cp -r "$work/single" "$work/wfail"; stale "$work/wfail"
-last=$(ls "$work/wfail/kernels" | LC_ALL=C sort | tail -1)
+last=$(cd "$work/wfail/kernels" && ls */*.cpp | LC_ALL=C sort | tail -1)
 rm "$work/wfail/kernels/$last"; mkdir "$work/wfail/kernels/$last"; before=$(sums "$work/wfail")
 if gen "${patterns[@]}" -o "$work/wfail" 2>"$work/wfail.log"; then bad "write failure: exit status 0"
 elif [ "$(sums "$work/wfail")" == "$before" ] && no_temps "$work/wfail"; then ok "write failure: nothing written at all"

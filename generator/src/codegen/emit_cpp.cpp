@@ -5,6 +5,7 @@
 #include "codegen/loop_invariants.h"
 #include "passes/math_identities.h"
 #include "poly/group_short_rows.h"
+#include "poly/schedule_annotation.h"
 #include "poly/stream_outputs.h"
 
 #include <algorithm>
@@ -1499,17 +1500,11 @@ private:
         return node;
     }
 
-    // The loop under a "simd" mark that is all of `loop`'s body (taken: the caller frees it), or
+    // The loop under a mark::Simd that is all of `loop`'s body (taken: the caller frees it), or
     // null.
     isl_ast_node *simd_loop_body(isl_ast_node *loop) {
         isl_ast_node *body = without_single_blocks(isl_ast_node_for_get_body(loop));
-        bool simd = false;
-        if (isl_ast_node_get_type(body) == isl_ast_node_mark) {
-            isl_id *id = isl_ast_node_mark_get_id(body);
-            simd = std::string(isl_id_get_name(id)) == "simd";
-            isl_id_free(id);
-        }
-        if (!simd) {
+        if (!mark_as<mark::Simd>(body)) {
             isl_ast_node_free(body);
             return nullptr;
         }
@@ -1554,7 +1549,7 @@ private:
     struct ColumnBlocking {
         std::string row_it;
         int64_t lo = 0, hi = 0;
-        // A tile of at most kColumnBlockRows rows (sink-columns' "column_row_tile" mark: the
+        // A tile of at most kColumnBlockRows rows (sink-columns' mark::ColumnRowTile: the
         // loop's own bounds): one block, no loop over blocks.
         bool single = false;
         std::vector<ColumnSumLoop> loops;
@@ -1566,7 +1561,7 @@ private:
             loops.clear();
         }
     };
-    bool row_tile_pending_ = false; // the next row loop is a "column_row_tile" (ColumnBlocking::single)
+    bool row_tile_pending_ = false; // the next row loop is a mark::ColumnRowTile (ColumnBlocking::single)
     // Statement name -> its partial's element, while the rows of a ColumnBlocking are emitted.
     std::map<std::string, std::string> column_partials_;
     std::string column_rows_it_; // the iterator of those rows
@@ -1620,14 +1615,10 @@ private:
         return b;
     }
 
-    // Whether `node` (borrowed) is a "simd" mark around a vector loop over columns whose body
+    // Whether `node` (borrowed) is a mark::Simd around a vector loop over columns whose body
     // holds column sums over the rows of `row_it`; fills `l` (which then owns its nodes).
     bool column_sum_loop(isl_ast_node *node, const std::string &row_it, ColumnSumLoop &l) {
-        if (isl_ast_node_get_type(node) != isl_ast_node_mark) return false;
-        isl_id *id = isl_ast_node_mark_get_id(node);
-        bool simd = std::string(isl_id_get_name(id)) == "simd";
-        isl_id_free(id);
-        if (!simd) return false;
+        if (!mark_as<mark::Simd>(node)) return false;
         isl_ast_node *columns = without_single_blocks(isl_ast_node_mark_get_node(node));
         int64_t col_step = 0;
         bool ok = isl_ast_node_get_type(columns) == isl_ast_node_for && isl_ast_node_for_is_degenerate(columns) != isl_bool_true &&
@@ -2495,7 +2486,7 @@ private:
         return out + pad(depth + 1) + "akg_stream_fence();\n" + pad(depth) + "}\n";
     }
 
-    // sink-columns' whole-row column sums (a loop over the rows marked "row_chunks_N", at the top
+    // sink-columns' whole-row column sums (a loop over the rows marked mark::RowChunks{N}, at the top
     // of the kernel): the rows run in N chunks of chunk_rows_ (a whole number of blocks of
     // kColumnBlockRows), in parallel, each chunk adding into accumulators of its own, a slice
     // of akg_row_chunks that the chunk zeroes first; then the slices are added to the kernel's
@@ -2612,7 +2603,7 @@ private:
         return users;
     }
 
-    // sink-columns' wide rows (walk_wide_rows: a loop over the rows marked "row_chunks_N" whose
+    // sink-columns' wide rows (walk_wide_rows: a loop over the rows marked mark::RowChunks whose
     // rows are walked whole, each column sum adding the row's values element by element into
     // its double accumulators). The rows run in parallel in chunks of kColumnBlockRows; each
     // chunk adds its rows in float into sums of its own (its slice of akg_chunk_sums, zeroed
@@ -2802,7 +2793,7 @@ private:
     }
 
     // tile-transposes' tile of a computing statement (tile_transposes.h): a loop over the
-    // tile's columns around a "simd" mark and the vector loop over its rows, around the
+    // tile's columns around a mark::Simd and the vector loop over its rows, around the
     // statement. The source's tile is transposed into a local array first (akg_transpose, from
     // the tile's first element), and the statement reads the source from it. "" when the loops
     // are not in that form (they are then emitted reading the source itself).
@@ -2856,28 +2847,25 @@ private:
             return s;
         }
         case isl_ast_node_mark: {
-            isl_id *id = isl_ast_node_mark_get_id(node);
-            std::string name = isl_id_get_name(id);
-            isl_id_free(id);
+            std::optional<ScheduleAnnotation> annotation = mark_annotation(node);
+            const auto *parallel = annotation ? std::get_if<mark::Parallel>(&*annotation) : nullptr;
+            const auto *row_chunks = annotation ? std::get_if<mark::RowChunks>(&*annotation) : nullptr;
+            const auto *transpose_tile = annotation ? std::get_if<mark::TransposeTile>(&*annotation) : nullptr;
             isl_ast_node *child = isl_ast_node_mark_get_node(node);
             std::string s;
-            if (name.rfind("parallel_", 0) == 0 && isl_ast_node_get_type(child) == isl_ast_node_for &&
-                isl_ast_node_for_is_degenerate(child) != isl_bool_true) {
-                size_t at = name.find('@'); // "parallel_N@K": float16 stagings and row prefetches K
-                size_t k = at == std::string::npos ? 0 : std::stoul(name.substr(at + 1));
-                bool plans = at != std::string::npos; // body_plans_of_mark keeps both vectors the same length
-                s = emit_parallel(child, depth, std::stoi(name.substr(9)), plans ? &m_.float16_stagings.at(k) : nullptr,
-                                  plans ? &m_.row_prefetches.at(k) : nullptr);
-            } else if (name.rfind("row_chunks_", 0) == 0 && !(s = emit_row_chunks(child, std::stoi(name.substr(11)), depth)).empty()) {
-            } else if (name == "transpose_tile" && !(s = emit_transpose_tile(child, depth)).empty()) {
-            } else if (name == "transpose_staged_tile" && !(s = emit_staged_transpose_tile(child, depth)).empty()) {
-            } else if (name == "column_row_tile") {
+            if (parallel && isl_ast_node_get_type(child) == isl_ast_node_for && isl_ast_node_for_is_degenerate(child) != isl_bool_true) {
+                const size_t *k = parallel->body_plans ? &*parallel->body_plans : nullptr; // body_plans_of_mark keeps both vectors the same length
+                s = emit_parallel(child, depth, parallel->loops, k ? &m_.float16_stagings.at(*k) : nullptr, k ? &m_.row_prefetches.at(*k) : nullptr);
+            } else if (row_chunks && !(s = emit_row_chunks(child, row_chunks->chunks, depth)).empty()) {
+            } else if (transpose_tile && !transpose_tile->staged && !(s = emit_transpose_tile(child, depth)).empty()) {
+            } else if (transpose_tile && transpose_tile->staged && !(s = emit_staged_transpose_tile(child, depth)).empty()) {
+            } else if (annotation && std::holds_alternative<mark::ColumnRowTile>(*annotation)) {
                 row_tile_pending_ = isl_ast_node_get_type(child) == isl_ast_node_for;
                 s = emit_node(child, depth);
                 row_tile_pending_ = false;
             } else {
                 bool saved = in_simd_;
-                in_simd_ = name == "simd";
+                in_simd_ = annotation && std::holds_alternative<mark::Simd>(*annotation);
                 s = emit_node(child, depth);
                 in_simd_ = saved;
             }
@@ -2996,46 +2984,20 @@ private:
     }
 };
 
-std::string tensor_defs(const std::string &symbol, const char *what, const std::vector<TensorDesc> &tensors,
-                        const std::vector<bool> &inplace) {
-    std::ostringstream os;
-    for (size_t k = 0; k < tensors.size(); ++k) {
-        os << "static const int64_t akg_" << symbol << "_" << what << k << "_shape[] = {";
-        for (size_t d = 0; d < tensors[k].shape.size(); ++d) os << (d ? ", " : "") << tensors[k].shape[d];
-        if (tensors[k].shape.empty()) os << "0";
-        os << "};\n";
-    }
-    os << "static const akg_tensor_def akg_" << symbol << "_" << what << "s[] = {\n";
-    for (size_t k = 0; k < tensors.size(); ++k)
-        os << "    {\"" << tensors[k].name << "\", " << dtype_abi_enum(tensors[k].dtype) << ", " << tensors[k].shape.size()
-           << ", akg_" << symbol << "_" << what << k << "_shape, " << (inplace.empty() ? 0 : inplace[k] ? 1 : 0) << "},\n";
-    if (tensors.empty()) os << "    {\"\", AKG_DTYPE_FLOAT32, 0, nullptr, 0},\n";
-    os << "};\n";
-    return os.str();
-}
-
 } // namespace
 
 std::string expr_to_cpp(const Halide::Expr &e, const PolyModel *model) { return ExprPrinter(model).print(e); }
 
 std::string emit_kernel_cpp(const PolyModel &m, isl_ast_node *ast, const CompositeKernel &kernel, const EmitOptions &o) {
     std::ostringstream os;
-    os << "// Auto-generated by akg-gen " << o.generator_version << " from " << o.pattern_file << ". Do not edit!\n";
+    os << "// Auto-generated by akg-gen " << o.generator_version << " from " << o.pattern_file << " for " << o.target_name
+       << ". Do not edit!\n";
     os << "// Kernel " << o.kernel_name << ": " << kernel.inputs.size() << " input(s), " << kernel.outputs.size() << " output(s).\n";
+    os << "// Its descriptor and dispatch entry are in akg_catalog.cpp.\n";
     os << "// Regenerate with: meson compile -C build regenerate\n\n";
     os << "#include \"akg_kernel_support.h\"\n\n";
     Emitter emitter(m, o);
-    os << emitter.emit(ast) << "\n";
-    std::vector<bool> inplace(kernel.inputs.size(), false);
-    for (const auto &b : m.buffers)
-        if (b.kind == BufferKind::KernelInput)
-            for (const auto &st : m.statements)
-                if (st.stage->buffer == b.name) inplace[std::stoi(b.name.substr(2))] = true;
-    os << tensor_defs(o.symbol, "input", kernel.inputs, inplace);
-    os << tensor_defs(o.symbol, "output", kernel.outputs, {});
-    os << "\nextern \"C\" const akg_kernel akg_kernel_desc_" << o.symbol << " = {\n    \"" << o.kernel_name << "\", \""
-       << o.pattern_file << "\",\n    " << kernel.inputs.size() << ", akg_" << o.symbol << "_inputs, " << kernel.outputs.size()
-       << ", akg_" << o.symbol << "_outputs,\n    akg_kernel_fn_" << o.symbol << "};\n";
+    os << emitter.emit(ast);
     return os.str();
 }
 

@@ -1,9 +1,12 @@
 // akg-gen: the command line of the generator.
 //
-//   akg-gen generate PATTERN... -o DIR       kernels → DIR/kernels/<name>.cpp + DIR/akg_catalog.{cpp,h}
+//   akg-gen generate PATTERN... -o DIR       kernels → DIR/kernels/<target>/<name>.cpp + DIR/akg_catalog.{cpp,h}
+//   akg-gen targets                          the targets, their CPU features and compiler flags
 //   akg-gen show PATTERN --dump-after=PASS   the IR / schedule tree / AST / C++ after a pass
 //   akg-gen passes                           the pipeline's passes in order
 #include <chrono>
+#include <cstdio>
+#include <sstream>
 #include <filesystem>
 #include <iostream>
 #include <unistd.h>
@@ -28,18 +31,49 @@ std::string relative_to(const std::string &path, const std::string &root) {
 }
 
 PipelineOptions make_options(const std::string &pattern, const std::string &source_root, const std::string &suffix,
-                             bool fuse, const CompositeKernel &kernel, bool use_stem) {
+                             bool fuse, const CompositeKernel &kernel, bool use_stem, const Target &target) {
     PipelineOptions o;
+    o.schedule = ScheduleOptions::for_target(target);
     o.schedule.fuse = fuse;
     o.emit.kernel_name = use_stem ? fs::path(pattern).stem().string() : kernel.name;
-    o.emit.symbol = sanitize_identifier(o.emit.kernel_name) + suffix;
+    o.emit.symbol = variant_symbol(sanitize_identifier(o.emit.kernel_name) + suffix, target);
+    o.emit.target_name = target.name;
     o.emit.pattern_file = relative_to(pattern, source_root);
     o.emit.generator_version = kGeneratorVersion;
     return o;
 }
 
+// The targets named in a comma-separated list; "all" names every target.
+std::vector<const Target *> parse_targets(const std::string &list) {
+    std::vector<const Target *> out;
+    if (list == "all") {
+        for (const auto &t : all_targets()) out.push_back(&t);
+        return out;
+    }
+    std::stringstream ss(list);
+    for (std::string name; std::getline(ss, name, ',');)
+        if (!name.empty()) out.push_back(&target_named(name));
+    if (out.empty()) throw UserError("no target named in '" + list + "'");
+    return out;
+}
+
+const Target &target_or_host(const std::string &name) { return name.empty() ? host_target() : target_named(name); }
+
+int list_targets() {
+    std::cout << "target      arch     host  CPU features                                  compiler flags\n";
+    for (const auto &t : all_targets()) {
+        std::string features, flags;
+        for (const auto &f : t.cpu_features) features += (features.empty() ? "" : ",") + f;
+        for (const auto &f : t.compile_flags) flags += (flags.empty() ? "" : " ") + f;
+        std::printf("%-11s %-8s %-5s %-45s %s\n", t.name.c_str(), t.arch == Arch::X86_64 ? "x86_64" : "aarch64",
+                    &t == &host_target() ? "best" : "", features.empty() ? "(none)" : features.c_str(), flags.c_str());
+    }
+    return 0;
+}
+
 int generate(const std::vector<std::string> &patterns, const std::string &out_dir, const std::string &source_root,
-             const std::string &suffix, const std::string &table, bool typed, bool fuse, bool check_only, bool quiet) {
+             const std::string &suffix, const std::string &table, bool typed, bool fuse, bool check_only, bool quiet,
+             const std::vector<const Target *> &targets) {
     std::vector<CatalogEntry> entries;
     std::vector<std::pair<std::string, std::string>> files; // path, content
     auto start = std::chrono::steady_clock::now();
@@ -48,16 +82,20 @@ int generate(const std::vector<std::string> &patterns, const std::string &out_di
         ++i;
         auto t0 = std::chrono::steady_clock::now();
         CompositeKernel kernel = load_composite(pattern);
-        PipelineOptions o = make_options(pattern, source_root, suffix, fuse, kernel, true);
-        // Messages name the file as given relative to the project.
-        kernel.source = o.emit.pattern_file;
-        std::string source = run_pipeline(kernel, o);
-        files.push_back({out_dir + "/kernels/" + o.emit.kernel_name + ".cpp", source});
-        entries.push_back({o.emit.kernel_name, o.emit.symbol, std::move(kernel)});
+        std::string name, symbol;
+        for (const Target *t : targets) {
+            PipelineOptions o = make_options(pattern, source_root, suffix, fuse, kernel, true, *t);
+            // Messages name the file as given relative to the project.
+            kernel.source = o.emit.pattern_file;
+            files.push_back({out_dir + "/kernels/" + t->name + "/" + o.emit.kernel_name + ".cpp", run_pipeline(kernel, o)});
+            name = o.emit.kernel_name;
+        }
+        entries.push_back({name, sanitize_identifier(name) + suffix, std::move(kernel)});
         double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-        if (!quiet) std::cerr << "[" << i << "/" << patterns.size() << "] " << o.emit.kernel_name << " (" << static_cast<int>(ms) << " ms)\n";
+        if (!quiet) std::cerr << "[" << i << "/" << patterns.size() << "] " << name << " (" << static_cast<int>(ms) << " ms)\n";
     }
-    files.push_back({out_dir + "/akg_catalog.cpp", emit_catalog_cpp(entries, table, typed)});
+    files.push_back({out_dir + "/akg_catalog.cpp", emit_catalog_cpp(entries, table, typed, targets)});
+    files.push_back({out_dir + "/targets.txt", emit_targets_list(targets)});
     if (typed) files.push_back({out_dir + "/akg_catalog.h", emit_catalog_header(entries)});
     // Only once every kernel generated without error is anything written, and then all or
     // nothing: every changed file goes to a temporary file first, then all are renamed.
@@ -97,7 +135,7 @@ int main(int argc, char **argv) {
     app.require_subcommand(1);
 
     std::vector<std::string> patterns;
-    std::string out_dir, source_root, suffix, table = "akg_catalog";
+    std::string out_dir, source_root, suffix, table = "akg_catalog", target_list = "all", target_name;
     bool no_typed = false, unfused = false, check = false, quiet = false;
     auto *gen = app.add_subcommand("generate", "generate kernels and the dispatch table from composite JSON files");
     gen->add_option("patterns", patterns, "composite JSON files")->required()->check(CLI::ExistingFile);
@@ -107,6 +145,8 @@ int main(int argc, char **argv) {
     gen->add_option("--table-name", table, "the table is <name>_kernels[] / <name>_kernel_count")->capture_default_str();
     gen->add_flag("--no-typed-entry-points", no_typed, "do not emit akg_<kernel>() entry points and their header");
     gen->add_flag("--unfused", unfused, "one loop nest per op (the fusion ablation)");
+    gen->add_option("--targets", target_list, "comma-separated targets to generate variants for, or 'all' (see 'akg-gen targets')")
+        ->capture_default_str();
     gen->add_flag("--check", check, "write nothing; exit 1 if any output file differs (staleness check)");
     gen->add_flag("-q,--quiet", quiet, "no progress output");
 
@@ -116,6 +156,9 @@ int main(int argc, char **argv) {
     show->add_option("pattern", show_pattern, "composite JSON file")->required()->check(CLI::ExistingFile);
     show->add_option("--dump-after", dump_after, "pass name, or 'all' (see 'akg-gen passes')")->capture_default_str();
     show->add_flag("--unfused", show_unfused, "schedule without fusion");
+    show->add_option("--target", target_name, "the target to schedule for (default: the best this machine runs)");
+
+    auto *targets_cmd = app.add_subcommand("targets", "list the targets, the CPU features each needs and their compiler flags");
 
     auto *passes = app.add_subcommand("passes", "list the pipeline's passes in order");
 
@@ -126,6 +169,7 @@ int main(int argc, char **argv) {
     one->add_option("--source-root", source_root, "project root: pattern paths in banners are relative to it");
     one->add_option("--symbol-suffix", suffix, "suffix of every generated C symbol");
     one->add_flag("--unfused", unfused, "one loop nest per op (the fusion ablation)");
+    one->add_option("--target", target_name, "the target of this variant (default: the best this machine runs)");
 
     std::vector<std::string> table_patterns;
     auto *cat = app.add_subcommand("catalog", "generate the dispatch table (akg_catalog.cpp, akg/akg_catalog.h) of a set of kernels");
@@ -134,12 +178,15 @@ int main(int argc, char **argv) {
     cat->add_option("--symbol-suffix", suffix, "suffix of every generated C symbol");
     cat->add_option("--table-name", table, "the table is <name>_kernels[] / <name>_kernel_count")->capture_default_str();
     cat->add_flag("--no-typed-entry-points", no_typed, "do not emit akg_<kernel>() entry points and their header");
+    cat->add_option("--source-root", source_root, "project root: pattern paths in descriptors are relative to it");
+    cat->add_option("--targets", target_list, "comma-separated targets whose variants the table lists, or 'all'")->capture_default_str();
 
     std::string compile_json, compile_out, keep_dir;
     auto *compile = app.add_subcommand("compile", "generate and compile one kernel into a shared object exporting the C ABI");
     compile->add_option("kernel", compile_json, "composite JSON file")->required()->check(CLI::ExistingFile);
     compile->add_option("-o,--output", compile_out, "the .so to write")->required();
     compile->add_option("--keep-sources", keep_dir, "keep the generated sources and objects in this folder");
+    compile->add_option("--target", target_name, "the target to generate and compile for (default: the best this machine runs)");
 
     CheckOptions check_options;
     auto *check_cmd = app.add_subcommand("check", "generate, compile and run kernels on random inputs against the reference evaluator");
@@ -157,13 +204,15 @@ int main(int argc, char **argv) {
     check_cmd->add_flag("--all-parallel", check_options.all_parallel,
                         "run every loop nest in a parallel region, however little its work (small graphs then test the parallel code)");
     check_cmd->add_option("--work-dir", check_options.work_dir, "keep the generated sources and libraries in this folder");
+    check_cmd->add_option("--target", target_name, "the target to generate and compile for (default: the best this machine runs)");
 
     CLI11_PARSE(app, argc, argv);
     try {
-        if (*gen) return generate(patterns, out_dir, source_root, suffix, table, !no_typed, !unfused, check, quiet);
+        if (*targets_cmd) return list_targets();
+        if (*gen) return generate(patterns, out_dir, source_root, suffix, table, !no_typed, !unfused, check, quiet, parse_targets(target_list));
         if (*one) {
             CompositeKernel kernel = load_composite(kernel_pattern);
-            PipelineOptions o = make_options(kernel_pattern, source_root, suffix, !unfused, kernel, true);
+            PipelineOptions o = make_options(kernel_pattern, source_root, suffix, !unfused, kernel, true, target_or_host(target_name));
             kernel.source = o.emit.pattern_file;
             // A build output: its time stamp must move even when its content does not, or
             // ninja would run this step again on every build.
@@ -176,25 +225,27 @@ int main(int argc, char **argv) {
             for (const auto &p : table_patterns) {
                 CompositeKernel kernel = load_composite(p);
                 validate_composite(kernel);
+                kernel.source = relative_to(p, source_root);
                 std::string name = fs::path(p).stem().string();
                 entries.push_back({name, sanitize_identifier(name) + suffix, std::move(kernel)});
             }
             for (const auto &[path, content] : std::vector<std::pair<std::string, std::string>>{
-                     {out_dir + "/akg_catalog.cpp", emit_catalog_cpp(entries, table, !no_typed)},
+                     {out_dir + "/akg_catalog.cpp", emit_catalog_cpp(entries, table, !no_typed, parse_targets(target_list))},
                      {out_dir + "/akg_catalog.h", no_typed ? "" : emit_catalog_header(entries)}})
                 if (!write_if_changed(path, content)) fs::last_write_time(path, fs::file_time_type::clock::now());
             return 0;
         }
         if (*compile) {
             CompositeKernel kernel = load_composite(compile_json);
-            PipelineOptions o = make_options(compile_json, "", "", true, kernel, false);
-            std::vector<CatalogEntry> entries{{o.emit.kernel_name, o.emit.symbol, kernel}};
+            const Target &target = target_or_host(target_name);
+            PipelineOptions o = make_options(compile_json, "", "", true, kernel, false, target);
+            std::vector<CatalogEntry> entries{{o.emit.kernel_name, sanitize_identifier(o.emit.kernel_name), kernel}};
             std::vector<std::pair<std::string, std::string>> sources{
                 {o.emit.symbol + ".cpp", run_pipeline(kernel, o)},
-                {"akg_catalog.cpp", emit_catalog_cpp(entries, "akg_catalog", false)}};
+                {"akg_catalog.cpp", emit_catalog_cpp(entries, "akg_catalog", false, {&target})}};
             std::string work = keep_dir.empty() ? (fs::temp_directory_path() / ("akg-compile-" + std::to_string(getpid()))).string() : keep_dir;
             try {
-                compile_shared_object(sources, work, compile_out, Toolchain::from_environment());
+                compile_shared_object(sources, work, compile_out, Toolchain::from_environment(), target);
             } catch (...) {
                 if (keep_dir.empty()) fs::remove_all(work);
                 throw;
@@ -203,7 +254,7 @@ int main(int argc, char **argv) {
             std::cerr << "compiled " << o.emit.kernel_name << " into " << compile_out << "\n";
             return 0;
         }
-        if (*check_cmd) return check_kernels(check_options, Toolchain::from_environment());
+        if (*check_cmd) return check_kernels(check_options, Toolchain::from_environment(), target_or_host(target_name));
         if (*passes) {
             for (const auto &p : pipeline_pass_names()) std::cout << p << "\n";
             return 0;
@@ -217,7 +268,7 @@ int main(int argc, char **argv) {
                 return 2;
             }
             CompositeKernel kernel = load_composite(show_pattern);
-            PipelineOptions o = make_options(show_pattern, "", "", !show_unfused, kernel, true);
+            PipelineOptions o = make_options(show_pattern, "", "", !show_unfused, kernel, true, target_or_host(target_name));
             o.dump_after = dump_after;
             o.dump = &std::cout;
             run_pipeline(kernel, o);

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "frontend/composite_kernel.h"
+#include "target/target.h"
 
 namespace akg {
 
@@ -12,11 +13,22 @@ struct CatalogEntry {
     CompositeKernel kernel;
 };
 
-// generated/akg_catalog.cpp: the table `<table_name>_kernels[]` / `<table_name>_kernel_count`, and, when
-// `typed_entry_points`, one typed C entry point per kernel (declared in akg_catalog.h).
+// The C identifier of one variant of a kernel: its function is akg_kernel_fn_<variant symbol>.
+std::string variant_symbol(const std::string &symbol, const Target &target);
+
+// generated/akg_catalog.cpp: each kernel's descriptor (its tensors and its variants, one per
+// target, best first, each under `#if defined(AKG_HAS_VARIANT_<SUFFIX>)` so that one file
+// serves every set of variants a build compiles), the table `<table_name>_kernels[]` /
+// `<table_name>_kernel_count`, and, when `typed_entry_points`, one typed C entry point per
+// kernel (declared in akg_catalog.h).
 std::string emit_catalog_cpp(const std::vector<CatalogEntry> &entries, const std::string &table_name,
-                             bool typed_entry_points);
+                             bool typed_entry_points, const std::vector<const Target *> &targets);
 std::string emit_catalog_header(const std::vector<CatalogEntry> &entries);
+// The macro a build defines when it compiles the variants of `target` (AKG_HAS_VARIANT_X86_64_V4).
+std::string variant_macro(const Target &target);
+// generated/targets.txt: one line per target, `name arch symbol-suffix flag...`, read by
+// kernellib/meson.build, so that the compiler flags of a variant are stated only in target.cpp.
+std::string emit_targets_list(const std::vector<const Target *> &targets);
 
 // Writes `content` to `path` unless the file already holds exactly that (so that unchanged
 // kernels are not recompiled); writes a temporary file and renames it, so that an interrupted

@@ -83,7 +83,7 @@ const char *label(Outcome o) {
 
 } // namespace
 
-int check_kernels(const CheckOptions &options, const Toolchain &toolchain) {
+int check_kernels(const CheckOptions &options, const Toolchain &toolchain, const Target &target) {
     auto start = std::chrono::steady_clock::now();
     bool any_exists = false;
     std::vector<std::string> files = collect(options.paths, any_exists);
@@ -127,8 +127,10 @@ int check_kernels(const CheckOptions &options, const Toolchain &toolchain) {
             }
             it.json = nlohmann::json::parse(json_text);
             PipelineOptions o;
+            o.schedule = ScheduleOptions::for_target(target);
             o.emit.kernel_name = it.kernel.name;
-            o.emit.symbol = it.symbol;
+            o.emit.symbol = variant_symbol(it.symbol, target);
+            o.emit.target_name = target.name;
             o.emit.pattern_file = it.name;
             o.emit.generator_version = kGeneratorVersion;
             o.schedule.fuse = !options.unfused;
@@ -157,9 +159,9 @@ int check_kernels(const CheckOptions &options, const Toolchain &toolchain) {
             sources.push_back({items[i].symbol + ".cpp", items[i].source});
             entries.push_back({items[i].kernel.name, items[i].symbol, items[i].kernel});
         }
-        sources.push_back({"akg_catalog.cpp", emit_catalog_cpp(entries, "akg_catalog", false)});
+        sources.push_back({"akg_catalog.cpp", emit_catalog_cpp(entries, "akg_catalog", false, {&target})});
         std::string dir = work + "/" + tag, so = work + "/" + tag + ".so";
-        compile_shared_object(sources, dir, so, toolchain);
+        compile_shared_object(sources, dir, so, toolchain, target);
         void *h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
         if (!h) throw UserError(std::string("dlopen failed: ") + dlerror());
         return h;

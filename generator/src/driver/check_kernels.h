@@ -1,4 +1,5 @@
 #pragma once
+#include "target/target.h"
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,6 +25,6 @@ struct CheckOptions {
 // and compares it with the reference evaluator. One line per kernel (PASS / FAIL with the
 // worst error / UNSUPPORTED with the reason / SKIPPED with why), then a summary.
 // Returns the process exit status: non-zero when a kernel failed.
-int check_kernels(const CheckOptions &options, const Toolchain &toolchain);
+int check_kernels(const CheckOptions &options, const Toolchain &toolchain, const Target &target);
 
 } // namespace akg

@@ -1,4 +1,5 @@
 #include "driver/compile_shared.h"
+#include "driver/catalog_files.h"
 
 #include <atomic>
 #include <cstdlib>
@@ -55,7 +56,7 @@ Toolchain Toolchain::from_environment() {
 #ifdef AKG_KERNEL_CXXFLAGS
     t.kernel_flags = AKG_KERNEL_CXXFLAGS;
 #else
-    t.kernel_flags = "-O3 -march=native -fno-math-errno -fopenmp";
+    t.kernel_flags = "-O3 -fno-math-errno -fopenmp";
 #endif
 #ifdef AKG_KERNEL_CXX // a sanitized build: its runtime needs kernels from the same compiler
     t.cxx = AKG_KERNEL_CXX;
@@ -71,7 +72,7 @@ Toolchain Toolchain::from_environment() {
 }
 
 void compile_shared_object(const std::vector<std::pair<std::string, std::string>> &sources, const std::string &work_dir,
-                           const std::string &output, const Toolchain &t) {
+                           const std::string &output, const Toolchain &t, const Target &target) {
     fs::path parent = fs::path(output).parent_path();
     std::error_code ec;
     if (!parent.empty() && !fs::is_directory(parent, ec))
@@ -108,13 +109,17 @@ void compile_shared_object(const std::vector<std::pair<std::string, std::string>
         unity_text[unit] += "#include \"" + name + "\"\n";
         bytes_before += bytes;
     }
+    // The kernels and the catalog's table of this one variant: the object runs on this target.
+    std::string target_flags = " -D" + variant_macro(target);
+    for (const auto &f : target.compile_flags) target_flags += " " + f;
     std::vector<std::string> objects, commands, logs;
     for (size_t u = 0; u < units; ++u) {
         std::string path = work_dir + "/akg_unity_" + std::to_string(u) + ".cpp";
         write_if_changed(path, "// Compiles these generated files as one translation unit (akg-gen).\n" + unity_text[u]);
         std::string object = path + ".o";
         objects.push_back(object);
-        commands.push_back(t.cxx + " -std=c++17 -fPIC " + t.kernel_flags + " -w" + includes + " -c " + quote(path) + " -o " + quote(object));
+        commands.push_back(t.cxx + " -std=c++17 -fPIC " + t.kernel_flags + target_flags + " -w" + includes + " -c " + quote(path) + " -o " +
+                           quote(object));
         logs.push_back(object + ".log");
     }
     std::string runtime_object = work_dir + "/akg_runtime.o";

@@ -1,4 +1,5 @@
 #pragma once
+#include "target/target.h"
 #include <string>
 #include <vector>
 
@@ -24,6 +25,6 @@ struct Toolchain {
 // rename, so a failure never leaves a half-written library. Throws UserError with the
 // compiler's message on failure.
 void compile_shared_object(const std::vector<std::pair<std::string, std::string>> &sources, const std::string &work_dir,
-                           const std::string &output, const Toolchain &toolchain);
+                           const std::string &output, const Toolchain &toolchain, const Target &target);
 
 } // namespace akg

@@ -78,7 +78,7 @@ namespace {
 
 isl_schedule_node *group_under_mark(isl_schedule_node *node, void *user) {
     PolyModel &m = *static_cast<PolyModel *>(user);
-    if (mark_name(node).rfind("parallel_", 0) != 0) return node;
+    if (!mark_as<mark::Parallel>(node)) return node;
     isl_schedule_node *band = isl_schedule_node_child(isl_schedule_node_copy(node), 0);
     const PolyStatement *sum = groups_short_rows(m, band);
     if (!sum) {

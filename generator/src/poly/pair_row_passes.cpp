@@ -89,7 +89,7 @@ int row_inputs(const PolyModel &m, isl_schedule_node *band) {
 // The band of rows below a parallel mark (the loops over the rows of an attention softmax's
 // batch, head and query collapse into one parallel loop) over its passes, or null.
 isl_schedule_node *parallel_row_band(isl_schedule_node *mark) {
-    if (mark_name(mark).rfind("parallel_", 0) != 0) return nullptr;
+    if (!mark_as<mark::Parallel>(mark)) return nullptr;
     isl_schedule_node *band = isl_schedule_node_child(isl_schedule_node_copy(mark), 0);
     if (coincident_band_over_passes(band)) return band;
     isl_schedule_node_free(band);

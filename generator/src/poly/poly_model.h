@@ -10,6 +10,7 @@
 #include <isl/cpp.h>
 
 #include "lower/tensor_graph.h"
+#include "target/target.h"
 
 namespace akg {
 
@@ -123,7 +124,7 @@ struct PolyModel {
     // passes after it shape them as any other, and the emitter runs them on the calling thread.
     std::set<std::string> serial_statements;
     isl::schedule schedule;   // the schedule tree, transformed by the passes
-    // Indexed by K of a parallel mark named "parallel_N@K" (see stage_float16.h).
+    // Indexed by a parallel mark's mark::Parallel::body_plans (see stage_float16.h).
     std::vector<std::vector<Float16Staging>> float16_stagings;
     // Indexed by the same K (prefetch-rows keeps both vectors the same length).
     std::vector<std::vector<RowPrefetch>> row_prefetches;
@@ -149,10 +150,15 @@ struct PolyModel {
 };
 
 // Scheduling choices, kept as data so that targets and tuning can change them without touching
-// the passes. They are fixed defaults today (AVX-512: 16 float lanes); the choices made per kernel
-// by a cost model are fused vs unfused (compute_schedule) and streamed stores (stream_outputs).
+// the passes. for_target derives the machine-dependent ones from a target description; the
+// others are tuned defaults. The choices made per kernel by a cost model are fused vs unfused
+// (compute_schedule) and streamed stores (stream_outputs).
 struct ScheduleOptions {
-    int vector_width = 16;          // float32 lanes of the target's vectors (AVX-512)
+    // The machine the kernel is scheduled for; every machine fact below comes from it.
+    const Target *target = &default_target();
+    static ScheduleOptions for_target(const Target &target);
+
+    int vector_width = 16;          // float32 lanes of the target's vectors
     // Inner loops are strip-mined by vector_width * vector_unroll when long enough: GCC fully
     // unrolls 16-iteration loops before its loop vectorizer sees them.
     int vector_unroll = 4;

@@ -58,8 +58,8 @@ bool plan_prefetch(PolyModel &m, const BufferInfo &b, isl_union_set *subtree, is
 
 isl_schedule_node *prefetch_under_mark(isl_schedule_node *node, void *user) {
     PolyModel &m = *static_cast<PolyModel *>(user);
-    std::string name = mark_name(node);
-    if (name != "parallel_1" && name.rfind("parallel_1@", 0) != 0) return node; // one loop in parallel
+    std::optional<mark::Parallel> parallel = mark_as<mark::Parallel>(node);
+    if (!parallel || parallel->loops != 1) return node; // one loop in parallel
     ParallelIteration iteration(node);
     if (isl_schedule_node_band_n_member(iteration.band) != 1) return node;
     std::vector<RowPrefetch> prefetches;

@@ -126,11 +126,6 @@ isl_schedule_node *split_constant_statements(isl_schedule_node *node, isl_union_
     return isl_schedule_node_parent(isl_schedule_node_parent(node));
 }
 
-isl_schedule_node *insert_mark(isl_schedule_node *node, const char *name) {
-    isl_ctx *ctx = isl_schedule_node_get_ctx(node);
-    return isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, name, nullptr));
-}
-
 } // namespace
 
 // Is this band at the top of the tree: only the domain, filters and sequences above it?
@@ -224,20 +219,12 @@ void add_statement_names(isl_schedule_node *node, std::set<std::string> &names) 
     isl_union_set_free(below);
 }
 
-std::string mark_name(isl_schedule_node *node) {
-    if (isl_schedule_node_get_type(node) != isl_schedule_node_mark) return "";
-    isl_id *id = isl_schedule_node_mark_get_id(node);
-    std::string name = isl_id_get_name(id);
-    isl_id_free(id);
-    return name;
-}
-
 bool below_transpose_tile(isl_schedule_node *node) {
     bool below = false;
     isl_schedule_node *up = isl_schedule_node_copy(node);
     while (!below && isl_schedule_node_has_parent(up) == isl_bool_true) {
         up = isl_schedule_node_parent(up);
-        below = mark_name(up).rfind("transpose_", 0) == 0;
+        below = mark_as<mark::TransposeTile>(up).has_value();
     }
     isl_schedule_node_free(up);
     return below;
@@ -297,15 +284,14 @@ isl_schedule_node *run_passes_for_the_tile(isl_schedule_node *sequence, isl_mult
 }
 
 size_t body_plans_of_mark(PolyModel &m, isl_schedule_node *&node) {
-    std::string name = mark_name(node);
-    size_t at = name.find('@');
-    if (at != std::string::npos) return std::stoul(name.substr(at + 1));
+    mark::Parallel parallel = mark_as<mark::Parallel>(node).value();
+    if (parallel.body_plans) return *parallel.body_plans;
     size_t k = std::max(m.float16_stagings.size(), m.row_prefetches.size());
     m.float16_stagings.resize(k + 1);
     m.row_prefetches.resize(k + 1);
-    isl_ctx *ctx = isl_schedule_node_get_ctx(node);
+    parallel.body_plans = k;
     node = isl_schedule_node_delete(node);
-    node = isl_schedule_node_insert_mark(node, isl_id_alloc(ctx, (name + "@" + std::to_string(k)).c_str(), nullptr));
+    node = insert_annotated_mark(node, parallel);
     return k;
 }
 
@@ -497,7 +483,7 @@ void mark_parallel_loops(PolyModel &m, const ScheduleOptions &options) {
         if (leaf && n > 2 && k >= n - 1 && member_extent(node, n - 1) < vector_width && member_extent(node, n - 2) >= vector_width) k = n - 2;
         // A member with one value over the band's domain (the missing dimension of a statement
         // in a fused band: a whole reduction's i0 = 0) produces no loop in isl's AST, and the
-        // emitter makes the first N loops below a "parallel_N" mark parallel. Counting such a
+        // emitter makes the first N loops below a mark::Parallel{N} parallel. Counting such a
         // member would make the next loop parallel, a reduction's loop among them (a race on
         // its accumulator). The mark counts the members that produce loops.
         auto loops_among = [&node](int members) {
@@ -519,7 +505,7 @@ void mark_parallel_loops(PolyModel &m, const ScheduleOptions &options) {
                 node = isl_schedule_node_band_tile(node, isl_multi_val_from_val_list(isl_schedule_node_band_get_space(node),
                                                                                    isl_val_list_from_val(isl_val_int_from_si(ctx, chunk))));
             }
-            return insert_mark(node, "parallel_1");
+            return insert_annotated_mark(node, mark::Parallel{1, std::nullopt});
         }
         if (leaf && n == 2 && k == 1 && isl_schedule_node_band_member_get_coincident(node, 1) == isl_bool_true &&
             member_extent(node, 1) < vector_width && member_extent(node, 0) >= 2 * max_chunk) {
@@ -534,7 +520,7 @@ void mark_parallel_loops(PolyModel &m, const ScheduleOptions &options) {
             sizes = isl_val_list_add(sizes, isl_val_int_from_si(ctx, member_extent(node, 1)));
             node = isl_schedule_node_band_tile(node, isl_multi_val_from_val_list(isl_schedule_node_band_get_space(node), sizes));
             for (int j = 0; j < n; ++j) node = isl_schedule_node_band_member_set_coincident(node, j, 1);
-            return insert_mark(node, "parallel_1");
+            return insert_annotated_mark(node, mark::Parallel{1, std::nullopt});
         }
         if (leaf && n > 1 && k == n - 1 && isl_schedule_node_band_member_get_coincident(node, n - 1) == isl_bool_true) {
             // The vector loop's member is long and the nest touches float16 tensors: the float
@@ -552,12 +538,12 @@ void mark_parallel_loops(PolyModel &m, const ScheduleOptions &options) {
                 for (int j = 0; j < n; ++j) sizes = isl_val_list_add(sizes, isl_val_int_from_si(ctx, j == n - 1 ? tile : 1));
                 node = isl_schedule_node_band_tile(node, isl_multi_val_from_val_list(isl_schedule_node_band_get_space(node), sizes));
                 for (int j = 0; j < n; ++j) node = isl_schedule_node_band_member_set_coincident(node, j, 1);
-                return insert_mark(node, ("parallel_" + std::to_string(loops_among(n))).c_str());
+                return insert_annotated_mark(node, mark::Parallel{loops_among(n), std::nullopt});
             }
         }
         int loops = loops_among(k);
         if (n > k) node = isl_schedule_node_band_split(node, k);
-        return insert_mark(node, ("parallel_" + std::to_string(loops)).c_str());
+        return insert_annotated_mark(node, mark::Parallel{loops, std::nullopt});
     });
 }
 
@@ -626,7 +612,7 @@ void vectorize_inner_loops(PolyModel &m, const ScheduleOptions &options) {
             ++descended;
         }
         if (isl_schedule_node_band_member_get_coincident(node, 0) != isl_bool_true) {
-            node = insert_mark(node, "reduction");
+            node = insert_annotated_mark(node, mark::Reduction{});
         } else {
             // Strip-mine by several vectors when the loop is long enough (see vector_unroll),
             // by one vector when it is shorter, not at all below one vector nor in a block of
@@ -648,7 +634,7 @@ void vectorize_inner_loops(PolyModel &m, const ScheduleOptions &options) {
                 isl_set *option = isl_set_set_tuple_name(isl_map_wrap(iso), "isolate");
                 node = isl_schedule_node_band_set_ast_build_options(node, isl_union_set_from_set(option));
             }
-            node = insert_mark(node, "simd");
+            node = insert_annotated_mark(node, mark::Simd{});
         }
         // Return the node at the position of the band that was passed in.
         for (; descended > 0; --descended) node = isl_schedule_node_parent(node);
@@ -720,14 +706,10 @@ void promote_to_local_buffers(PolyModel &m, const ScheduleOptions &options) {
         root,
         [](isl_schedule_node *node, void *user) -> isl_bool {
             auto &c = *static_cast<Ctx *>(user);
-            if (isl_schedule_node_get_type(node) != isl_schedule_node_mark) return isl_bool_true;
-            isl_id *id = isl_schedule_node_mark_get_id(node);
-            const std::string name = isl_id_get_name(id);
-            isl_id_free(id);
             // sink-columns' chunks of rows run their rows in parallel like a parallel loop; a
             // buffer used within a row is promoted within it (a block of the row's columns),
             // not for the whole row.
-            bool parallel = name.rfind("parallel", 0) == 0, row_chunks = name.rfind("row_chunks_", 0) == 0;
+            bool parallel = mark_as<mark::Parallel>(node).has_value(), row_chunks = mark_as<mark::RowChunks>(node).has_value();
             if (!parallel && !row_chunks) return isl_bool_true;
             isl_schedule_node *band = isl_schedule_node_child(isl_schedule_node_copy(node), 0);
             for (auto &b : c.m->buffers) {
@@ -785,12 +767,9 @@ bool has_reduction_below(const PolyModel &m, isl_schedule_node *node) {
 }
 
 isl_schedule_node *parallel_band_below(isl_schedule_node *mark) {
-    if (isl_schedule_node_get_type(mark) != isl_schedule_node_mark) return nullptr;
-    isl_id *id = isl_schedule_node_mark_get_id(mark);
-    const std::string name = isl_id_get_name(id);
-    isl_id_free(id);
-    if (name.rfind("parallel_", 0) != 0 || name.find('@') != std::string::npos) return nullptr;
-    const int members = std::atoi(name.c_str() + std::string("parallel_").size());
+    std::optional<mark::Parallel> parallel = mark_as<mark::Parallel>(mark);
+    if (!parallel || parallel->body_plans) return nullptr;
+    const int members = parallel->loops;
     isl_schedule_node *band = isl_schedule_node_child(isl_schedule_node_copy(mark), 0);
     bool ok = isl_schedule_node_get_type(band) == isl_schedule_node_band && members >= 1 &&
               static_cast<int>(isl_schedule_node_band_n_member(band)) == members && has_band_below(band);

@@ -1,5 +1,6 @@
 #pragma once
 #include "poly/poly_model.h"
+#include "poly/schedule_annotation.h"
 
 #include <functional>
 #include <set>
@@ -7,15 +8,15 @@
 
 namespace akg {
 
-// Marks the outermost coincident loop of each top-level band "parallel" (split off from the
-// rest of its band), so that the emitter runs it with OpenMP. Small or scalar kernels stay
+// Marks the outermost coincident loops of each top-level band mark::Parallel (split off from
+// the rest of its band), so that the emitter runs it with OpenMP. Small or scalar kernels stay
 // sequential when options.parallel is false.
 void mark_parallel_loops(PolyModel &model, const ScheduleOptions &options);
 
 // The number of values member `member` of band `node` takes (0 when not constant).
 long member_extent(isl_schedule_node *node, int member);
 
-// When `mark` (kept) is a "parallel_N" mark (not yet renamed "parallel_N@K") over a band of N
+// When `mark` (kept) is a mark::Parallel of N loops (no body plans yet) over a band of N
 // members, all coincident, with bands below it: that band (a new reference); null otherwise.
 // Column sums over the outer dimension of a 3-D tensor ([32, 128, 768] summed into
 // [128, 768]) are parallel over two loops.
@@ -62,10 +63,8 @@ void visit_calls(const Halide::Expr &e, const std::function<void(const Halide::I
 
 void add_statement_names(isl_schedule_node *node, std::set<std::string> &names);
 
-// The name of mark `node`, or "" when `node` is not a mark.
-std::string mark_name(isl_schedule_node *node);
-// Whether `node` (kept) lies in a tile of tile-transposes (below its "transpose_tile" or
-// "transpose_staged_tile" mark): the emitter runs it as it is, no other pass reshapes it.
+// Whether `node` (kept) lies in a tile of tile-transposes (below its mark::TransposeTile): the
+// emitter runs it as it is, no other pass reshapes it.
 bool below_transpose_tile(isl_schedule_node *node);
 
 // One iteration of the band below a parallel mark: the band, the statement instances below it,
@@ -96,9 +95,9 @@ isl_schedule_node *insert_point_band(isl_schedule_node *at, isl_multi_union_pw_a
 // unrolls the inserted bands (one copy of the pass per point, the point a constant in each).
 isl_schedule_node *run_passes_for_the_tile(isl_schedule_node *sequence, isl_multi_union_pw_aff *point, bool nested = false, bool unrolled = false);
 
-// The index K of the per-iteration plans of the parallel mark `node` (model.float16_stagings
-// and model.row_prefetches, kept the same length): the mark is renamed "parallel_N@K", with a
-// new K, unless it already has one. `node` stays the (renamed) mark.
+// The index K of the per-iteration plans of the mark::Parallel `node` (model.float16_stagings
+// and model.row_prefetches, kept the same length): the mark is replaced by one whose
+// body_plans is a new K, unless it already has one. `node` stays the (replaced) mark.
 size_t body_plans_of_mark(PolyModel &model, isl_schedule_node *&node);
 
 // isl's simple fixed box hull of the elements of buffer `b` that an iteration of a prefix
@@ -133,7 +132,7 @@ void split_bands_by_dimensionality(PolyModel &model);
 
 // Strip-mines the innermost coincident loop of every leaf band by the vector width, isolates
 // the full vector tiles from the partial one (isl's "isolate" AST option) and marks the point
-// loop "simd". Innermost loops that carry a reduction are marked "reduction".
+// loop mark::Simd. Innermost loops that carry a reduction are marked mark::Reduction.
 void vectorize_inner_loops(PolyModel &model, const ScheduleOptions &options);
 
 // Keeps scratch buffers that live only within one iteration of a parallel loop (a row's mean,

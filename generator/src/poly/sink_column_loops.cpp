@@ -136,18 +136,17 @@ isl_schedule_node *insert_at_leaves(isl_schedule_node *node, isl_multi_union_pw_
         &leaf);
 }
 
-// Marks "row_chunks_N" every band below `node` that has bands below it: the loops over the rows
-// of the whole-row column sums, to run in N chunks.
+// Marks mark::RowChunks{N} every band below `node` that has bands below it: the loops over
+// the rows of the whole-row column sums, to run in N chunks.
 isl_schedule_node *mark_row_loops(isl_schedule_node *node, int chunks) {
-    std::string name = "row_chunks_" + std::to_string(chunks);
+    mark::RowChunks row_chunks{chunks};
     return isl_schedule_node_map_descendant_bottom_up(
         node,
         [](isl_schedule_node *n, void *user) -> isl_schedule_node * {
             if (isl_schedule_node_get_type(n) != isl_schedule_node_band || !has_band_below(n)) return n;
-            const char *mark = static_cast<std::string *>(user)->c_str();
-            return isl_schedule_node_insert_mark(n, isl_id_alloc(isl_schedule_node_get_ctx(n), mark, nullptr));
+            return insert_annotated_mark(n, *static_cast<mark::RowChunks *>(user));
         },
-        &name);
+        &row_chunks);
 }
 
 // Whether every reduction below `band` is a sum of float values into double accumulators (the
@@ -168,7 +167,7 @@ bool only_float_column_sums(const PolyModel &m, isl_schedule_node *band) {
 // Column sums over rows short enough to walk whole (column_sums_whole_rows_bytes) of an input
 // that the caches do not hold (column_sums_whole_rows_from_bytes): the parallel loop over the
 // columns goes, its loop moves to every leaf (each row is walked whole, one contiguous stream),
-// and the loop over the rows is marked "row_chunks_N": the emitter splits it into
+// and the loop over the rows is marked mark::RowChunks: the emitter splits it into
 // ScheduleOptions::row_chunks chunks of rows that run in parallel, each summing into its own
 // accumulators, added in chunk order after them (emit_cpp.cpp, emit_row_chunks).
 // Only where every reduction below `band` is such a sum: float values into double accumulators
@@ -258,7 +257,7 @@ isl_schedule_node *isolate_whole_blocks(isl_schedule_node *blocks, isl_multi_uni
 
 // One loop over the rows below a super-block of columns (see tile_rows_of_column_sums), `row`
 // (taken) its band: becomes tiles of rows > blocks of columns > the tile's rows (marked
-// "column_row_tile" for the emitter) > the block's columns. Returns the node in its place.
+// mark::ColumnRowTile for the emitter) > the block's columns. Returns the node in its place.
 isl_schedule_node *tile_row_loop(isl_schedule_node *row, isl_multi_union_pw_aff *columns, int64_t block, int64_t tile_rows) {
     isl_multi_union_pw_aff *rows = isl_schedule_node_band_get_partial_schedule(row);
     isl_multi_union_pw_aff *row_tile = tile_of(isl_multi_union_pw_aff_copy(rows), tile_rows), *row_point = point_of(rows, tile_rows);
@@ -268,7 +267,7 @@ isl_schedule_node *tile_row_loop(isl_schedule_node *row, isl_multi_union_pw_aff 
     node = insert_at_leaves(node, column_point);
     node = insert_point_band(node, row_point);
     node = isl_schedule_node_band_member_set_coincident(node, 0, 0); // the sums' loop
-    node = isl_schedule_node_insert_mark(node, isl_id_alloc(isl_schedule_node_get_ctx(node), "column_row_tile", nullptr));
+    node = insert_annotated_mark(node, mark::ColumnRowTile{});
     node = insert_point_band(node, column_block);
     node = insert_point_band(node, row_tile);
     node = isl_schedule_node_band_member_set_coincident(node, 0, 0);
@@ -384,15 +383,14 @@ int wide_row_loops(isl_schedule_node *node) {
 }
 
 // walk_wide_rows' schedule below the deleted band over the columns (`columns`: its schedule):
-// each loop over the rows marked "row_chunks_N" and, with `fuse`, the columns right below it
+// each loop over the rows marked mark::RowChunks and, with `fuse`, the columns right below it
 // (columns_below_rows); the columns at every other leaf. Returns the node in `node`'s place.
 isl_schedule_node *rows_over_columns(isl_schedule_node *node, isl_multi_union_pw_aff *columns, bool fuse, int chunks) {
     switch (isl_schedule_node_get_type(node)) {
     case isl_schedule_node_band:
         if (member_extent(node, 0) > 1) {
             node = fuse ? columns_below_rows(node, columns) : insert_at_leaves(node, columns);
-            std::string name = "row_chunks_" + std::to_string(chunks);
-            return isl_schedule_node_insert_mark(node, isl_id_alloc(isl_schedule_node_get_ctx(node), name.c_str(), nullptr)); // in its place
+            return insert_annotated_mark(node, mark::RowChunks{chunks}); // in its place
         }
         return insert_at_leaves(node, columns);
     case isl_schedule_node_sequence:
@@ -414,7 +412,7 @@ isl_schedule_node *rows_over_columns(isl_schedule_node *node, isl_multi_union_pw
 // walk, as for walk_whole_rows: the parallel loop over the columns goes, the loop over the
 // columns moves below each loop over the rows (around all its statements when that keeps
 // every dependence, at each leaf otherwise), and the loops over the rows are marked
-// "row_chunks_N"; the emitter runs the rows in chunks of kWideRowChunkRows in parallel, each
+// mark::RowChunks; the emitter runs the rows in chunks of kWideRowChunkRows in parallel, each
 // adding its rows in float into sums of its own, added up in chunk order afterwards
 // (emit_row_chunks): 24 GB/s in the hand-written model. Returns the node in the mark's place,
 // or null (nothing taken) when `band` does not qualify.
@@ -444,14 +442,13 @@ isl_schedule_node *walk_wide_rows(PolyModel &m, const ScheduleOptions &o, isl_sc
     return isl_schedule_node_delete(isl_schedule_node_parent(node)); // the parallel mark
 }
 
-// The "parallel_N" mark `mark` counting one loop fewer (deleted when none is left).
-isl_schedule_node *without_one_parallel_loop(isl_schedule_node *mark) {
-    const std::string name = mark_name(mark);
-    const int loops = std::atoi(name.c_str() + std::string("parallel_").size()) - 1;
-    isl_ctx *ctx = isl_schedule_node_get_ctx(mark);
-    mark = isl_schedule_node_delete(mark);
-    if (loops <= 0) return mark;
-    return isl_schedule_node_insert_mark(mark, isl_id_alloc(ctx, ("parallel_" + std::to_string(loops)).c_str(), nullptr));
+// The mark::Parallel `node` counting one loop fewer (deleted when none is left).
+isl_schedule_node *without_one_parallel_loop(isl_schedule_node *node) {
+    mark::Parallel parallel = mark_as<mark::Parallel>(node).value();
+    parallel.loops -= 1;
+    node = isl_schedule_node_delete(node);
+    if (parallel.loops <= 0) return node;
+    return insert_annotated_mark(node, parallel);
 }
 
 isl_schedule_node *sink_under_mark(isl_schedule_node *node, void *user) {

@@ -176,8 +176,8 @@ bool plan_staging(PolyModel &m, const BufferInfo &b, const ParallelIteration &it
 
 isl_schedule_node *stage_under_mark(isl_schedule_node *node, void *user) {
     PolyModel &m = *static_cast<Ctx *>(user)->m;
-    std::string name = mark_name(node);
-    if (name.rfind("parallel_", 0) != 0 || name.find('@') != std::string::npos) return node;
+    std::optional<mark::Parallel> parallel = mark_as<mark::Parallel>(node);
+    if (!parallel || parallel->body_plans) return node;
     std::vector<Float16Staging> stagings;
     {
         ParallelIteration iteration(node);

@@ -12,8 +12,8 @@ namespace akg {
 // stream-outputs streams it (then converted per vector loop). The box is isl's fixed box hull
 // of the accesses per iteration; outputs are staged only when their writes cover that box
 // within the tensor exactly, so the copy-out writes nothing the kernel did not.
-// Each parallel mark that gets stagings is renamed "parallel_N@K", K indexing
-// model.float16_stagings.
+// Each parallel mark that gets stagings gets body plans (mark::Parallel::body_plans), the index
+// of its stagings in model.float16_stagings.
 void stage_float16_buffers(PolyModel &model);
 
 } // namespace akg

@@ -280,12 +280,12 @@ isl_schedule_node *tile_band(isl_schedule_node *node, void *user) {
         node = isl_schedule_node_delete(node);
         node = isl_schedule_node_insert_partial_schedule(node, isl_multi_union_pw_aff_from_union_pw_aff(isl_multi_union_pw_aff_get_union_pw_aff(point, 0)));
         node = isl_schedule_node_band_member_set_coincident(node, 0, 1);
-        node = isl_schedule_node_insert_mark(node, isl_id_alloc(ictx, "simd", nullptr));
+        node = insert_annotated_mark(node, mark::Simd{});
         node = isl_schedule_node_insert_partial_schedule(node, isl_multi_union_pw_aff_from_union_pw_aff(isl_multi_union_pw_aff_get_union_pw_aff(point, 1)));
         node = isl_schedule_node_band_member_set_coincident(node, 0, 1);
         isl_multi_union_pw_aff_free(point);
     }
-    node = isl_schedule_node_insert_mark(node, isl_id_alloc(ictx, first->tile.staged ? "transpose_staged_tile" : "transpose_tile", nullptr));
+    node = insert_annotated_mark(node, mark::TransposeTile{first->tile.staged});
     for (const auto &name : names) {
         TransposeTile tile = ctx.candidates.at(name).tile;
         tile.tile_rows = tile_rows;

@@ -11,7 +11,7 @@ namespace akg {
 // output (the tile's rows r) and that of the source (its columns c) two different members of
 // unit stride, is reordered so that those two members come last, then tiled: the tile loops
 // (the other members, then tiles of rows and of columns) stay one coincident band that
-// parallelize runs in parallel, and the two point loops go below a "transpose_tile" mark. The
+// parallelize runs in parallel, and the two point loops go below a mark::TransposeTile. The
 // emitter runs each tile as one call of akg_transpose per statement, which transposes blocks of
 // 8 x 8 elements in registers; PolyModel::transpose_tiles records the strides. Tiles hold
 // kTransposeTileBytes of each side: the source's rows stay in L1 while their columns go out.
@@ -19,8 +19,8 @@ namespace akg {
 // A statement that computes with such a source (a bias added on the way), its other inputs
 // read along the rows or not at all, is tiled the same way with its tile's source transposed
 // into a local array first (TransposeTile::staged): the point loops go below a
-// "transpose_staged_tile" mark, the columns outside and the rows inside as the vector loop
-// (a "simd" mark), so that the output and the array are walked contiguously.
+// mark::TransposeTile{staged}, the columns outside and the rows inside as the vector loop
+// (a mark::Simd), so that the output and the array are walked contiguously.
 void tile_transposes(PolyModel &model);
 
 } // namespace akg

@@ -51,7 +51,7 @@ int64_t runs_per_block(const BufferInfo &b, int64_t run) {
 
 isl_schedule_node *block_under_mark(isl_schedule_node *node, void *user) {
     const PolyModel &m = *static_cast<const PolyModel *>(user);
-    if (mark_name(node).rfind("parallel_", 0) != 0) return node;
+    if (!mark_as<mark::Parallel>(node)) return node;
     isl_schedule_node *band = isl_schedule_node_child(isl_schedule_node_copy(node), 0);
     int n = isl_schedule_node_get_type(band) == isl_schedule_node_band ? isl_schedule_node_band_n_member(band) : 0;
     bool coincident = n > 0;

@@ -14,7 +14,7 @@ extern "C" {
 #endif
 
 #define AKG_VERSION_MAJOR 0
-#define AKG_VERSION_MINOR 1
+#define AKG_VERSION_MINOR 2
 #define AKG_VERSION_PATCH 0
 /* Encoded as major*10000 + minor*100 + patch. */
 #define AKG_VERSION (AKG_VERSION_MAJOR * 10000 + AKG_VERSION_MINOR * 100 + AKG_VERSION_PATCH)
@@ -30,7 +30,8 @@ typedef enum akg_status {
     AKG_STATUS_UNSUPPORTED_STRIDES = 7, /* strides other than dense row-major */
     AKG_STATUS_ALIASING = 8,          /* an output overlaps an input or another output */
     AKG_STATUS_OUT_OF_MEMORY = 9,     /* a scratch buffer could not be allocated */
-    AKG_STATUS_INVALID_ARGUMENT = 10  /* any other bad argument (e.g. negative rank) */
+    AKG_STATUS_INVALID_ARGUMENT = 10, /* any other bad argument (e.g. negative rank) */
+    AKG_STATUS_UNSUPPORTED_CPU = 11   /* no variant of the kernel that this build compiled runs on this CPU */
 } akg_status;
 
 typedef enum akg_dtype {
@@ -83,6 +84,25 @@ size_t akg_kernel_num_outputs(const akg_kernel *kernel);
 akg_status akg_kernel_input_info(const akg_kernel *kernel, size_t index, akg_tensor_info *info_out);
 akg_status akg_kernel_output_info(const akg_kernel *kernel, size_t index, akg_tensor_info *info_out);
 
+/* Kernel variants and the CPU.
+ * The library holds each kernel compiled for several instruction sets (on x86-64: the psABI
+ * levels x86-64-v4 = AVX-512, x86-64-v3 = AVX2+FMA+F16C, x86-64-v2 = SSE4.2; on Arm: aarch64).
+ * akg_run runs the best variant the CPU supports; the CPU is examined once, at the first call
+ * that needs it (thread-safe). The environment variable AKG_MAX_ISA, read at that moment, caps
+ * the choice for testing and debugging: AKG_MAX_ISA=x86-64-v3 never runs AVX-512 code
+ * (values: x86-64-v2, x86-64-v3, x86-64-v4, aarch64; anything else is ignored). */
+
+/* The instruction-set level the library uses on this CPU, after AKG_MAX_ISA: "x86-64-v4",
+ * "x86-64-v3", "x86-64-v2", "x86-64" (below v2), "aarch64"; never NULL. */
+const char *akg_cpu_isa(void);
+/* The target of the variant akg_run runs for `kernel` here (e.g. "x86-64-v3"), or NULL for a
+ * NULL kernel or when no compiled variant runs on this CPU (akg_run then returns
+ * AKG_STATUS_UNSUPPORTED_CPU). */
+const char *akg_kernel_variant(const akg_kernel *kernel);
+/* The targets this build compiled `kernel` for, best first: index 0 .. count-1, NULL past them. */
+size_t akg_kernel_num_variants(const akg_kernel *kernel);
+const char *akg_kernel_variant_at(const akg_kernel *kernel, size_t index);
+
 /* Runs a kernel. Inputs are in the order of the kernel's input_desc, outputs in the order of its
  * output_desc. Everything is validated first; on error nothing is written. Checks, in order:
  * kernel NULL (NULL_POINTER); tensor counts (TENSOR_COUNT); inputs/outputs array NULL with a
@@ -94,7 +114,8 @@ akg_status akg_kernel_output_info(const akg_kernel *kernel, size_t index, akg_te
  * elements, may be anything); finally, a written buffer (an output, or an input updated in place)
  * sharing a byte with any other tensor (ALIASING); read-only inputs may overlap each other.
  * Inputs that the kernel updates in place (akg_tensor_info.updated_in_place) receive their new
- * contents. A kernel that cannot get scratch memory returns AKG_STATUS_OUT_OF_MEMORY.
+ * contents. A kernel that cannot get scratch memory returns AKG_STATUS_OUT_OF_MEMORY; one with no
+ * variant for this CPU, AKG_STATUS_UNSUPPORTED_CPU (checked before the tensors).
  * Thread-safe: concurrent calls on distinct output buffers are fine. */
 akg_status akg_run(const akg_kernel *kernel, const akg_tensor *inputs, size_t num_inputs,
                    const akg_tensor *outputs, size_t num_outputs);

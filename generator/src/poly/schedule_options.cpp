@@ -1,0 +1,20 @@
+#include "poly/poly_model.h"
+
+namespace akg {
+
+ScheduleOptions ScheduleOptions::for_target(const Target &target) {
+    ScheduleOptions o;
+    o.target = &target;
+    o.vector_width = target.lanes(32);
+    // L1 holds the float copies of a task's float16 rows beside the rows they are read with.
+    o.staged_bytes_per_task = target.l1d_bytes / 4;
+    // Outputs are streamed past the caches once a kernel's tensors outgrow the last level, and
+    // also the outputs read back where written once they take twice that.
+    o.stream_outputs_above_bytes = target.llc_bytes;
+    o.stream_read_back_above_bytes = 2 * target.llc_bytes;
+    o.prefetch_streams_from_bytes = target.llc_bytes / 4;
+    o.prefetch_row_streams_from_bytes = target.llc_bytes;
+    return o;
+}
+
+} // namespace akg
