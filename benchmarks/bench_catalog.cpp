@@ -1,5 +1,9 @@
 // The side-by-side benchmark suite: for every catalog kernel, in one process,
-//   <kernel>/akg/<threads>            the generated fused kernel (libakgkernels)
+//   <kernel>/akg/<threads>            the generated fused kernel (libakgkernels): the variant akg_run
+//                                     picks on this CPU (akg_kernel_select_variant; AKG_MAX_ISA caps it)
+//   <kernel>/akg_x86-64-v3/<threads>  the same kernel's x86-64-v3 (AVX2 + FMA + F16C) variant, called
+//                                     from the descriptor's variant list (skipped where the build has
+//                                     none, the CPU cannot run it, or it is the variant akg picks)
 //   <kernel>/akg_unfused/<threads>    the same pattern generated with fusion off (one loop nest per op)
 //   <kernel>/stream/<threads>         STREAM-style roofline probe, normal stores
 //   <kernel>/stream_nt/<threads>      the same with non-temporal stores
@@ -10,6 +14,9 @@
 // read:write mix and array sizes (in-place inputs as an in-place update stream), so min(stream, stream_nt) is the kernel's roofline time.
 // Run with --benchmark_enable_random_interleaving=true --benchmark_repetitions=N to
 // interleave the implementations (tools/run-benchmarks.sh does).
+// The results' context names the variants: akg_cpu_isa (akg_cpu_isa()), akg_variant (the target
+// of the variant in the akg rows), akg_variants (the targets the build compiled, best first),
+// akg_unfused_target (the target the unfused kernels were generated for).
 #include "bench_common.h"
 
 #include <immintrin.h>
@@ -222,17 +229,71 @@ void run_stream(benchmark::State &state, const akg_kernel *k, bool nt) {
     set_counters(state, k, threads);
 }
 
-void run_kernel(benchmark::State &state, const akg_kernel *k, const akg_kernel *buffers_of) {
+// Times one compiled variant of a kernel on the buffers of `buffers_of` (the catalog kernel: the
+// unfused twin and every variant run on the same memory).
+void run_variant(benchmark::State &state, akg_kernel_fn fn, const akg_kernel *buffers_of) {
     const int threads = static_cast<int>(state.range(0));
     omp_set_num_threads(threads);
     KernelBuffers &b = buffers_for(buffers_of);
-    benchmark::DoNotOptimize(k->fn(b.pointers.data())); // warm-up, untimed
+    benchmark::DoNotOptimize(fn(b.pointers.data())); // warm-up, untimed
     for (auto _ : state) {
-        int status = k->fn(b.pointers.data());
+        int status = fn(b.pointers.data());
         benchmark::DoNotOptimize(status);
         benchmark::ClobberMemory();
     }
     set_counters(state, buffers_of, threads);
+}
+
+// The variant akg_run runs (what a user of the library gets on this machine).
+void run_kernel(benchmark::State &state, const akg_kernel *k, const akg_kernel *buffers_of) {
+    const akg_variant_def *v = akg_kernel_select_variant(k);
+    if (!v) {
+        state.SkipWithError("no compiled variant of this kernel runs on this CPU");
+        return;
+    }
+    run_variant(state, v->fn, buffers_of);
+}
+
+// The variant of `k` compiled for `target`, or nullptr.
+const akg_variant_def *find_variant(const akg_kernel *k, const char *target) {
+    for (const akg_variant_def *v = k->variants; v && v->fn; ++v)
+        if (std::strcmp(v->target, target) == 0) return v;
+    return nullptr;
+}
+
+// Whether this CPU has every feature a variant needs, whatever AKG_MAX_ISA says (the bench calls
+// the variant's function directly).
+bool cpu_runs(uint32_t features) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if ((features & AKG_CPU_X86_64_V2) && !__builtin_cpu_supports("x86-64-v2")) return false;
+    if ((features & AKG_CPU_X86_64_V3) && !__builtin_cpu_supports("x86-64-v3")) return false;
+    if ((features & AKG_CPU_X86_64_V4) && !__builtin_cpu_supports("x86-64-v4")) return false;
+    return true;
+#else
+    return features == 0;
+#endif
+}
+
+// The second variant the report shows beside the one akg picks: AVX2 next to AVX-512.
+constexpr const char *kSecondTarget = "x86-64-v3";
+
+// Registers <kernel>/akg_<target>: the kernel's `target` variant called directly, or a skip that says
+// why it cannot run. Returns the reason it was skipped ("" when registered).
+std::string register_variant(const akg_kernel *k, const char *target) {
+    const std::string name = k->name, impl = std::string("akg_") + target;
+    const akg_variant_def *v = find_variant(k, target);
+    const akg_variant_def *picked = akg_kernel_select_variant(k);
+    std::string why;
+    if (!v) why = std::string("this build has no ") + target + " variant (-Dkernel_targets)";
+    else if (!cpu_runs(v->cpu_features)) why = std::string("this CPU cannot run the ") + target + " variant";
+    else if (v == picked) why = std::string("the ") + target + " variant is the one akg runs here (the akg column)";
+    if (!why.empty()) {
+        register_skip(name, impl, why);
+        return why;
+    }
+    register_timed(name, impl, [fn = v->fn, k](benchmark::State &s) { run_variant(s, fn, k); });
+    return why;
 }
 
 const akg_kernel *find_unfused(const std::string &name) {
@@ -302,16 +363,34 @@ int main(int argc, char **argv) {
     using namespace akgbench;
     const char *root_env = std::getenv("AKG_SOURCE_ROOT");
     std::string root = root_env ? root_env : AKG_SOURCE_ROOT;
+    std::string variant, variants, skipped_second;
     for (size_t i = 0; i < akg_catalog_kernel_count; ++i) {
         const akg_kernel *k = akg_catalog_kernels[i];
         const std::string name = k->name;
+        const char *picked = akg_kernel_variant(k);
+        const std::string p = picked ? picked : "none";
+        if (variant.empty()) variant = p;
+        else if (variant != p && variant.find("(varies)") == std::string::npos) variant += " (varies)";
+        if (variants.empty())
+            for (size_t j = 0; j < akg_kernel_num_variants(k); ++j)
+                variants += (j ? "," : "") + std::string(akg_kernel_variant_at(k, j));
         register_timed(name, "akg", [k](benchmark::State &s) { run_kernel(s, k, k); });
+        const std::string why = register_variant(k, kSecondTarget);
+        if (!why.empty()) skipped_second = why;
         if (const akg_kernel *u = find_unfused(name)) register_timed(name, "akg_unfused", [u, k](benchmark::State &s) { run_kernel(s, u, k); });
         register_timed(name, "stream", [k](benchmark::State &s) { run_stream(s, k, false); });
         register_timed(name, "stream_nt", [k](benchmark::State &s) { run_stream(s, k, true); });
     }
     register_onednn(akg_catalog_kernels, akg_catalog_kernel_count);
     register_halide(akg_catalog_kernels, akg_catalog_kernel_count, root);
+    if (!skipped_second.empty())
+        std::fprintf(stderr, "bench_catalog: akg_%s skipped: %s\n", kSecondTarget, skipped_second.c_str());
+    benchmark::AddCustomContext("akg_cpu_isa", akg_cpu_isa());
+    benchmark::AddCustomContext("akg_variant", variant);
+    benchmark::AddCustomContext("akg_variants", variants);
+    benchmark::AddCustomContext("akg_second_variant", kSecondTarget);
+    if (akg_unfused_kernel_count > 0 && akg_unfused_kernels[0]->variants && akg_unfused_kernels[0]->variants[0].fn)
+        benchmark::AddCustomContext("akg_unfused_target", akg_unfused_kernels[0]->variants[0].target);
     benchmark::Initialize(&argc, argv);
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
     benchmark::RunSpecifiedBenchmarks();

@@ -16,19 +16,21 @@ from collections import defaultdict
 
 # Implementation families, in the order of the table and chart. A family's value for a
 # kernel is its best variant (e.g. oneDNN plain or blocked layout, Halide Adams or Mullapudi).
-OURS = "akg"
+OURS = "akg"  # the variant the dispatcher picks on the machine that ran the suite
 UNFUSED = "akg_unfused"
+AVX2 = "akg_x86-64-v3"  # the x86-64-v3 variant of the same kernel, timed beside it (bench_catalog.cpp)
 FAMILIES = [
     ("akg", [OURS]),
+    ("akg AVX2 (x86-64-v3)", [AVX2]),
     ("akg unfused", [UNFUSED]),
     ("oneDNN", ["onednn", "onednn_nChw16c"]),
     ("Halide", ["halide_Adams2019", "halide_Mullapudi2016"]),
     ("PyTorch", ["pytorch_ops", "pytorch_native"]),
 ]
 PEERS = ["onednn", "onednn_nChw16c", "halide_Adams2019", "halide_Mullapudi2016", "pytorch_ops", "pytorch_native"]
-COLUMNS = [OURS, UNFUSED, "onednn", "onednn_nChw16c", "halide_Adams2019", "halide_Mullapudi2016",
+COLUMNS = [OURS, AVX2, UNFUSED, "onednn", "onednn_nChw16c", "halide_Adams2019", "halide_Mullapudi2016",
            "pytorch_ops", "pytorch_native"]
-HEAD = {OURS: "akg", UNFUSED: "akg unfused", "onednn": "oneDNN", "onednn_nChw16c": "oneDNN nChw16c",
+HEAD = {OURS: "akg", AVX2: "akg AVX2 (x86-64-v3)", UNFUSED: "akg unfused", "onednn": "oneDNN", "onednn_nChw16c": "oneDNN nChw16c",
         "halide_Adams2019": "Halide Adams2019", "halide_Mullapudi2016": "Halide Mullapudi2016",
         "pytorch_ops": "PyTorch op-by-op", "pytorch_native": "PyTorch native ops"}
 
@@ -73,13 +75,16 @@ def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
 
 
-def same_code_kernels(kernels, fused_dir, unfused_dir):
+def same_code_kernels(kernels, fused_dir, unfused_dir, target=""):
     """The kernels whose fused and unfused sources are the same code: equal after the banner line,
-    with the unfused symbols' suffix removed (elementwise chains that the front end inlines into one
+    with the unfused symbols' suffix removed (the fused sources of the unfused kernels' `target`: a
+    folder generated/kernels/<target> given directly, or generated/kernels and the target) (elementwise chains that the front end inlines into one
     loop nest either way). Their time ratio is the measurement's own noise."""
     same = set()
     if not fused_dir or not unfused_dir:
         return same
+    if target and os.path.isdir(os.path.join(fused_dir, target)):
+        fused_dir = os.path.join(fused_dir, target)  # generated/kernels/<target>/
     for k in kernels:
         fused, unfused = os.path.join(fused_dir, k + ".cpp"), os.path.join(unfused_dir, k + "_unfused.cpp")
         if not (os.path.exists(fused) and os.path.exists(unfused)):
@@ -123,7 +128,8 @@ def main():
     ap.add_argument("--torch", default="")
     ap.add_argument("--meta", default="")
     ap.add_argument("--out-dir", default=os.path.dirname(os.path.abspath(__file__)))
-    ap.add_argument("--fused-src", default="", help="the fused kernels' sources (generated/kernels)")
+    ap.add_argument("--fused-src", default="", help="the fused kernels' sources of the unfused kernels' target "
+                    "(generated/kernels/x86-64-v4, or generated/kernels: the target is read from the results)")
     ap.add_argument("--unfused-src", default="", help="the unfused kernels' sources (build-bench/benchmarks)")
     ap.add_argument("--machine", default="", help="bench_machine's JSON results (per-vector costs of one core)")
     args = ap.parse_args()
@@ -141,7 +147,12 @@ def main():
 
     kernels = sorted({k for (k, _, _) in times if (k, OURS, 1) in times or (k, OURS, 2) in times})
     threads_list = sorted({t for (_, _, t) in times})
-    same_code = same_code_kernels(kernels, args.fused_src, args.unfused_src)
+    same_code = same_code_kernels(kernels, args.fused_src, args.unfused_src, context.get("akg_unfused_target", ""))
+    # Which compiled variant the akg column is (bench_catalog's context; absent in older results).
+    variant = context.get("akg_variant", "")
+    isa = context.get("akg_cpu_isa", "")
+    compiled = context.get("akg_variants", "")
+    has_avx2 = any((k, AVX2, t) in times for k in kernels for t in threads_list)
 
     def roofline(k, t):
         s = [times.get((k, "stream", t)), times.get((k, "stream_nt", t))]
@@ -162,6 +173,15 @@ def main():
                  f"by `bash tools/run-benchmarks.sh` (Google Benchmark, {meta.get('repetitions', '?')} "
                  f"interleaved repetitions, the {stat_words} of each (interference on a shared machine only adds time); the benchmarks took {meta.get('seconds', '?')} s, {meta.get('seconds_with_build', '?')} s with the build). "
                  "fp32 / fp16 as each catalog kernel declares; times in ms.")
+    if variant:
+        lines.append("")
+        lines.append(f"**akg** = the kernel variant the library's dispatcher runs on this machine: **{variant}** "
+                     f"(`akg_kernel_variant()`; `akg_cpu_isa()` = `{isa or '?'}`; variants compiled, best first: "
+                     f"{', '.join(compiled.split(',')) if compiled else '?'}). "
+                     + ("**akg AVX2 (x86-64-v3)** = the same kernel's x86-64-v3 variant (AVX2 + FMA + F16C, what a "
+                        "CPU without AVX-512 runs), called directly in the same process, interleaved with the rest."
+                        if has_avx2 else "The x86-64-v3 (AVX2) variant was not timed: "
+                        + (next((w for (k, i), w in skips.items() if i == AVX2), "not in these results") + ".")))
     if meta.get("note"):
         lines.append("")
         lines.append(f"> {meta['note']}")
@@ -179,8 +199,10 @@ def main():
     # ---- summary ----
     lines.append("## Summary (geometric means over the kernels that have the comparison)")
     lines.append("")
-    lines.append("| threads | akg % of roofline (median over kernels) | fused vs unfused | akg vs best peer | akg vs PyTorch | akg vs oneDNN | akg vs Halide | kernels faster than every peer |")
-    lines.append("|---|---|---|---|---|---|---|---|")
+    avx2_cols = " | AVX2 variant % of roofline (median) | AVX2 variant time / akg time (geometric mean; >1: AVX2 slower)" if has_avx2 else ""
+    lines.append("| threads | akg % of roofline (median over kernels) | fused vs unfused | akg vs best peer | akg vs PyTorch | akg vs oneDNN | akg vs Halide | kernels faster than every peer"
+                 + avx2_cols + " |")
+    lines.append("|---|---|---|---|---|---|---|---|" + ("---|---|" if has_avx2 else ""))
     summary = {}
     for t in threads_list:
         pct = sorted(100 * roofline(k, t) / times[(k, OURS, t)] for k in kernels
@@ -206,11 +228,29 @@ def main():
                    and best_peer(k, t)[0] > times[(k, OURS, t)])
         with_peer = sum(1 for k in kernels if (k, OURS, t) in times and best_peer(k, t)[0])
         f = lambda x: f"{x[0]:.2f}× ({x[1]} kernels)" if x[0] else "–"
-        lines.append(f"| {t} | {med_pct:.0f}% | {f(unf)} | {f(peer)} | {f(pt)} | {f(dn)} | {f(hl)} | {wins} of {with_peer} |"
-                     if med_pct is not None else f"| {t} | – | {f(unf)} | {f(peer)} | {f(pt)} | {f(dn)} | {f(hl)} | {wins} of {with_peer} |")
+        # The AVX2 variant: its median % of the roofline, and its time over akg's (geometric mean;
+        # > 1: the AVX2 variant is slower).
+        a_pct = sorted(100 * roofline(k, t) / times[(k, AVX2, t)] for k in kernels
+                       if (k, AVX2, t) in times and roofline(k, t))
+        a_med = a_pct[len(a_pct) // 2] if a_pct else None
+        a_ratio = [times[(k, AVX2, t)] / times[(k, OURS, t)] for k in kernels if (k, AVX2, t) in times and (k, OURS, t) in times]
+        a_gm = geomean(a_ratio)
+        avx2_cells = ""
+        if has_avx2:
+            avx2_cells = (f" | {a_med:.0f}%" if a_med is not None else " | –") + \
+                         (f" | {a_gm:.2f}× ({len(a_ratio)} kernels)" if a_gm else " | –")
+        lines.append((f"| {t} | {med_pct:.0f}% | {f(unf)} | {f(peer)} | {f(pt)} | {f(dn)} | {f(hl)} | {wins} of {with_peer}"
+                      if med_pct is not None else f"| {t} | – | {f(unf)} | {f(peer)} | {f(pt)} | {f(dn)} | {f(hl)} | {wins} of {with_peer}")
+                     + avx2_cells + " |")
         summary[t] = {"median_pct_roofline": med_pct, "fused_vs_unfused": unf[0], "vs_best_peer": peer[0],
                       "vs_pytorch": pt[0], "vs_onednn": dn[0], "vs_halide": hl[0], "wins": wins,
                       "with_peer": with_peer}
+        if has_avx2:
+            summary[t].update({"avx2_median_pct_roofline": a_med, "avx2_time_over_akg": a_gm,
+                               "avx2_kernels": len(a_ratio),
+                               "avx2_over_10pct_slower": sorted(
+                                   k for k in kernels if (k, AVX2, t) in times and (k, OURS, t) in times
+                                   and times[(k, AVX2, t)] > 1.10 * times[(k, OURS, t)])})
     lines.append("")
     for t in threads_list:
         pct = {k: 100 * roofline(k, t) / times[(k, OURS, t)] for k in kernels if (k, OURS, t) in times and roofline(k, t)}
@@ -218,6 +258,17 @@ def main():
         n70 = sum(1 for v in pct.values() if v >= 70)
         lines.append(f"- {t} thread{'s' if t > 1 else ''}: {n85} of {len(pct)} kernels at ≥ 85% of the roofline, "
                      f"{n70} at ≥ 70%.")
+    if has_avx2:
+        for t in threads_list:
+            r = {k: times[(k, AVX2, t)] / times[(k, OURS, t)] for k in kernels
+                 if (k, AVX2, t) in times and (k, OURS, t) in times}
+            slow = sorted(((v, k) for k, v in r.items() if v > 1.10), reverse=True)
+            thr = f"{t} thread{'s' if t > 1 else ''}"
+            if not r:
+                continue
+            lines.append(f"- AVX2 (x86-64-v3) variant, {thr}: more than 10% slower than akg ({variant or 'its best variant'}) on "
+                         f"{len(slow)} of {len(r)} kernels" +
+                         (": " + ", ".join(f"`{k}` {v:.2f}×" for v, k in slow) + " (AVX2 time / akg time)." if slow else "."))
     if same_code:
         differs = [k for k in kernels if k not in same_code]
         fusion, noise = [], []
@@ -337,12 +388,14 @@ def main():
         for k, i, l in dn:
             lines.append(f"| `{k}` | {HEAD.get(i, i)} | {l} |")
         lines.append("")
-    if skips:
+    # The AVX2 variant's skips share one reason, stated once in the header.
+    listed = {key: why for key, why in skips.items() if key[1] != AVX2}
+    if listed:
         lines.append("### Skipped")
         lines.append("")
         lines.append("| kernel | implementation | why |")
         lines.append("|---|---|---|")
-        for (k, i), why in sorted(skips.items()):
+        for (k, i), why in sorted(listed.items()):
             lines.append(f"| `{k}` | {HEAD.get(i, i)} | {why.strip().splitlines()[0][:320] if why.strip() else 'skipped'} |")
         lines.append("")
     for m in meta.get("messages", []):
@@ -354,7 +407,9 @@ def main():
     with open(out_md, "w") as f:
         f.write("\n".join(lines) + "\n")
     with open(os.path.join(args.out_dir, "summary.json"), "w") as f:
-        json.dump({"date": now, "cpu": cpu, "summary": summary, "ns_per_vector_in_l1": machine}, f, indent=1)
+        json.dump({"date": now, "cpu": cpu, "akg_variant": variant or None, "akg_cpu_isa": isa or None,
+                   "akg_variants": compiled.split(",") if compiled else None, "summary": summary,
+                   "ns_per_vector_in_l1": machine}, f, indent=1)
     print(f"make_report: wrote {out_md}", file=sys.stderr)
 
     # ---- chart ----
@@ -366,7 +421,7 @@ def main():
         print("make_report: python3-matplotlib missing: no chart", file=sys.stderr)
         return
     fams = [(name, impls) for name, impls in FAMILIES if any((k, i, t) in times for k in kernels for i in impls for t in threads_list)]
-    colors = {"akg": "#d62728", "akg unfused": "#ff9896", "oneDNN": "#1f77b4", "Halide": "#2ca02c", "PyTorch": "#9467bd"}
+    colors = {"akg": "#d62728", "akg AVX2 (x86-64-v3)": "#8c564b", "akg unfused": "#ff9896", "oneDNN": "#1f77b4", "Halide": "#2ca02c", "PyTorch": "#9467bd"}
     cap = 120
     fig_h = 0.42 * len(kernels) + 2.2
     fig, axes = plt.subplots(1, len(threads_list), figsize=(7.5 * len(threads_list), 0.42 * len(kernels) + 2.2),
@@ -382,7 +437,8 @@ def main():
                 if rl and c:
                     ys.append(ki + (fi - (nb - 1) / 2) * h)
                     xs.append(min(cap, 100 * rl / min(c)))
-            ax.barh(ys, xs, height=h, color=colors.get(name, None), label=name)
+            ax.barh(ys, xs, height=h, color=colors.get(name, None),
+                    label=f"akg ({variant})" if name == "akg" and variant else name)
             for ki, k in enumerate(kernels):  # the value of capped bars, at their end
                 rl = roofline(k, t)
                 c = [times[(k, i, t)] for i in impls if (k, i, t) in times]

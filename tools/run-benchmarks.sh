@@ -2,7 +2,8 @@
 # The side-by-side benchmark suite (issue 4; not part of the tests): installs the optional
 # peers it can (oneDNN, PyTorch, matplotlib) from Debian, builds build-bench/ (release), runs
 # every catalog kernel against its peers and the roofline in one Google Benchmark process
-# (interleaved repetitions), measures what one core costs per vector in L1 (bench_machine: float16
+# (interleaved repetitions; akg = the variant the library picks on this CPU, beside it the
+# x86-64-v3 (AVX2) variant of the same kernel), measures what one core costs per vector in L1 (bench_machine: float16
 # conversions, stores next to loads), runs the PyTorch eager peer, and writes
 # benchmarks/REPORT.md and benchmarks/report.png.
 #
@@ -109,7 +110,12 @@ json.dump({"date": "$(date -u '+%Y-%m-%d %H:%M UTC')", "cpu": """$cpu""", "cores
            "note": """$note""", "messages": $(printf '%s\n' "${messages[@]:-}" | /usr/bin/python3 -c 'import json,sys; print(json.dumps([l for l in sys.stdin.read().splitlines() if l]))')},
           open(sys.argv[1], "w"), indent=1)
 EOF
+# The unfused kernels are generated for the build's best target (benchmarks/meson.build): the
+# fused sources to compare them with are that target's, generated/kernels/<target>/.
+fused_target=$(/usr/bin/python3 -c 'import json, sys
+c = json.load(open(sys.argv[1])).get("context", {})
+print(c.get("akg_unfused_target") or c.get("akg_variant") or "")' "$out/gbench.json")
 /usr/bin/python3 benchmarks/make_report.py --gbench "$out/gbench.json" --torch "$out/torch.json" \
   --meta "$out/meta.json" --machine "$out/machine.json" --out-dir benchmarks \
-  --fused-src generated/kernels --unfused-src "$build/benchmarks"
+  --fused-src "generated/kernels/$fused_target" --unfused-src "$build/benchmarks"
 echo "== wrote benchmarks/REPORT.md and benchmarks/report.png ($((end - bench_start)) s of benchmarking, $((end - start)) s in all) =="

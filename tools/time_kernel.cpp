@@ -1,8 +1,19 @@
-// Times one generated kernel on its own (tools/corpus-survey.sh builds one binary per kernel,
-// with -DAKG_KERNEL=<its descriptor symbol>): buffers from the descriptor, float inputs
-// pseudo-random in [-2, 2], integer and bool inputs filled with small values, three warm-up runs,
-// then the minimum of 30. Prints: name, milliseconds, megabytes moved (every tensor once),
-// effective GB/s. Threads: OMP_NUM_THREADS.
+// Times one generated kernel on its own (tools/core-bound.sh and tools/corpus-survey.sh build one
+// binary per kernel): buffers from the kernel's descriptor, float inputs pseudo-random in [-2, 2],
+// integer and bool inputs filled with small values, three warm-up runs, then the minimum of 30.
+// Prints: name, milliseconds, megabytes moved (every tensor once), effective GB/s. Threads:
+// OMP_NUM_THREADS.
+//
+// A kernel file holds only its function akg_kernel_fn_<kernel>__<suffix>; its descriptor (the
+// tensors' shapes and dtypes) is in a dispatch table. Build with the kernel file and a table of that
+// one kernel and that one target, compiled with the target's define, all with the target's flags
+// (generated/targets.txt):
+//   akg-gen kernel PATTERN -o k.cpp --target x86-64-v4
+//   akg-gen catalog PATTERN -o cat --no-typed-entry-points --targets x86-64-v4
+//   g++ -O3 -fno-math-errno -fopenmp -march=x86-64-v4 -mtune=generic -mprefer-vector-width=512 \
+//     -DAKG_HAS_VARIANT_X86_64_V4 -I kernellib/runtime -I kernellib/include \
+//     k.cpp cat/akg_catalog.cpp tools/time_kernel.cpp -o time_k
+// The binary times akg_catalog_kernels[0]'s first variant (the only one such a table lists).
 #include "akg_kernel_def.h"
 
 #include <algorithm>
@@ -12,8 +23,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <vector>
-
-extern "C" const akg_kernel AKG_KERNEL;
 
 namespace {
 
@@ -51,10 +60,37 @@ void fill(void *p, const akg_tensor_def &t) {
     }
 }
 
+// Whether this CPU has the features a variant needs (it would die of SIGILL otherwise).
+bool cpu_runs(uint32_t features) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    __builtin_cpu_init();
+    if ((features & AKG_CPU_X86_64_V2) && !__builtin_cpu_supports("x86-64-v2")) return false;
+    if ((features & AKG_CPU_X86_64_V3) && !__builtin_cpu_supports("x86-64-v3")) return false;
+    if ((features & AKG_CPU_X86_64_V4) && !__builtin_cpu_supports("x86-64-v4")) return false;
+    return true;
+#else
+    return features == 0;
+#endif
+}
+
 } // namespace
 
 int main() {
-    const akg_kernel &k = AKG_KERNEL;
+    if (akg_catalog_kernel_count < 1) {
+        std::fprintf(stderr, "time_kernel: the table has no kernel\n");
+        return 1;
+    }
+    const akg_kernel &k = *akg_catalog_kernels[0];
+    const akg_variant_def *v = k.variants;
+    if (!v || !v->fn) {
+        std::fprintf(stderr, "%s: the table lists no variant (compile it with the target's -DAKG_HAS_VARIANT_<SUFFIX>)\n", k.name);
+        return 1;
+    }
+    if (!cpu_runs(v->cpu_features)) {
+        std::fprintf(stderr, "%s: this CPU cannot run the %s variant\n", k.name, v->target);
+        return 1;
+    }
+    const akg_kernel_fn fn = v->fn;
     std::vector<void *> buffers;
     size_t moved = 0;
     auto allocate = [&](const akg_tensor_def &t, bool input) {
@@ -72,14 +108,14 @@ int main() {
     for (size_t i = 0; i < k.num_inputs; ++i) allocate(k.inputs[i], true);
     for (size_t i = 0; i < k.num_outputs; ++i) allocate(k.outputs[i], false);
     for (int w = 0; w < 3; ++w)
-        if (k.fn(buffers.data()) != AKG_STATUS_OK) {
+        if (fn(buffers.data()) != AKG_STATUS_OK) {
             std::fprintf(stderr, "%s: the kernel failed\n", k.name);
             return 1;
         }
     double best = 1e30;
     for (int r = 0; r < 30; ++r) {
         auto t0 = std::chrono::steady_clock::now();
-        k.fn(buffers.data());
+        fn(buffers.data());
         auto t1 = std::chrono::steady_clock::now();
         best = std::min(best, std::chrono::duration<double, std::milli>(t1 - t0).count());
     }
