@@ -8,13 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(build-essential meson ninja-build pkg-config libisl-dev libhalide14-0-dev
           nlohmann-json3-dev libcli11-dev libgtest-dev qemu-user)
-missing=()
-for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
-if [ ${#missing[@]} -gt 0 ]; then
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
-  $SUDO apt-get update
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
-fi
+bash tools/install-packages.sh "${packages[@]}"
 [ -d build ] || meson setup build -Dbenchmarks=disabled
 meson compile -C build
 echo "== libakgkernels: $(ls build/generated/libakgkernels.a) =="

@@ -9,11 +9,18 @@
 
 #include "akg_kernel_def.h"
 #include "akg_vmath.h"
+#include "akg_reduce.h"
 #if defined(_OPENMP)
 #include <omp.h>
 #endif
 #if defined(__SSE__)
 #include <immintrin.h>
+#endif
+// Armv8's NEON (Advanced SIMD) is part of every aarch64 target: the vector paths below that have
+// an Arm form test AKG_NEON.
+#if defined(__aarch64__) && defined(__ARM_NEON)
+#include <arm_neon.h>
+#define AKG_NEON 1
 #endif
 
 // Whether a parallel loop runs on the calling thread alone: with one thread, the kernel skips
@@ -221,6 +228,51 @@ template <typename T> static inline void akg_row_sums(const T *src, int64_t stri
     const __m512i row_order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
     _mm512_mask_storeu_ps(sums, (__mmask16)((1u << rows) - 1u), akg_pick(sum, sum, row_order));
 }
+#elif defined(AKG_NEON)
+// NEON: each row's 16 lanes are four vectors; levels 1 and 2 (lane l + 8, l + 4) add whole
+// vectors, levels 3 and 4 (l + 2, l + 1) run for four rows together: their low halves plus their
+// high halves, then one pairwise add (faddp), which leaves the four rows' sums in one vector.
+static inline float32x4_t akg_row_quad(const float *p) { return vld1q_f32(p); }
+static inline float32x4_t akg_row_quad(const uint16_t *p) { return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p))); }
+
+template <typename T> static inline void akg_row_sums(const T *src, int64_t stride, int64_t n, int64_t rows, float *sums) {
+    const int64_t full = n / 16 * 16;
+    float32x4_t quarter[16]; // per row: its lanes 0-3 after levels 1 and 2
+    for (int64_t r = 0; r < rows; ++r) {
+        const T *row = src + r * stride;
+        float32x4_t a[4];
+        int64_t j = 0;
+        if (full > 0) { // the lanes start at the first 16 elements, not at 0 + them
+            for (int k = 0; k < 4; ++k) a[k] = akg_row_quad(row + 4 * k);
+            j = 16;
+        } else {
+            for (int k = 0; k < 4; ++k) a[k] = vdupq_n_f32(0.0f);
+        }
+        for (; j < full; j += 16)
+            for (int k = 0; k < 4; ++k) a[k] = vaddq_f32(a[k], akg_row_quad(row + j + 4 * k));
+        if (j < n) { // the partial vector: its elements into their lanes one by one, the others unchanged
+            float lanes[16];
+            for (int k = 0; k < 4; ++k) vst1q_f32(lanes + 4 * k, a[k]);
+            for (; j < n; ++j) lanes[j - full] += akg_row_element(row + j);
+            for (int k = 0; k < 4; ++k) a[k] = vld1q_f32(lanes + 4 * k);
+        }
+        quarter[r] = vaddq_f32(vaddq_f32(a[0], a[2]), vaddq_f32(a[1], a[3]));
+    }
+    for (int64_t g = 0; g < rows; g += 4) {
+        float32x4_t q[4];
+        for (int k = 0; k < 4; ++k) q[k] = g + k < rows ? quarter[g + k] : vdupq_n_f32(0.0f);
+        const float32x4_t eighth01 = vaddq_f32(vcombine_f32(vget_low_f32(q[0]), vget_low_f32(q[1])), vcombine_f32(vget_high_f32(q[0]), vget_high_f32(q[1])));
+        const float32x4_t eighth23 = vaddq_f32(vcombine_f32(vget_low_f32(q[2]), vget_low_f32(q[3])), vcombine_f32(vget_high_f32(q[2]), vget_high_f32(q[3])));
+        const float32x4_t sum = vpaddq_f32(eighth01, eighth23); // lane k: row g + k
+        if (g + 4 <= rows) {
+            vst1q_f32(sums + g, sum);
+        } else {
+            float last[4];
+            vst1q_f32(last, sum);
+            for (int64_t k = 0; g + k < rows; ++k) sums[g + k] = last[k];
+        }
+    }
+}
 #else
 template <typename T> static inline void akg_row_sums(const T *src, int64_t stride, int64_t n, int64_t rows, float *sums) {
     akg_row_sums_portable(src, stride, n, rows, sums);
@@ -265,8 +317,19 @@ static inline double akg_fmin(float a, double b) { return akg_fmin(static_cast<d
 // bytes into a line, each streams its half with one 32-byte store (rows of 21128 floats start
 // there every other row: ordinary stores on those lines made mlm_bias_log_softmax_f32 2.22 ms
 // instead of 1.99); anywhere else, both write their part of the line with ordinary stores.
-// Targets without the instructions use ordinary stores throughout.
-#if defined(__AVX__)
+// Targets without the instructions use ordinary stores throughout. On aarch64 the streamed
+// stores are STNP pairs of 16-byte registers (32 bytes each, a non-temporal hint that lets the
+// core write whole lines without reading them first), by the same rules.
+#if defined(AKG_NEON)
+// 32 bytes at p, stored non-temporally. (No ACLE intrinsic stores a pair non-temporally.)
+static inline void akg_stnp32(void *p, uint8x16_t lo, uint8x16_t hi) {
+    __asm__ volatile("stnp %q0, %q1, [%2]" : : "w"(lo), "w"(hi), "r"(p) : "memory");
+}
+static inline void akg_stnp32_f32(float *p, const float *src) {
+    akg_stnp32(p, vreinterpretq_u8_f32(vld1q_f32(src)), vreinterpretq_u8_f32(vld1q_f32(src + 4)));
+}
+#endif
+#if defined(__AVX__) || defined(AKG_NEON)
 // The elements of `size` bytes from `dst` to the first line boundary; `half`: whether they are
 // exactly the second half of a line (then they are streamed, else stored through the cache).
 static inline int64_t akg_stream_head(const void *dst, int64_t size, bool &half) {
@@ -298,11 +361,25 @@ static inline void akg_stream_f32_n(const float *src, float *dst, int64_t n) {
         _mm256_stream_ps(dst + i, _mm256_loadu_ps(src + i));
         i += 8;
     }
+#elif defined(AKG_NEON)
+    bool half = false;
+    const int64_t head = akg_stream_head(dst, 4, half);
+    if (half && n >= 8) {
+        akg_stnp32_f32(dst, src);
+        i = 8;
+    } else {
+        for (; i < n && i < head; ++i) dst[i] = src[i];
+    }
+    for (; i + 16 <= n; i += 16) akg_stnp32_f32(dst + i, src + i), akg_stnp32_f32(dst + i + 8, src + i + 8);
+    if (n - i == 8) { // the first half of a line the next block completes
+        akg_stnp32_f32(dst + i, src + i);
+        i += 8;
+    }
 #endif
     for (; i < n; ++i) dst[i] = src[i];
 }
 
-#if defined(__AVX__)
+#if defined(__AVX__) || defined(AKG_NEON)
 // The walk of a run of n halves at dst by those rules: stream16(at) streams the 16 halves from
 // element `at` (32 bytes), plain(at, count) stores `count` of them through the cache. Returns
 // where the walk stopped; the caller stores the rest through the cache.
@@ -341,6 +418,13 @@ static inline void akg_stream_f32_to_f16_n(const float *src, uint16_t *dst, int6
 #endif
     };
     i = akg_stream_halves(dst, n, stream16, [&](int64_t at, int64_t count) { akg_f32_to_f16_n(src + at, dst + at, count); });
+#elif defined(AKG_NEON)
+    auto stream16 = [&](int64_t at) {
+        const float16x8_t lo = vcvt_high_f16_f32(vcvt_f16_f32(vld1q_f32(src + at)), vld1q_f32(src + at + 4));
+        const float16x8_t hi = vcvt_high_f16_f32(vcvt_f16_f32(vld1q_f32(src + at + 8)), vld1q_f32(src + at + 12));
+        akg_stnp32(dst + at, vreinterpretq_u8_f16(lo), vreinterpretq_u8_f16(hi));
+    };
+    i = akg_stream_halves(dst, n, stream16, [&](int64_t at, int64_t count) { akg_f32_to_f16_n(src + at, dst + at, count); });
 #endif
     akg_f32_to_f16_n(src + i, dst + i, n - i);
 }
@@ -356,6 +440,11 @@ static inline void akg_stream_u16_n(const uint16_t *src, uint16_t *dst, int64_t 
     i = akg_stream_halves(dst, n, stream16, [&](int64_t at, int64_t count) {
         for (int64_t k = at; k < at + count; ++k) dst[k] = src[k];
     });
+#elif defined(AKG_NEON)
+    auto stream16 = [&](int64_t at) { akg_stnp32(dst + at, vreinterpretq_u8_u16(vld1q_u16(src + at)), vreinterpretq_u8_u16(vld1q_u16(src + at + 8))); };
+    i = akg_stream_halves(dst, n, stream16, [&](int64_t at, int64_t count) {
+        for (int64_t k = at; k < at + count; ++k) dst[k] = src[k];
+    });
 #endif
     for (; i < n; ++i) dst[i] = src[i];
 }
@@ -363,6 +452,10 @@ static inline void akg_stream_u16_n(const uint16_t *src, uint16_t *dst, int64_t 
 static inline void akg_stream_fence() {
 #if defined(__SSE__)
     _mm_sfence();
+#elif defined(AKG_NEON)
+    // Arm orders STNP stores like ordinary ones (the OpenMP barrier after a parallel region
+    // publishes both); a release fence (dmb ish) gives callers without such a barrier the same.
+    __atomic_thread_fence(__ATOMIC_RELEASE);
 #endif
 }
 
@@ -479,15 +572,54 @@ static inline void akg_transpose_8x16_b16(const uint16_t *in, int64_t in_stride,
     }
 }
 #endif
+#if defined(AKG_NEON)
+// NEON: the same levels as trn1/trn2 (the even, or the odd, lanes of two rows interleaved) on
+// 16-, 32- and 64-bit lanes of 16-byte rows. 4 x 4 32-bit elements; an 8 x 8 block is four.
+static inline void akg_transpose_4x4_b32(const uint32_t *in, int64_t in_stride, uint32_t *out, int64_t out_stride) {
+    uint32x4_t r[4];
+    for (int k = 0; k < 4; ++k) r[k] = vld1q_u32(in + k * in_stride);
+    const uint64x2_t t0 = vreinterpretq_u64_u32(vtrn1q_u32(r[0], r[1])), t1 = vreinterpretq_u64_u32(vtrn2q_u32(r[0], r[1]));
+    const uint64x2_t t2 = vreinterpretq_u64_u32(vtrn1q_u32(r[2], r[3])), t3 = vreinterpretq_u64_u32(vtrn2q_u32(r[2], r[3]));
+    vst1q_u32(out, vreinterpretq_u32_u64(vtrn1q_u64(t0, t2)));
+    vst1q_u32(out + out_stride, vreinterpretq_u32_u64(vtrn1q_u64(t1, t3)));
+    vst1q_u32(out + 2 * out_stride, vreinterpretq_u32_u64(vtrn2q_u64(t0, t2)));
+    vst1q_u32(out + 3 * out_stride, vreinterpretq_u32_u64(vtrn2q_u64(t1, t3)));
+}
+static inline void akg_transpose_8x8_b32(const uint32_t *in, int64_t in_stride, uint32_t *out, int64_t out_stride) {
+    for (int r = 0; r < 8; r += 4)
+        for (int c = 0; c < 8; c += 4) akg_transpose_4x4_b32(in + r * in_stride + c, in_stride, out + c * out_stride + r, out_stride);
+}
+// 8 x 8 16-bit elements.
+static inline void akg_transpose_8x8_b16(const uint16_t *in, int64_t in_stride, uint16_t *out, int64_t out_stride) {
+    uint16x8_t r[8];
+    uint32x4_t t[8];
+    uint64x2_t u[8];
+    for (int k = 0; k < 8; ++k) r[k] = vld1q_u16(in + k * in_stride);
+    for (int k = 0; k < 8; k += 2) { // t[k]: even columns of rows k, k+1 interleaved; t[k+1]: odd ones
+        t[k] = vreinterpretq_u32_u16(vtrn1q_u16(r[k], r[k + 1]));
+        t[k + 1] = vreinterpretq_u32_u16(vtrn2q_u16(r[k], r[k + 1]));
+    }
+    for (int k = 0; k < 8; k += 4) { // u[k + j]: columns j and j + 4 of rows k..k+3
+        u[k] = vreinterpretq_u64_u32(vtrn1q_u32(t[k], t[k + 2]));
+        u[k + 1] = vreinterpretq_u64_u32(vtrn1q_u32(t[k + 1], t[k + 3]));
+        u[k + 2] = vreinterpretq_u64_u32(vtrn2q_u32(t[k], t[k + 2]));
+        u[k + 3] = vreinterpretq_u64_u32(vtrn2q_u32(t[k + 1], t[k + 3]));
+    }
+    for (int j = 0; j < 4; ++j) {
+        vst1q_u16(out + j * out_stride, vreinterpretq_u16_u64(vtrn1q_u64(u[j], u[j + 4])));
+        vst1q_u16(out + (j + 4) * out_stride, vreinterpretq_u16_u64(vtrn2q_u64(u[j], u[j + 4])));
+    }
+}
+#endif
 template <typename T>
 static inline void akg_transpose_block_8x8(const T *in, int64_t in_stride, T *out, int64_t out_stride) {
     if constexpr (sizeof(T) == 4) {
-#if defined(__AVX__)
+#if defined(__AVX__) || defined(AKG_NEON)
         akg_transpose_8x8_b32(reinterpret_cast<const uint32_t *>(in), in_stride, reinterpret_cast<uint32_t *>(out), out_stride);
         return;
 #endif
     } else {
-#if defined(__SSE2__)
+#if defined(__SSE2__) || defined(AKG_NEON)
         akg_transpose_8x8_b16(reinterpret_cast<const uint16_t *>(in), in_stride, reinterpret_cast<uint16_t *>(out), out_stride);
         return;
 #endif
@@ -543,6 +675,15 @@ static inline void akg_transpose_streamed(const T *__restrict in, int64_t in_str
     i = head < n ? head : n;
     memcpy(dst, src, static_cast<size_t>(i));
     for (; i + 64 <= n; i += 64) _mm512_stream_si512(reinterpret_cast<__m512i *>(dst + i), _mm512_loadu_si512(src + i));
+#elif defined(AKG_NEON)
+    const int64_t head = (64 - static_cast<int64_t>(reinterpret_cast<uintptr_t>(dst) & 63)) & 63;
+    i = head < n ? head : n;
+    memcpy(dst, src, static_cast<size_t>(i));
+    for (; i + 64 <= n; i += 64) {
+        const uint8_t *line = reinterpret_cast<const uint8_t *>(src + i);
+        akg_stnp32(dst + i, vld1q_u8(line), vld1q_u8(line + 16));
+        akg_stnp32(dst + i + 32, vld1q_u8(line + 32), vld1q_u8(line + 48));
+    }
 #endif
     memcpy(dst + i, src + i, static_cast<size_t>(n - i));
 }

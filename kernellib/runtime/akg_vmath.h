@@ -102,7 +102,12 @@
  * AVX512-FP16 (-march=sapphirerapids); generated code should call these helpers rather than
  * cast through _Float16, or the whole loop stays scalar. With clang and F16C they are __fp16
  * casts (vcvtph2ps / vcvtps2ph; clang 14 rejects _Float16 without AVX512-FP16). Both paths give
- * the same bits as the F16C instructions (tests check it).
+ * the same bits as the F16C instructions (tests check it). On aarch64 the widening is an __fp16
+ * cast (fcvtl) with GCC too, and with clang both are; the same bits as the fcvt instructions.
+ *
+ * AARCH64: the same code compiles for Armv8 (NEON is always there, and so is fused
+ * multiply-add): GCC 12 vectorizes the `#pragma omp simd` loops over these functions with
+ * 16-byte vectors, multiply-adds as fmla, clamps and selects as compares and bsl, no calls.
  */
 #ifndef AKG_VMATH_H
 #define AKG_VMATH_H
@@ -110,6 +115,9 @@
 #include <stdint.h>
 #if defined(__AVX512F__) || defined(__F16C__)
 #include <immintrin.h>
+#endif
+#if defined(__aarch64__) && defined(__ARM_NEON)
+#include <arm_neon.h>
 #endif
 
 /* `static inline` alone is a hint: GCC stops inlining these once a translation unit calls them
@@ -128,7 +136,8 @@ AKG_VM_INLINE float u2f(uint32_t u) { float x; __builtin_memcpy(&x, &u, sizeof x
 AKG_VM_INLINE uint64_t d2u(double x) { uint64_t u; __builtin_memcpy(&u, &x, sizeof u); return u; }
 AKG_VM_INLINE double u2d(uint64_t u) { double x; __builtin_memcpy(&x, &u, sizeof x); return x; }
 
-#if defined(__FMA__) || defined(__FP_FAST_FMAF)
+/* aarch64 always has fused multiply-add (fmadd, and fmla on vectors). */
+#if defined(__FMA__) || defined(__FP_FAST_FMAF) || defined(__ARM_FEATURE_FMA)
 AKG_VM_INLINE float fmaf_(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
 AKG_VM_INLINE double fma_(double a, double b, double c) { return __builtin_fma(a, b, c); }
 #else
@@ -575,11 +584,23 @@ AKG_VM_INLINE float akg_pow(float x, float y) {
  * vcvtsh2ss in a loop that is then not vectorized), so GCC uses the integer path. */
 #if defined(__clang__) && defined(__F16C__)
 #define AKG_VM_F16_TYPE __fp16
+#elif defined(__aarch64__) && defined(__ARM_FP16_FORMAT_IEEE)
+/* aarch64: clang vectorizes __fp16 casts both ways (fcvtl / fcvtn); GCC 12 only the widening
+ * one (fcvtl, 8 halves in two instructions instead of the integer path's 11 operations per 4
+ * lanes) and leaves a loop with a narrowing cast scalar, so with GCC the narrowing stays on the
+ * integer path. */
+#define AKG_VM_F16_WIDEN_TYPE __fp16
+#if defined(__clang__)
+#define AKG_VM_F16_TYPE __fp16
+#endif
+#endif
+#if defined(AKG_VM_F16_TYPE) && !defined(AKG_VM_F16_WIDEN_TYPE)
+#define AKG_VM_F16_WIDEN_TYPE AKG_VM_F16_TYPE
 #endif
 
 AKG_VM_INLINE float akg_f16_to_f32(uint16_t h) {
-#ifdef AKG_VM_F16_TYPE
-    AKG_VM_F16_TYPE v;
+#ifdef AKG_VM_F16_WIDEN_TYPE
+    AKG_VM_F16_WIDEN_TYPE v;
     __builtin_memcpy(&v, &h, sizeof h);
     return (float)v;
 #else
@@ -599,11 +620,17 @@ AKG_VM_INLINE uint16_t akg_f32_to_f16(float x) {
 }
 
 /* The same conversions for code outside loops (the generator emits these where a statement is
- * never vectorized): one F16C instruction each where the target has F16C, the integer code
- * otherwise. Bit-identical to the functions above (NaN payloads aside, in the rounding). */
+ * never vectorized): one F16C instruction each where the target has F16C (one fcvt on
+ * aarch64), the integer code otherwise. Bit-identical to the functions above (NaN payloads
+ * aside, in the rounding). */
 AKG_VM_INLINE uint16_t akg_f32_to_f16_scalar(float x) {
 #if defined(__F16C__)
     return (uint16_t)_cvtss_sh(x, _MM_FROUND_TO_NEAREST_INT);
+#elif defined(__aarch64__) && defined(__ARM_FP16_FORMAT_IEEE)
+    __fp16 v = (__fp16)x;
+    uint16_t h;
+    __builtin_memcpy(&h, &v, sizeof h);
+    return h;
 #else
     return akg_f32_to_f16(x);
 #endif
@@ -611,6 +638,10 @@ AKG_VM_INLINE uint16_t akg_f32_to_f16_scalar(float x) {
 AKG_VM_INLINE float akg_f16_to_f32_scalar(uint16_t h) {
 #if defined(__F16C__)
     return _cvtsh_ss(h);
+#elif defined(__aarch64__) && defined(__ARM_FP16_FORMAT_IEEE)
+    __fp16 v;
+    __builtin_memcpy(&v, &h, sizeof h);
+    return (float)v;
 #else
     return akg_f16_to_f32(h);
 #endif
@@ -639,7 +670,8 @@ AKG_VM_INLINE float akg_round_f16(float x) {
 }
 
 /* Whole arrays, with the hardware conversions where the target has them (vcvtph2ps/vcvtps2ph:
- * 16 lanes in one instruction with AVX-512, 8 with F16C) and the functions above for the tail.
+ * 16 lanes in one instruction with AVX-512, 8 with F16C; on aarch64 fcvtl/fcvtn and their
+ * second-half forms, 8 lanes in two instructions) and the functions above for the tail.
  * Same bits as the element functions (RNE, NaNs quieted). The generator's stage-float16 pass
  * converts float16 tensors with these once per parallel iteration. The maskz forms avoid GCC 12's
  * false -Wmaybe-uninitialized on the plain ones' undefined pass-through operand. */
@@ -656,6 +688,16 @@ AKG_VM_INLINE void akg_f16_to_f32_n(const uint16_t *src, float *dst, int64_t n) 
 #endif
 #elif defined(__F16C__) && defined(__AVX__)
     for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(src + i))));
+#elif defined(__aarch64__) && defined(__ARM_NEON)
+    for (; i + 8 <= n; i += 8) {
+        float16x8_t h = vreinterpretq_f16_u16(vld1q_u16(src + i));
+        vst1q_f32(dst + i, vcvt_f32_f16(vget_low_f16(h)));
+        vst1q_f32(dst + i + 4, vcvt_high_f32_f16(h));
+    }
+    if (i + 4 <= n) {
+        vst1q_f32(dst + i, vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(src + i))));
+        i += 4;
+    }
 #endif
     for (; i < n; ++i) dst[i] = akg_f16_to_f32(src[i]);
 }
@@ -697,6 +739,14 @@ AKG_VM_INLINE void akg_f32_to_f16_n(const float *src, uint16_t *dst, int64_t n) 
 #elif defined(__F16C__) && defined(__AVX__)
     for (; i + 8 <= n; i += 8)
         _mm_storeu_si128((__m128i *)(dst + i), _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+#elif defined(__aarch64__) && defined(__ARM_NEON)
+    /* fcvtn rounds by the FPCR's mode, round to nearest even unless a program changes it */
+    for (; i + 8 <= n; i += 8)
+        vst1q_u16(dst + i, vreinterpretq_u16_f16(vcvt_high_f16_f32(vcvt_f16_f32(vld1q_f32(src + i)), vld1q_f32(src + i + 4))));
+    if (i + 4 <= n) {
+        vst1_u16(dst + i, vreinterpret_u16_f16(vcvt_f16_f32(vld1q_f32(src + i))));
+        i += 4;
+    }
 #endif
     for (; i < n; ++i) dst[i] = akg_f32_to_f16(src[i]);
 }

@@ -32,7 +32,7 @@ static long g_bad_calls = 0; /* akg_run calls that had to be rejected */
         }                                                                                          \
     } while (0)
 
-#define NUM_STATUSES 11 /* AKG_STATUS_OK .. AKG_STATUS_INVALID_ARGUMENT */
+#define NUM_STATUSES 12 /* AKG_STATUS_OK .. AKG_STATUS_UNSUPPORTED_CPU */
 #define CANARY 0xA5
 
 static size_t dtype_bytes(akg_dtype dt) {
@@ -743,7 +743,7 @@ static void test_version_and_status(void) {
     CHECK(akg_version_string() != NULL && strcmp(akg_version_string(), expect) == 0,
           "akg_version_string '%s' != '%s'",
           akg_version_string() ? akg_version_string() : "(null)", expect);
-    CHECK(AKG_STATUS_INVALID_ARGUMENT == NUM_STATUSES - 1, "status list changed: update test");
+    CHECK(AKG_STATUS_UNSUPPORTED_CPU == NUM_STATUSES - 1, "status list changed: update test");
     for (i = 0; i < NUM_STATUSES; ++i) {
         s[i] = akg_status_string((akg_status)i);
         CHECK(s[i] != NULL && s[i][0] != '\0', "akg_status_string(%d) is NULL or empty", i);
@@ -757,6 +757,32 @@ static void test_version_and_status(void) {
     CHECK(akg_status_string((akg_status)NUM_STATUSES) != NULL, "unknown status string NULL");
     CHECK(akg_status_string((akg_status)-1) != NULL, "status -1 string NULL");
     CHECK(akg_status_string((akg_status)1000) != NULL, "status 1000 string NULL");
+}
+
+/* The variant queries: every kernel lists its compiled targets and runs one of them here; NULL
+ * and out-of-range arguments answer NULL / 0. */
+static void test_variants(void) {
+    size_t i, v;
+    const char *isa = akg_cpu_isa();
+    CHECK(isa != NULL && isa[0] != '\0', "akg_cpu_isa() is NULL or empty");
+    CHECK(akg_kernel_variant(NULL) == NULL, "akg_kernel_variant(NULL) != NULL");
+    CHECK(akg_kernel_num_variants(NULL) == 0, "akg_kernel_num_variants(NULL) != 0");
+    CHECK(akg_kernel_variant_at(NULL, 0) == NULL, "akg_kernel_variant_at(NULL, 0) != NULL");
+    for (i = 0; i < akg_kernel_count(); ++i) {
+        const akg_kernel *k = akg_kernel_at(i);
+        size_t n = akg_kernel_num_variants(k);
+        const char *chosen = akg_kernel_variant(k);
+        int listed = 0;
+        CHECK(n > 0, "%s: no variant", akg_kernel_name(k));
+        CHECK(akg_kernel_variant_at(k, n) == NULL, "%s: variant past the last is not NULL", akg_kernel_name(k));
+        for (v = 0; v < n; ++v) {
+            const char *target = akg_kernel_variant_at(k, v);
+            CHECK(target != NULL && target[0] != '\0', "%s: variant %zu has no target", akg_kernel_name(k), v);
+            listed |= chosen != NULL && target != NULL && strcmp(chosen, target) == 0;
+        }
+        CHECK(chosen != NULL && listed, "%s: the chosen variant '%s' is not one of its variants", akg_kernel_name(k),
+              chosen ? chosen : "(null)");
+    }
 }
 
 static void test_catalog(void) {
@@ -837,6 +863,7 @@ int main(int argc, char **argv) {
 
     test_version_and_status();
     test_catalog();
+    test_variants();
 
     count = akg_kernel_count();
     if (count > 0) {

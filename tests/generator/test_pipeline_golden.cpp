@@ -293,8 +293,9 @@ TEST(PipelineGolden, GeluBackwardWalksTheRowsOnce) {
     std::string code = dump_after("bias_gelu_grad_f16.json", "emit");
     EXPECT_EQ(count(code, "for (int64_t c0 = chunk * 32; c0 <= akg_imin(chunk * 32 + 31, 2047); c0 += 1) {"), 1u) << code;
     EXPECT_EQ(count(code, "akg_chunk_sums[i0] = akg_chunk_sums[i0] + ((float)t0[((c1 + c2) - (c1))]);"), 1u) << code;
-    EXPECT_EQ(count(code, "for (int64_t chunk = 0; chunk < 64; ++chunk)"), 4u) << code; // in parallel, then in order (each in the one-thread twin and the OpenMP region)
-    EXPECT_EQ(count(code, "t1[e] += akg_chunk_sums[chunk * INT64_C(3072) + e];"), 2u) << code; // the one-thread twin and the OpenMP region
+    EXPECT_EQ(count(code, "for (int64_t chunk = 0; chunk < 64; ++chunk)"), 2u) << code; // in parallel (the one-thread twin and the OpenMP region)
+    // Then in order, by blocks of accumulators (the one-thread twin and the OpenMP region).
+    EXPECT_EQ(count(code, "akg_add_chunk_sums(t1 + e0, akg_chunk_sums + e0, akg_imin(1024, 3072 - e0), 64, 3072);"), 2u) << code;
     EXPECT_EQ(count(code, "    float t0[64];"), 2u) << code; // the chunk's (and the kernel function's, unused)
     EXPECT_EQ(count(code, "malloc("), 2u) << code; // the accumulators and the chunks' sums
     // The gradient is written by vector blocks with non-temporal stores.
@@ -891,7 +892,7 @@ TEST(PipelineGolden, ElementwiseOutputsJoinTheReductionOverTheirInput) {
     EXPECT_EQ(count(code, "for (int64_t c0_group = c0_lo; c0_group < c0_full; c0_group += 1024) {"), 2u) << code; // the one-thread twin and the OpenMP region
     EXPECT_EQ(count(code, "float partial_lanes_c0[32] = {0};"), 2u) << code; // the one-thread twin and the OpenMP region
     EXPECT_EQ(count(code, "partial_lanes_c0[c0_lane] = partial_lanes_c0[c0_lane] + (v_cse0 * v_cse0);"), 2u) << code; // the one-thread twin and the OpenMP region
-    EXPECT_EQ(count(code, "lanes_c0[c0_lane] += partial_lanes_c0[c0_lane];"), 2u) << code; // the one-thread twin and the OpenMP region
+    EXPECT_EQ(count(code, "akg_add_lanes<32>(lanes_c0, partial_lanes_c0);"), 2u) << code; // the one-thread twin and the OpenMP region
     // A softmax's exponentials, written out and summed per row of 43: one loop nest, the
     // output stored from the sum's lane loop, instead of a second nest over the whole tensor
     // that reads the input again (27 corpus kernels 1.1-2.2x faster).
@@ -1106,7 +1107,8 @@ TEST(PipelineGolden, NarrowColumnSumsRunInChunksOfWholeRows) {
     EXPECT_EQ(count(code, "#pragma omp parallel for schedule(static)\n            for (int64_t chunk = 0; chunk < 16; ++chunk)\n"), 1u) << code;
     EXPECT_EQ(count(code, "for (int64_t c0_block = chunk * 6272; c0_block <= akg_imin(chunk * 6272 + 6271, 100351); c0_block += 32) {"), 1u) << code;
     EXPECT_EQ(count(code, "for (int64_t c1 = 0; (c1 <= 255); c1 += 1) {"), 2u) << code; // the whole row, its partials
-    EXPECT_EQ(count(code, "[e] += akg_row_chunks[chunk * INT64_C(512) + "), 2u) << code;
+    EXPECT_EQ(count(code, "akg_add_chunk_sums(t1, akg_row_chunks, 256, 16, 512);"), 1u) << code;
+    EXPECT_EQ(count(code, "akg_add_chunk_sums(t0, akg_row_chunks + 256, 256, 16, 512);"), 1u) << code;
     EXPECT_EQ(count(code, "free(akg_row_chunks);"), 1u) << code;
     // NCHW keeps its parallel loop over the channels (each channel's rows are contiguous).
     EXPECT_EQ(count(dump_after("bn_train_stats_f16.json", "emit"), "akg_row_chunks"), 0u);
@@ -1114,7 +1116,8 @@ TEST(PipelineGolden, NarrowColumnSumsRunInChunksOfWholeRows) {
     // and the row's float16 output stored in the same vector loop as the sums.
     std::string odd = dump_after_regression("row_chunks_nhwc_column_sums_f16_2x61x89x200.json", "emit");
     EXPECT_EQ(count(odd, "c0_block = chunk * 704; c0_block <= akg_imin(chunk * 704 + 703, 10857);"), 1u) << odd;
-    EXPECT_EQ(count(odd, "for (int64_t chunk = 0; chunk < 16; ++chunk)"), 3u) << odd; // in parallel (twice: the one-thread twin and the OpenMP region), then in order
+    EXPECT_EQ(count(odd, "for (int64_t chunk = 0; chunk < 16; ++chunk)"), 2u) << odd; // in parallel: the one-thread twin and the OpenMP region
+    EXPECT_EQ(count(odd, "akg_add_chunk_sums("), 2u) << odd; // then in order, per accumulator
     EXPECT_EQ(count(odd, "partial_c0[(c1)] = partial_c0[(c1)] + "), 1u) << odd;
 }
 

@@ -32,6 +32,7 @@
 #include "poly/join_reduction_inputs.h"
 #include "poly/order_band_members.h"
 #include "poly/pair_row_passes.h"
+#include "poly/plan_reductions.h"
 #include "poly/prefetch_next_rows.h"
 #include "poly/prefetch_streams.h"
 #include "poly/schedule_annotation.h"
@@ -157,20 +158,21 @@ private:
             {"fuse-reductions", [](PolyModel &m, const ScheduleOptions &) { akg::fuse_sibling_reductions(m); }},
             {"join-reductions", [](PolyModel &m, const ScheduleOptions &) { akg::join_reduction_inputs(m); }},
             {"order-loops", [](PolyModel &m, const ScheduleOptions &o) { akg::order_band_members(m, o); }},
-            {"tile-transposes", [](PolyModel &m, const ScheduleOptions &) { akg::tile_transposes(m); }},
+            {"tile-transposes", [](PolyModel &m, const ScheduleOptions &o) { akg::tile_transposes(m, o); }},
             {"parallelize", [](PolyModel &m, const ScheduleOptions &o) { akg::mark_parallel_loops(m, o); }},
             {"split-bands", [](PolyModel &m, const ScheduleOptions &) { akg::split_bands_by_dimensionality(m); }},
             {"sink-columns", [](PolyModel &m, const ScheduleOptions &o) { akg::sink_column_loops(m, o); }},
             {"interleave-channels", [](PolyModel &m, const ScheduleOptions &o) { akg::interleave_channel_blocks(m, o); }},
-            {"pair-rows", [](PolyModel &m, const ScheduleOptions &) { akg::pair_row_passes(m); }},
+            {"pair-rows", [](PolyModel &m, const ScheduleOptions &o) { akg::pair_row_passes(m, o); }},
             {"group-rows", [](PolyModel &m, const ScheduleOptions &) { akg::group_short_rows(m); }},
             {"stream-outputs", [](PolyModel &m, const ScheduleOptions &o) { akg::stream_large_outputs(m, o); }},
-            {"line-runs", [](PolyModel &m, const ScheduleOptions &) { akg::give_iterations_whole_lines(m); }},
+            {"line-runs", [](PolyModel &m, const ScheduleOptions &o) { akg::give_iterations_whole_lines(m, o); }},
             {"vectorize", [](PolyModel &m, const ScheduleOptions &o) { akg::vectorize_inner_loops(m, o); }},
             {"promote", [](PolyModel &m, const ScheduleOptions &o) { akg::promote_to_local_buffers(m, o); }},
-            {"stage-float16", [](PolyModel &m, const ScheduleOptions &) { akg::stage_float16_buffers(m); }},
-            {"prefetch-rows", [](PolyModel &m, const ScheduleOptions &) { akg::prefetch_next_rows(m); }},
+            {"stage-float16", [](PolyModel &m, const ScheduleOptions &o) { akg::stage_float16_buffers(m, o); }},
+            {"prefetch-rows", [](PolyModel &m, const ScheduleOptions &o) { akg::prefetch_next_rows(m, o); }},
             {"prefetch-streams", [](PolyModel &m, const ScheduleOptions &o) { akg::prefetch_input_streams(m, o); }},
+            {"plan-reductions", [](PolyModel &m, const ScheduleOptions &o) { akg::plan_reductions(m, o); }},
         };
         return passes;
     }
@@ -376,6 +378,73 @@ TEST(ScheduleAnnotations, TileTransposesMarksItsTiles) {
     EXPECT_EQ(of_kind<mark::Simd>(staged.tree_annotations()).size(), 1u);
     staged.run_through("prefetch-streams");
     EXPECT_EQ(texts(staged.ast_annotations()), texts(staged.tree_annotations()));
+}
+
+// plan-reductions (poly/plan_reductions.h): the schedule tree goes through unchanged; the pass
+// leaves a ReductionPlan for every update statement.
+std::vector<std::pair<const akg::PolyStatement *, akg::ReductionPlan>> plans_after_planning(PassByPass &k) {
+    k.run_through("prefetch-streams");
+    EXPECT_TRUE(k.model().reduction_plans.empty());
+    const std::string before = k.tree_text();
+    k.run_through("plan-reductions");
+    EXPECT_EQ(k.tree_text(), before);
+    std::vector<std::pair<const akg::PolyStatement *, akg::ReductionPlan>> plans;
+    for (const auto &st : k.model().statements) {
+        if (st.role != akg::StatementRole::ReduceUpdate) continue;
+        auto plan = k.model().reduction_plans.find(st.name);
+        EXPECT_NE(plan, k.model().reduction_plans.end()) << st.name;
+        if (plan != k.model().reduction_plans.end()) plans.emplace_back(&st, plan->second);
+    }
+    return plans;
+}
+
+TEST(PlanReductions, SplitsAWholeKernelSumIntoChunksOfDoubleLanes) {
+    // The sum of squares of 2359296 float16 values: no loop around it, 2304 terms per lane.
+    PassByPass k("patterns/global_norm_sq_unscale_f16.json");
+    const akg::ScheduleOptions o;
+    auto plans = plans_after_planning(k);
+    ASSERT_EQ(plans.size(), 1u);
+    const akg::ReductionPlan &plan = plans[0].second;
+    EXPECT_EQ(plan.accumulator, Halide::Float(64));
+    EXPECT_EQ(plan.lane, Halide::Float(64));
+    EXPECT_EQ(plan.lanes, o.reduction_lanes);
+    EXPECT_EQ(plan.float_lane_blocks, o.float_lane_blocks);
+    EXPECT_EQ(plan.chunks, o.whole_reduction_chunks);
+    EXPECT_EQ(k.model().column_sum_block_rows, o.column_sum_block_rows);
+    EXPECT_EQ(k.model().chunk_sums_block, o.chunk_sums_block);
+}
+
+TEST(PlanReductions, GivesLongRowsWideFloatLanes) {
+    // LayerNorm's mean and variance over rows of 768, one row per parallel iteration.
+    PassByPass k("patterns/layernorm_fwd_f16.json");
+    const akg::ScheduleOptions o;
+    auto plans = plans_after_planning(k);
+    ASSERT_EQ(plans.size(), 2u);
+    for (const auto &[st, plan] : plans) {
+        EXPECT_EQ(plan.accumulator, Halide::Float(32)) << st->name;
+        EXPECT_EQ(plan.lane, Halide::Float(32)) << st->name;
+        EXPECT_EQ(plan.lanes, o.reduction_wide_lanes) << st->name;
+        EXPECT_EQ(plan.float_lane_blocks, 0) << st->name;
+        EXPECT_EQ(plan.chunks, 0) << st->name;
+    }
+}
+
+TEST(PlanReductions, TakesItsChoicesFromTheOptions) {
+    // What a tuner would set: fewer lanes, other chunks, no double accumulators.
+    akg::ScheduleOptions o;
+    o.reduction_lanes = 16;
+    o.reduction_wide_lanes = 16;
+    o.whole_reduction_chunks = 8;
+    o.double_lanes_from_terms = int64_t{1} << 40;
+    PassByPass k("patterns/global_norm_sq_unscale_f16.json", o);
+    auto plans = plans_after_planning(k);
+    ASSERT_EQ(plans.size(), 1u);
+    const akg::ReductionPlan &plan = plans[0].second;
+    EXPECT_EQ(plan.accumulator, Halide::Float(32));
+    EXPECT_EQ(plan.lane, Halide::Float(32));
+    EXPECT_EQ(plan.lanes, 16);
+    EXPECT_EQ(plan.float_lane_blocks, 0);
+    EXPECT_EQ(plan.chunks, 8);
 }
 
 } // namespace

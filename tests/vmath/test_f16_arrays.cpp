@@ -129,6 +129,82 @@ TEST(Float16Arrays, ScalarConversionsMatchTheVectorizableOnes) {
     }
 }
 
+// The value of the float16 bits h in [0, 0x7c00] (0x7c00 as 2^16, the step after 65504).
+double half_value(uint32_t h) {
+    const int e = static_cast<int>(h >> 10), m = static_cast<int>(h & 0x3ff);
+    return e == 0 ? std::ldexp(m, -24) : std::ldexp(1024 + m, e - 25);
+}
+uint32_t nan_widened(uint32_t h) { return ((h & 0x8000u) << 16) | 0x7fc00000u | ((h & 0x3ffu) << 13); }
+uint16_t nan_narrowed(uint32_t u) { return static_cast<uint16_t>(((u >> 16) & 0x8000u) | 0x7e00u | ((u >> 13) & 0x3ffu)); }
+
+// Every path of each conversion (the element functions, the array ones with their hardware
+// loops and tails: vcvtph2ps / vcvtps2ph on x86, fcvtl / fcvtn on aarch64; the one-instruction
+// scalar ones; the streamed narrowing) against an oracle of its own, bit for bit, NaN payloads
+// included: a NaN keeps its sign and the top of its payload and comes back quiet.
+TEST(Float16Arrays, EveryHalfWidensToItsValueOnEveryPath) {
+    std::vector<uint16_t> h(65536 + 1);
+    std::vector<uint32_t> want(65536);
+    for (uint32_t i = 0; i < 65536; ++i) {
+        h[i] = static_cast<uint16_t>(i);
+        const uint32_t a = i & 0x7fffu;
+        if (a > 0x7c00u) {
+            want[i] = nan_widened(i);
+        } else {
+            const double v = a == 0x7c00u ? static_cast<double>(INFINITY) : half_value(a);
+            want[i] = bits(static_cast<float>((i & 0x8000u) ? -v : v));
+        }
+    }
+    for (int offset : {0, 1}) { // the vectors at both alignments of the source
+        std::vector<float> out(65536);
+        akg_f16_to_f32_n(h.data() + offset, out.data(), 65536 - offset);
+        for (uint32_t i = 0; i + offset < 65536; ++i) ASSERT_EQ(bits(out[i]), want[i + offset]) << std::hex << i + offset;
+    }
+    for (uint32_t i = 0; i < 65536; ++i) {
+        ASSERT_EQ(bits(akg_f16_to_f32(h[i])), want[i]) << std::hex << i;
+        ASSERT_EQ(bits(akg_f16_to_f32_scalar(h[i])), want[i]) << std::hex << i;
+        ASSERT_EQ(bits(akg_vm_detail::f16_to_f32_soft(h[i])), want[i]) << std::hex << i;
+    }
+}
+
+TEST(Float16Arrays, MidpointsRoundToEvenOnEveryPath) {
+    std::vector<float> x;
+    std::vector<uint16_t> want;
+    auto add = [&](float f, uint32_t h) { x.push_back(f), want.push_back(static_cast<uint16_t>(h)); };
+    // Each midpoint between neighbouring halves (65520 between 65504 and inf), and one float ulp
+    // either side of it, both signs.
+    for (uint32_t h = 0; h < 0x7c00u; ++h) {
+        const float mid = static_cast<float>((half_value(h) + half_value(h + 1)) / 2); // exact
+        for (uint32_t sign : {0u, 0x8000u}) {
+            const float s = sign ? -1.0f : 1.0f;
+            add(s * mid, ((h & 1) ? h + 1 : h) | sign);
+            add(s * std::nextafter(mid, 0.0f), h | sign);
+            add(s * std::nextafter(mid, INFINITY), (h + 1) | sign);
+        }
+    }
+    for (uint32_t u : {0x7f800001u, 0x7fa00000u, 0x7fc00000u, 0x7fffffffu, 0x7f802000u, 0xff800001u, 0xffc02000u, 0xffffe000u}) {
+        float f;
+        std::memcpy(&f, &u, sizeof f);
+        add(f, nan_narrowed(u));
+    }
+    add(INFINITY, 0x7c00u), add(-INFINITY, 0xfc00u), add(0.0f, 0), add(-0.0f, 0x8000u), add(1e30f, 0x7c00u), add(-1e-30f, 0x8000u);
+    const int64_t n = static_cast<int64_t>(x.size());
+    for (int64_t i = 0; i < n; ++i) {
+        ASSERT_EQ(akg_f32_to_f16(x[i]), want[i]) << std::hexfloat << x[i];
+        ASSERT_EQ(akg_f32_to_f16_scalar(x[i]), want[i]) << std::hexfloat << x[i];
+        ASSERT_EQ(akg_vm_detail::f32_to_f16_soft(x[i]), want[i]) << std::hexfloat << x[i];
+    }
+    for (int64_t offset : {0, 1, 3}) { // whole vectors and every tail length
+        std::vector<uint16_t> out(x.size()), streamed(x.size() + 32);
+        akg_f32_to_f16_n(x.data() + offset, out.data(), n - offset);
+        akg_stream_f32_to_f16_n(x.data() + offset, streamed.data() + offset, n - offset);
+        akg_stream_fence();
+        for (int64_t i = 0; i + offset < n; ++i) {
+            ASSERT_EQ(out[i], want[i + offset]) << std::hexfloat << x[i + offset];
+            ASSERT_EQ(streamed[i + offset], want[i + offset]) << std::hexfloat << x[i + offset];
+        }
+    }
+}
+
 // A [5, 7, 37] float16 tensor; boxes partly outside it are clamped, and nothing outside the
 // tensor or the box's in-tensor part is touched.
 TEST(Float16Arrays, StagingCopiesTheClampedBox) {

@@ -5,7 +5,8 @@
 //    header (the header's figures come from exhaustive runs over all 2^32 floats);
 //  * special values (NaN, +-inf, +-0, subnormals, overflow / underflow);
 //  * bit-for-bit agreement of a `#pragma omp simd` loop with per-element scalar calls;
-//  * float16 conversions against the F16C instructions and the portable integer path.
+//  * float16 conversions against the F16C instructions (on aarch64: the NEON fcvtl/fcvtn ones)
+//    and the portable integer path.
 #include "akg_vmath.h"
 
 #include <gtest/gtest.h>
@@ -23,6 +24,9 @@
 
 #if defined(__F16C__)
 #include <immintrin.h>
+#endif
+#if defined(__aarch64__) && defined(__ARM_NEON)
+#include <arm_neon.h>
 #endif
 
 namespace {
@@ -213,8 +217,17 @@ struct SweepResult {
     float worst_got = 0.0f;
 };
 
+// AKG_VMATH_SWEEP_SCALE=K (odd) takes every K-th input of each sweep: emulated (qemu-user,
+// tools/cross-aarch64.sh) the full sweeps take about ten minutes.
+uint64_t sweep_scale() {
+    const char *e = std::getenv("AKG_VMATH_SWEEP_SCALE");
+    uint64_t k = e ? std::strtoull(e, nullptr, 10) : 1;
+    return k > 0 ? k : 1;
+}
+
 // Inputs: bit patterns first, first + stride, ... while <= last (64-bit arithmetic).
 SweepResult sweep(Fn fn, uint64_t first, uint64_t last, uint64_t stride) {
+    stride *= sweep_scale();
     const uint64_t count = (last - first) / stride + 1;
     const long kBlock = 4096;
     const long nblocks = static_cast<long>((count + kBlock - 1) / kBlock);
@@ -702,6 +715,8 @@ TEST(VmathSimd, MatchesScalarBitForBit) {
 uint16_t f32_to_f16_reference(float x) {
 #if defined(__F16C__)
     return _cvtss_sh(x, _MM_FROUND_TO_NEAREST_INT);
+#elif defined(__aarch64__) && defined(__ARM_NEON)
+    return vget_lane_u16(vreinterpret_u16_f16(vcvt_f16_f32(vdupq_n_f32(x))), 0); // fcvtn
 #else
     return akg_vm_detail::f32_to_f16_soft(x);
 #endif
@@ -764,6 +779,9 @@ TEST(VmathF16, AllHalvesToFloat) {
 #if defined(__F16C__)
         float hw = _cvtsh_ss(h[i]);
         ASSERT_EQ(float_to_bits(soft), float_to_bits(hw)) << std::hex << i;
+#elif defined(__aarch64__) && defined(__ARM_NEON)
+        float hw = vgetq_lane_f32(vcvt_f32_f16(vreinterpret_f16_u16(vdup_n_u16(h[i]))), 0); // fcvtl
+        ASSERT_EQ(float_to_bits(soft), float_to_bits(hw)) << std::hex << i;
 #endif
         // round trip (NaNs come back quieted)
         uint16_t back = akg_f32_to_f16(f[i]);
@@ -778,6 +796,7 @@ TEST(VmathF16, AllHalvesToFloat) {
 // Checks one run of float bit patterns through the vector loops against F16C and the portable
 // path; returns the number of mismatches.
 long check_f32_to_f16(uint64_t first, uint64_t last, uint64_t stride) {
+    stride *= sweep_scale();
     const uint64_t count = (last - first) / stride + 1;
     const long kBlock = 4096;
     const long nblocks = static_cast<long>((count + kBlock - 1) / kBlock);

@@ -25,6 +25,7 @@
 #include "poly/order_band_members.h"
 #include "poly/group_short_rows.h"
 #include "poly/pair_row_passes.h"
+#include "poly/plan_reductions.h"
 #include "poly/prefetch_next_rows.h"
 #include "poly/prefetch_streams.h"
 #include "poly/sink_column_loops.h"
@@ -35,12 +36,12 @@
 
 namespace akg {
 
-const char *const kGeneratorVersion = "0.1.0";
+const char *const kGeneratorVersion = "0.2.0";
 
 const std::vector<std::string> &pipeline_pass_names() {
     static const std::vector<std::string> names = {"validate", "lower", "materialize", "view-reshapes", "simplify", "math-identities", "compare-float16", "fold-dimensions", "fold-reductions", "nan-dominated-extrema", "poly-model",
                                                    "dependences", "schedule", "fuse-reductions", "join-reductions", "order-loops", "tile-transposes", "parallelize", "split-bands", "sink-columns", "interleave-channels", "pair-rows", "group-rows", "stream-outputs",
-                                                   "line-runs", "vectorize", "promote", "stage-float16", "prefetch-rows", "prefetch-streams", "ast", "emit"};
+                                                   "line-runs", "vectorize", "promote", "stage-float16", "prefetch-rows", "prefetch-streams", "plan-reductions", "ast", "emit"};
     return names;
 }
 
@@ -210,7 +211,7 @@ std::string run_pipeline(const CompositeKernel &kernel, const PipelineOptions &o
         dump("join-reductions", [&] { return dump_schedule(model); });
         order_band_members(model, options.schedule);
         dump("order-loops", [&] { return dump_schedule(model); });
-        tile_transposes(model);
+        tile_transposes(model, options.schedule);
         dump("tile-transposes", [&] { return dump_schedule(model); });
         // Parallel marks first: vectorization must not split the outer band that is run in parallel.
         mark_parallel_loops(model, options.schedule);
@@ -221,25 +222,27 @@ std::string run_pipeline(const CompositeKernel &kernel, const PipelineOptions &o
         dump("sink-columns", [&] { return dump_schedule(model); });
         interleave_channel_blocks(model, options.schedule);
         dump("interleave-channels", [&] { return dump_schedule(model); });
-        pair_row_passes(model);
+        pair_row_passes(model, options.schedule);
         dump("pair-rows", [&] { return dump_schedule(model); });
         group_short_rows(model);
         dump("group-rows", [&] { return dump_schedule(model); });
         // Before vectorize and promote: they see the blocks line-runs makes.
         stream_large_outputs(model, options.schedule);
         dump("stream-outputs", [&] { return dump_streamed_outputs(model); });
-        give_iterations_whole_lines(model);
+        give_iterations_whole_lines(model, options.schedule);
         dump("line-runs", [&] { return dump_schedule(model); });
         vectorize_inner_loops(model, options.schedule);
         dump("vectorize", [&] { return dump_schedule(model); });
         promote_to_local_buffers(model, options.schedule);
         dump("promote", [&] { return dump_schedule(model) + dump_promotion(model); });
-        stage_float16_buffers(model);
+        stage_float16_buffers(model, options.schedule);
         dump("stage-float16", [&] { return dump_schedule(model) + dump_float16_stagings(model); });
-        prefetch_next_rows(model);
+        prefetch_next_rows(model, options.schedule);
         dump("prefetch-rows", [&] { return dump_schedule(model) + dump_row_prefetches(model); });
         prefetch_input_streams(model, options.schedule);
         dump("prefetch-streams", [&] { return dump_prefetched_streams(model); });
+        plan_reductions(model, options.schedule);
+        dump("plan-reductions", [&] { return reduction_plans_text(model); });
         isl_ast_node *ast = build_ast(model);
         dump("ast", [&] {
             isl_printer *p = isl_printer_to_str(model.ctx.get());

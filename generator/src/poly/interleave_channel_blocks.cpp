@@ -16,14 +16,8 @@ namespace akg {
 
 namespace {
 
-// A block of channels covers up to this many bytes per image. Longer contiguous runs keep the
-// prefetchers going: summing [32, 256, 56, 56] float16 NCHW, 1 thread, ran at 32 GB/s with
-// 16-channel blocks (98 KB per image), 43 GB/s with 32, 44 GB/s with 64, and 48 GB/s reading
-// the whole tensor in order; BatchNorm statistics took 1.50, 1.40 and 1.27 ms.
-constexpr int64_t kBlockBytes = 512 * 1024;
 // Blocks are kept small enough that every thread gets two (balanced for 1, 2 and 4 threads).
 constexpr int64_t kMinBlocksPerThread = 2;
-constexpr int64_t kAssumedThreads = 2;
 
 struct Ctx {
     PolyModel *m;
@@ -85,7 +79,7 @@ isl_schedule_node *interleave_under_mark(isl_schedule_node *node, void *user) {
     bool apply = stride > 1 && has_inversion_below(*c.m, band, stride, false);
     int64_t trips = apply ? member_extent(band, 0) : 0;
     int64_t block = 1;
-    while (block * stride * largest_element_bytes(*c.m) < kBlockBytes && block * 2 * kMinBlocksPerThread * kAssumedThreads <= trips) block *= 2;
+    while (block * stride * largest_element_bytes(*c.m) < c.options->channel_block_bytes && block * 2 * kMinBlocksPerThread * c.options->threads <= trips) block *= 2;
     if (!apply || block < 2) {
         isl_schedule_node_free(band);
         return node;

@@ -18,10 +18,8 @@ namespace akg {
 namespace {
 
 constexpr int64_t kRowsPerIteration = 2;
-// Longer rows keep the core busy on their own (a log-softmax over 21128 columns).
-constexpr int64_t kMaxRowBytes = 16 * 1024;
-// Enough iterations left that every thread still gets several (two threads assumed).
-constexpr int64_t kMinIterationsAfterPairing = 16;
+// Enough iterations left that every thread still gets several.
+constexpr int64_t kMinIterationsPerThreadAfterPairing = 8;
 // Rows this short (in elements of the largest tensor) are paired whatever they read (see
 // pair_under_mark).
 constexpr int64_t kShortRowElements = 256;
@@ -96,8 +94,14 @@ isl_schedule_node *parallel_row_band(isl_schedule_node *mark) {
     return nullptr;
 }
 
+struct Context {
+    PolyModel *model;
+    const ScheduleOptions *options;
+};
+
 isl_schedule_node *pair_under_mark(isl_schedule_node *node, void *user) {
-    PolyModel &m = *static_cast<PolyModel *>(user);
+    const Context &c = *static_cast<const Context *>(user);
+    PolyModel &m = *c.model;
     isl_schedule_node *band = parallel_row_band(node);
     if (!band) return node;
     const int inner = static_cast<int>(isl_schedule_node_band_n_member(band)) - 1;
@@ -120,8 +124,8 @@ isl_schedule_node *pair_under_mark(isl_schedule_node *node, void *user) {
     // unpaired (3.8 -> 3.35 ms), a ReduceSum over 320 rows of 768 1.25x slower (6.2 -> 7.8 us).
     bool after = has_reduction_below(m, band) && pass_after_a_reduction(m, band);
     bool short_rows = row_elements <= kShortRowElements;
-    bool apply = row_bytes > 0 && row_bytes <= kMaxRowBytes && after && (short_rows || row_inputs(m, band) == 1) &&
-                 member_extent(band, inner) >= kRowsPerIteration * kMinIterationsAfterPairing && !groups_short_rows(m, band);
+    bool apply = row_bytes > 0 && row_bytes <= c.options->paired_row_max_bytes && after && (short_rows || row_inputs(m, band) == 1) &&
+                 member_extent(band, inner) >= kRowsPerIteration * kMinIterationsPerThreadAfterPairing * c.options->threads && !groups_short_rows(m, band);
     if (!apply) {
         isl_schedule_node_free(band);
         return node;
@@ -143,8 +147,9 @@ isl_schedule_node *pair_under_mark(isl_schedule_node *node, void *user) {
 
 } // namespace
 
-void pair_row_passes(PolyModel &m) {
-    map_schedule_bottom_up(m, pair_under_mark, &m);
+void pair_row_passes(PolyModel &m, const ScheduleOptions &options) {
+    Context c{&m, &options};
+    map_schedule_bottom_up(m, pair_under_mark, &c);
 }
 
 } // namespace akg

@@ -17,6 +17,6 @@ namespace akg {
 // rows and rows of at most 256 elements isl's AST unrolls the point loop. Legal because the
 // member is coincident: no dependence crosses rows, so each pass may run for both rows before
 // the next pass starts.
-void pair_row_passes(PolyModel &model);
+void pair_row_passes(PolyModel &model, const ScheduleOptions &options);
 
 } // namespace akg

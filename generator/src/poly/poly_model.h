@@ -102,6 +102,25 @@ struct TransposeTile {
     int64_t tile_rows = 0, tile_columns = 0;
 };
 
+// Set by plan-reductions, per update statement of a reduction: how its nest accumulates. The
+// emitter reads it (emit_accumulation, emit_lane_reduction); a tuner may set it.
+struct ReductionPlan {
+    // Between loop levels: the value's type, double for long float sums, unsigned 32 bits for
+    // int32 sums and products (they wrap).
+    Halide::Type accumulator;
+    // The innermost loop's explicit lanes: their type (float for a float sum whose lanes each
+    // add fewer than ScheduleOptions::double_lanes_from_terms terms, else the accumulator's)
+    // and how many per block (the same for every update of one nest).
+    Halide::Type lane;
+    int lanes = 0;
+    // > 0: a float sum in double lanes adds this many whole blocks in float lanes at a time,
+    // then the float lanes into the double ones.
+    int float_lane_blocks = 0;
+    // > 0: a reduction of the whole kernel, run as this many ranges in parallel and combined
+    // in order.
+    int chunks = 0;
+};
+
 struct PolyModel {
     mutable isl::ctx ctx{nullptr};
     std::vector<PolyStatement> statements;
@@ -137,6 +156,14 @@ struct PolyModel {
     std::set<std::string> column_block_statements;
     // Set by tile-transposes, by statement name.
     std::map<std::string, TransposeTile> transpose_tiles;
+    // Set by plan-reductions, by update statement name.
+    std::map<std::string, ReductionPlan> reduction_plans;
+    // Set by plan-reductions: the rows per block of column sums into double accumulators, each
+    // block summed into float partials first (ScheduleOptions::column_sum_block_rows).
+    int64_t column_sum_block_rows = 0;
+    // Set by plan-reductions: the accumulator elements per parallel task of the in-order sum of
+    // row chunks' sums (ScheduleOptions::chunk_sums_block).
+    int64_t chunk_sums_block = 0;
 
     const PolyStatement &statement(const std::string &name) const;
     BufferInfo &buffer(const std::string &name);
@@ -159,6 +186,23 @@ struct ScheduleOptions {
     static ScheduleOptions for_target(const Target &target);
 
     int vector_width = 16;          // float32 lanes of the target's vectors
+    int64_t cache_line_bytes = 64;  // the unit of streamed stores and of whole-line runs
+    int threads = 2;                // the cores parallel loops are shared out to
+    // Bytes of each side of one transposed tile (tile-transposes), half of L1: the 49 rows x 256
+    // columns of a float16 NHWC -> NCHW tile (25 KB) ran at 0.204 ms, 112 columns 0.210, 32
+    // columns 0.241 (1 thread, [32, 49, 2048]).
+    int64_t transpose_tile_bytes = 16 * 1024;
+    // Rows longer than this (half of L1) keep the core busy on their own and are not paired
+    // (pair-rows: a log-softmax over 21128 columns).
+    int64_t paired_row_max_bytes = 16 * 1024;
+    // A block of NCHW channels covers up to this many bytes per image (interleave-channels), half
+    // of L2. Longer contiguous runs keep the prefetchers going: summing [32, 256, 56, 56] float16
+    // NCHW, 1 thread, ran at 32 GB/s with 16-channel blocks (98 KB per image), 43 GB/s with 32,
+    // 44 GB/s with 64, and 48 GB/s reading the whole tensor in order.
+    int64_t channel_block_bytes = 512 * 1024;
+    // Row runs below this (twice L1) stay in L1 between passes or the hardware prefetchers keep up
+    // with them: prefetch-rows leaves them alone.
+    int64_t prefetch_rows_from_bytes = 64 * 1024;
     // Inner loops are strip-mined by vector_width * vector_unroll when long enough: GCC fully
     // unrolls 16-iteration loops before its loop vectorizer sees them.
     int vector_unroll = 4;
@@ -192,6 +236,41 @@ struct ScheduleOptions {
     // in chunks of rows (sink_column_loops.cpp, walk_wide_rows); 0 never.
     int column_sums_row_streams = 3;
     int64_t parallel_chunk = 4096;  // iterations per parallel task of a one-dimensional loop
+    // plan-reductions (plan_reductions.h). The innermost loop of a reduction nest accumulates in
+    // reduction_lanes explicit lanes: two vectors of floats of an AVX-512 target (four of
+    // AVX2's) hide the latency of the additions. Loops of reduction_wide_lanes_from iterations
+    // or more get reduction_wide_lanes: LayerNorm f16's three loops over rows of 768 (12 blocks)
+    // became 1.1 to 1.2x faster, and a row of fewer than 64 elements would run the scalar loop.
+    // The counts are floats per block, not vectors, so that every target sums in the same order.
+    int reduction_lanes = 32;
+    int reduction_wide_lanes = 64;
+    int64_t reduction_wide_lanes_from = 512;
+    // Long float sums (this many terms and more) accumulate in double between loop levels; the
+    // innermost loop's lanes stay float unless each lane would add this many terms or more.
+    int64_t double_lanes_from_terms = 1024;
+    // Float sums in double lanes add each group of float_lane_blocks whole blocks in float lanes
+    // first, then the float lanes into the double ones: a double addition per lane and group
+    // instead of two conversions and two double additions per vector (a whole gradient's sum of
+    // squares: 0.150 -> 0.121 ms), each float lane adding 32 terms, as the column sums' float
+    // partials of 32 rows do.
+    int float_lane_blocks = 32;
+    // A reduction of the whole kernel (nothing outside it runs in parallel) whose innermost loop
+    // has at least whole_reduction_split_from iterations runs as whole_reduction_chunks fixed
+    // ranges reduced in parallel, then combined in order, so that the result does not depend on
+    // the number of threads.
+    int whole_reduction_chunks = 16;
+    int64_t whole_reduction_split_from = int64_t{1} << 16;
+    // Column sums (dgamma/dbeta, bias gradients) accumulate in double per column; the emitter
+    // runs their rows in blocks of column_sum_block_rows, each block summing into float partials
+    // per column added to the double accumulators once per block. LayerNorm's dgamma/dbeta: 0.15
+    // -> 0.12 ms at 1 thread, 0.09 -> 0.075 ms at 2; GeLU's backward (each row computes, sums and
+    // stores): 3.2 -> 2.8 ms at 1 thread (harness). The block's float sum adds at most this many
+    // terms, as the lanes of a row reduction do.
+    int64_t column_sum_block_rows = 32;
+    // Chunks of rows walked whole add their sums to the accumulators in chunk order afterwards,
+    // in parallel over blocks of this many accumulator elements (fewer than two blocks: on the
+    // calling thread).
+    int64_t chunk_sums_block = 1024;
     // Outermost loop nests of at most this much work run on the calling thread, not in a
     // parallel region: instances times the tensors each reads and writes, a transcendental call
     // counting 16 (schedule_transforms.cpp, work_below). Corpus kernels of small updates and

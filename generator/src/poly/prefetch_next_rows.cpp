@@ -16,11 +16,9 @@ namespace akg {
 
 namespace {
 
-// Below this a run stays in L1 between the passes, or the hardware prefetchers keep up with it.
-constexpr int64_t kMinPrefetchBytes = 64 * 1024;
 
 // The run of input `b` one iteration of the band reads, and its offset at the next iteration.
-bool plan_prefetch(PolyModel &m, const BufferInfo &b, isl_union_set *subtree, isl_union_map *prefix, int depth, RowPrefetch &out) {
+bool plan_prefetch(PolyModel &m, int64_t min_bytes, const BufferInfo &b, isl_union_set *subtree, isl_union_map *prefix, int depth, RowPrefetch &out) {
     if (b.kind != BufferKind::KernelInput || b.shape.empty()) return false;
     isl_union_map *writes = accesses_to_buffer(m.writes.get(), b);
     bool read_only = isl_union_map_is_empty(writes) == isl_bool_true;
@@ -33,7 +31,7 @@ bool plan_prefetch(PolyModel &m, const BufferInfo &b, isl_union_set *subtree, is
     }
     FootprintBox box;
     bool ok = footprint_box(isl_union_map_apply_range(isl_union_map_reverse(isl_union_map_copy(prefix)), mine), b, box) &&
-              element_count(box.extent) * dtype_bytes(b.dtype) >= kMinPrefetchBytes &&
+              element_count(box.extent) * dtype_bytes(b.dtype) >= min_bytes &&
               contiguous_within_tensor(box.offset, box.extent, b, isl_map_domain(isl_map_copy(box.footprint)));
     if (ok) {
         // The iteration reads the whole run: nothing is prefetched that is not read.
@@ -56,8 +54,14 @@ bool plan_prefetch(PolyModel &m, const BufferInfo &b, isl_union_set *subtree, is
     return ok;
 }
 
+struct Context {
+    PolyModel *model;
+    int64_t min_bytes; // ScheduleOptions::prefetch_rows_from_bytes
+};
+
 isl_schedule_node *prefetch_under_mark(isl_schedule_node *node, void *user) {
-    PolyModel &m = *static_cast<PolyModel *>(user);
+    const Context &c = *static_cast<const Context *>(user);
+    PolyModel &m = *c.model;
     std::optional<mark::Parallel> parallel = mark_as<mark::Parallel>(node);
     if (!parallel || parallel->loops != 1) return node; // one loop in parallel
     ParallelIteration iteration(node);
@@ -65,7 +69,7 @@ isl_schedule_node *prefetch_under_mark(isl_schedule_node *node, void *user) {
     std::vector<RowPrefetch> prefetches;
     for (const auto &b : m.buffers) {
         RowPrefetch p;
-        if (plan_prefetch(m, b, iteration.subtree, iteration.prefix, iteration.depth, p)) prefetches.push_back(p);
+        if (plan_prefetch(m, c.min_bytes, b, iteration.subtree, iteration.prefix, iteration.depth, p)) prefetches.push_back(p);
     }
     if (prefetches.empty()) return node;
     m.row_prefetches.at(body_plans_of_mark(m, node)) = std::move(prefetches);
@@ -74,8 +78,9 @@ isl_schedule_node *prefetch_under_mark(isl_schedule_node *node, void *user) {
 
 } // namespace
 
-void prefetch_next_rows(PolyModel &m) {
-    map_schedule_bottom_up(m, prefetch_under_mark, &m);
+void prefetch_next_rows(PolyModel &m, const ScheduleOptions &options) {
+    Context c{&m, options.prefetch_rows_from_bytes};
+    map_schedule_bottom_up(m, prefetch_under_mark, &c);
 }
 
 } // namespace akg

@@ -13,6 +13,6 @@ namespace akg {
 // Measured on MindSpore's log-softmax over rows of 21128 floats (mlm_bias_log_softmax_f32):
 // 2.91 -> 2.42 ms at 1 thread, 1.50 -> 1.21 ms at 2: its max pass read the row from memory at
 // 18 GB/s, then two passes over the row in L2 left the memory idle.
-void prefetch_next_rows(PolyModel &model);
+void prefetch_next_rows(PolyModel &model, const ScheduleOptions &options);
 
 } // namespace akg

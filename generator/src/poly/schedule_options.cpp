@@ -6,6 +6,12 @@ ScheduleOptions ScheduleOptions::for_target(const Target &target) {
     ScheduleOptions o;
     o.target = &target;
     o.vector_width = target.lanes(32);
+    o.cache_line_bytes = target.cache_line_bytes;
+    o.threads = target.cores;
+    o.transpose_tile_bytes = target.l1d_bytes / 2;
+    o.paired_row_max_bytes = target.l1d_bytes / 2;
+    o.channel_block_bytes = target.l2_bytes / 2;
+    o.prefetch_rows_from_bytes = 2 * target.l1d_bytes;
     // L1 holds the float copies of a task's float16 rows beside the rows they are read with.
     o.staged_bytes_per_task = target.l1d_bytes / 4;
     // Outputs are streamed past the caches once a kernel's tensors outgrow the last level, and

@@ -25,11 +25,6 @@ namespace {
 constexpr int64_t kTinyRowElements = 4;
 // Outer iterations of a parallel band that keep the cores busy without its innermost loop.
 constexpr int64_t kBusyOuterIterations = 64;
-// Rows per chunk of walk_wide_rows' chunks (the emitter's, emit_row_chunks): each chunk adds its
-// rows into float sums, as the other column sums add blocks of 32 rows.
-constexpr int64_t kWideRowChunkRows = 32;
-// The cores that parallel loops are shared out to (the target machine's).
-constexpr int64_t kAssumedThreads = 2;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -296,7 +291,7 @@ isl_schedule_node *tile_rows_of_column_sums(PolyModel &m, const ScheduleOptions 
     // Super-blocks of at most column_sums_super_block_bytes, as many as a multiple of the
     // threads, of whole blocks: 1031 columns as 512 + 512 + 7 left one of two threads idle.
     const int64_t widest = o.column_sums_super_block_bytes / element_bytes;
-    const int64_t tasks = ceil_div(ceil_div(columns, std::max<int64_t>(1, widest)), kAssumedThreads) * kAssumedThreads;
+    const int64_t tasks = ceil_div(ceil_div(columns, std::max<int64_t>(1, widest)), o.threads) * o.threads;
     const int64_t super = ceil_div(ceil_div(columns, tasks), block) * block;
     const int64_t rows = element_count(walked.shape) / std::max<int64_t>(1, columns);
     // Not for rows of fewer than two widest super-blocks: BERT's dgamma/dbeta over [4096, 768]
@@ -412,8 +407,8 @@ isl_schedule_node *rows_over_columns(isl_schedule_node *node, isl_multi_union_pw
 // walk, as for walk_whole_rows: the parallel loop over the columns goes, the loop over the
 // columns moves below each loop over the rows (around all its statements when that keeps
 // every dependence, at each leaf otherwise), and the loops over the rows are marked
-// mark::RowChunks; the emitter runs the rows in chunks of kWideRowChunkRows in parallel, each
-// adding its rows in float into sums of its own, added up in chunk order afterwards
+// mark::RowChunks; the emitter runs the rows in chunks of ScheduleOptions::column_sum_block_rows
+// in parallel, each adding its rows in float into sums of its own, added up in chunk order afterwards
 // (emit_row_chunks): 24 GB/s in the hand-written model. Returns the node in the mark's place,
 // or null (nothing taken) when `band` does not qualify.
 isl_schedule_node *walk_wide_rows(PolyModel &m, const ScheduleOptions &o, isl_schedule_node *mark, isl_schedule_node *band, const BufferInfo &walked,
@@ -421,7 +416,7 @@ isl_schedule_node *walk_wide_rows(PolyModel &m, const ScheduleOptions &o, isl_sc
     const int64_t element_bytes = dtype_bytes(walked.dtype);
     const int64_t rows = element_count(walked.shape) / std::max<int64_t>(1, columns);
     if (!o.parallel || o.row_chunks < 2 || o.column_sums_row_streams <= 0 || columns * element_bytes <= o.column_sums_whole_rows_bytes ||
-        element_count(walked.shape) * element_bytes < o.column_sums_whole_rows_from_bytes || rows < 2 * kWideRowChunkRows ||
+        element_count(walked.shape) * element_bytes < o.column_sums_whole_rows_from_bytes || rows < 2 * o.column_sum_block_rows ||
         !only_float_column_sums(m, band) || row_streams(m, band, walked) < o.column_sums_row_streams)
         return nullptr;
     isl_schedule_node *body = isl_schedule_node_get_child(band, 0);

@@ -21,7 +21,6 @@ namespace {
 
 // Below these sizes the per-iteration conversion call costs about what it saves.
 constexpr int64_t kMinStagedElements = 64;
-constexpr int64_t kMinInnerExtent = 16; // one AVX-512 vector of the innermost dimension
 // The float copies live on the stack of the parallel body (OpenMP threads get 2 MiB stacks by
 // default with libgomp): at most 128 KiB per tensor and 512 KiB in all per body.
 constexpr int64_t kMaxStagedElements = 1 << 15;
@@ -39,6 +38,7 @@ constexpr int64_t kMinElementsConvertedPerLoop = 256;
 
 struct Ctx {
     PolyModel *m;
+    int64_t min_inner_extent; // one vector of the innermost dimension (ScheduleOptions::vector_width)
 };
 
 // Whether every statement of the accesses `reads` (kept) is a sum group-rows grouped.
@@ -104,7 +104,7 @@ bool accessed_at_unit_stride(const BufferInfo &b, isl_union_map *accesses, isl_s
 }
 
 // The staging of buffer `b` for one iteration of the parallel band, if it pays and is exact.
-bool plan_staging(PolyModel &m, const BufferInfo &b, const ParallelIteration &iteration, Float16Staging &out) {
+bool plan_staging(PolyModel &m, int64_t min_inner_extent, const BufferInfo &b, const ParallelIteration &iteration, Float16Staging &out) {
     isl_union_set *subtree = iteration.subtree;
     isl_union_map *prefix = iteration.prefix;
     int depth = iteration.depth;
@@ -144,8 +144,8 @@ bool plan_staging(PolyModel &m, const BufferInfo &b, const ParallelIteration &it
     // (group-rows) converted by one vcvtps2ph instead of the vector loop's integer code (global
     // average pooling: 0.205 -> 0.106 ms). A small box with a partial vector is left alone: the
     // 49 elements of a pooling gradient's row ran 8x slower staged.
-    bool whole_vectors = output && elements % kMinInnerExtent == 0;
-    ok = ok && (elements >= kMinStagedElements || whole_vectors) && elements <= kMaxStagedElements && box.extent.back() >= kMinInnerExtent;
+    bool whole_vectors = output && elements % min_inner_extent == 0;
+    ok = ok && (elements >= kMinStagedElements || whole_vectors) && elements <= kMaxStagedElements && box.extent.back() >= min_inner_extent;
     // A larger box is converted per vector loop instead, next to its use (the emitter's block
     // staging of inputs, its per-block conversion of outputs): converted for the whole
     // iteration at once, the conversions and the arithmetic ran one after the other. Only
@@ -175,7 +175,8 @@ bool plan_staging(PolyModel &m, const BufferInfo &b, const ParallelIteration &it
 }
 
 isl_schedule_node *stage_under_mark(isl_schedule_node *node, void *user) {
-    PolyModel &m = *static_cast<Ctx *>(user)->m;
+    const Ctx &c = *static_cast<Ctx *>(user);
+    PolyModel &m = *c.m;
     std::optional<mark::Parallel> parallel = mark_as<mark::Parallel>(node);
     if (!parallel || parallel->body_plans) return node;
     std::vector<Float16Staging> stagings;
@@ -184,7 +185,7 @@ isl_schedule_node *stage_under_mark(isl_schedule_node *node, void *user) {
         int64_t staged = 0;
         for (const auto &b : m.buffers) {
             Float16Staging s;
-            if (plan_staging(m, b, iteration, s) &&
+            if (plan_staging(m, c.min_inner_extent, b, iteration, s) &&
                 staged + element_count(s.box) <= kMaxStagedElementsPerBody) {
                 staged += element_count(s.box);
                 stagings.push_back(s);
@@ -198,8 +199,8 @@ isl_schedule_node *stage_under_mark(isl_schedule_node *node, void *user) {
 
 } // namespace
 
-void stage_float16_buffers(PolyModel &m) {
-    Ctx ctx{&m};
+void stage_float16_buffers(PolyModel &m, const ScheduleOptions &options) {
+    Ctx ctx{&m, options.vector_width};
     map_schedule_bottom_up(m, stage_under_mark, &ctx);
 }
 

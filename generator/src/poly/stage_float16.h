@@ -14,6 +14,6 @@ namespace akg {
 // within the tensor exactly, so the copy-out writes nothing the kernel did not.
 // Each parallel mark that gets stagings gets body plans (mark::Parallel::body_plans), the index
 // of its stagings in model.float16_stagings.
-void stage_float16_buffers(PolyModel &model);
+void stage_float16_buffers(PolyModel &model, const ScheduleOptions &options);
 
 } // namespace akg

@@ -8,7 +8,6 @@ namespace akg {
 
 namespace {
 
-constexpr int64_t kCacheLineBytes = 64;
 constexpr int64_t kMinStreamedBytes = int64_t{1} << 20;
 
 // The innermost band above statement `name` (kept), or null.
@@ -107,10 +106,10 @@ bool streamable(const PolyModel &m, const BufferInfo &b, bool read_back) {
 // (see kLongStreamedRowBytes).
 int64_t row_bytes(const BufferInfo &b) { return b.shape.back() * dtype_bytes(b.dtype); }
 
-bool rows_stream_by_blocks(const BufferInfo &b) {
+bool rows_stream_by_blocks(const BufferInfo &b, int64_t line) {
     const int64_t row_bytes = akg::row_bytes(b);
     bool one_row = element_count(b.shape) == b.shape.back();
-    return row_bytes % kCacheLineBytes == 0 || one_row || (row_bytes >= kLongStreamedRowBytes && row_bytes % (kCacheLineBytes / 2) == 0);
+    return row_bytes % line == 0 || one_row || (row_bytes >= kLongStreamedRowBytes && row_bytes % (line / 2) == 0);
 }
 
 } // namespace
@@ -132,7 +131,7 @@ void stream_large_outputs(PolyModel &m, const ScheduleOptions &options) {
             continue;
         }
         if (!streamable(m, b, read_back)) continue;
-        b.streamed = rows_stream_by_blocks(b);
+        b.streamed = rows_stream_by_blocks(b, options.cache_line_bytes);
         // Long float16 rows left to ordinary stores (not made of half lines) are still converted
         // a vector loop's block at a time (vcvtps2ph), as streamed ones are: stage-float16 would
         // not stage a run that long, and the vector loop's own conversion is integer code.

@@ -11,9 +11,6 @@ namespace akg {
 
 namespace {
 
-// Bytes of each side of one tile: the 49 rows x 256 columns of a float16 NHWC -> NCHW tile
-// (25 KB) ran at 0.204 ms, 112 columns 0.210, 32 columns 0.241 (1 thread, [32, 49, 2048]).
-constexpr int64_t kTransposeTileBytes = 16 * 1024;
 // Rows up to this many make one tile (49 rows run as 7 blocks of 8, the last one overlapping
 // the one before).
 constexpr int64_t kMaxTileRows = 64;
@@ -201,6 +198,7 @@ int member_dimension(isl_schedule_node *band, int k, const PolyStatement &st) {
 struct Context {
     PolyModel *model;
     std::map<std::string, Candidate> candidates;
+    int64_t tile_bytes; // ScheduleOptions::transpose_tile_bytes
 };
 
 isl_schedule_node *tile_band(isl_schedule_node *node, void *user) {
@@ -262,7 +260,7 @@ isl_schedule_node *tile_band(isl_schedule_node *node, void *user) {
     const Shape &shape = first_statement->stage->shape;
     int64_t rows = shape[first->row_dim], columns = shape[first->column_dim];
     int64_t tile_rows = rows <= kMaxTileRows ? rows : kMaxTileRows;
-    int64_t tile_columns = std::min(columns, std::max<int64_t>(kBlock, kTransposeTileBytes / first->element_bytes / tile_rows / kBlock * kBlock));
+    int64_t tile_columns = std::min(columns, std::max<int64_t>(kBlock, ctx.tile_bytes / first->element_bytes / tile_rows / kBlock * kBlock));
     isl_ctx *ictx = isl_schedule_node_get_ctx(node);
     isl_val_list *sizes = isl_val_list_alloc(ictx, n);
     for (int k = 0; k < n; ++k) sizes = isl_val_list_add(sizes, isl_val_int_from_si(ictx, k == n - 2 ? tile_rows : k == n - 1 ? tile_columns : 1));
@@ -297,8 +295,8 @@ isl_schedule_node *tile_band(isl_schedule_node *node, void *user) {
 
 } // namespace
 
-void tile_transposes(PolyModel &m) {
-    Context ctx{&m, find_candidates(m)};
+void tile_transposes(PolyModel &m, const ScheduleOptions &options) {
+    Context ctx{&m, find_candidates(m), options.transpose_tile_bytes};
     if (ctx.candidates.empty()) return;
     map_schedule_bottom_up(m, tile_band, &ctx);
 }

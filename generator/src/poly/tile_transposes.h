@@ -21,6 +21,6 @@ namespace akg {
 // into a local array first (TransposeTile::staged): the point loops go below a
 // mark::TransposeTile{staged}, the columns outside and the rows inside as the vector loop
 // (a mark::Simd), so that the output and the array are walked contiguously.
-void tile_transposes(PolyModel &model);
+void tile_transposes(PolyModel &model, const ScheduleOptions &options);
 
 } // namespace akg

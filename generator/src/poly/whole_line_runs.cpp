@@ -15,11 +15,10 @@ namespace akg {
 
 namespace {
 
-constexpr int64_t kCacheLineBytes = 64;
 // A block of runs stays a small staging array (16 KiB of floats per tensor).
 constexpr int64_t kMaxBlockElements = 4096;
-// Enough iterations left that every thread still gets several (two threads assumed).
-constexpr int64_t kMinIterationsAfterBlocking = 32;
+// Enough iterations left that every thread still gets several.
+constexpr int64_t kMinIterationsPerThreadAfterBlocking = 16;
 
 // The elements of output `b` one iteration of the band under `mark` (kept) writes, when they
 // are one contiguous run within the tensor, every element of which the iteration writes, and
@@ -42,15 +41,22 @@ int64_t run_written(const PolyModel &m, const BufferInfo &b, isl_schedule_node *
 
 // The runs of `run` elements of `b` that make whole cache lines, and at least
 // kMinStreamedRunBytes (what stage-float16 streams).
-int64_t runs_per_block(const BufferInfo &b, int64_t run) {
+int64_t runs_per_block(const BufferInfo &b, int64_t run, int64_t line) {
     int64_t bytes = run * dtype_bytes(b.dtype);
-    int64_t runs = kCacheLineBytes / std::gcd(bytes, kCacheLineBytes);
+    int64_t runs = line / std::gcd(bytes, line);
     while (runs * bytes < kMinStreamedRunBytes) runs *= 2;
     return runs;
 }
 
+struct Context {
+    const PolyModel *model;
+    int64_t line; // ScheduleOptions::cache_line_bytes
+    int64_t threads;
+};
+
 isl_schedule_node *block_under_mark(isl_schedule_node *node, void *user) {
-    const PolyModel &m = *static_cast<const PolyModel *>(user);
+    const Context &c = *static_cast<const Context *>(user);
+    const PolyModel &m = *c.model;
     if (!mark_as<mark::Parallel>(node)) return node;
     isl_schedule_node *band = isl_schedule_node_child(isl_schedule_node_copy(node), 0);
     int n = isl_schedule_node_get_type(band) == isl_schedule_node_band ? isl_schedule_node_band_n_member(band) : 0;
@@ -62,13 +68,13 @@ isl_schedule_node *block_under_mark(isl_schedule_node *node, void *user) {
     for (const auto &b : m.buffers) {
         if (!coincident || !b.streamed_when_staged) continue;
         int64_t run = run_written(m, b, node);
-        if (run == 0 || (run * dtype_bytes(b.dtype)) % kCacheLineBytes == 0) continue;
+        if (run == 0 || (run * dtype_bytes(b.dtype)) % c.line == 0) continue;
         runs.emplace_back(&b, run);
-        block = std::lcm(block, runs_per_block(b, run));
+        block = std::lcm(block, runs_per_block(b, run, c.line));
     }
     int64_t extent = n > 0 ? member_extent(band, n - 1) : 0, iterations = extent;
     for (int k = 0; k + 1 < n; ++k) iterations *= member_extent(band, k);
-    bool apply = !runs.empty() && block > 1 && extent > 0 && extent % block == 0 && iterations / block >= kMinIterationsAfterBlocking;
+    bool apply = !runs.empty() && block > 1 && extent > 0 && extent % block == 0 && iterations / block >= kMinIterationsPerThreadAfterBlocking * c.threads;
     for (const auto &[b, run] : runs) apply &= run * block <= kMaxBlockElements;
     if (!apply) {
         isl_schedule_node_free(band);
@@ -94,8 +100,9 @@ isl_schedule_node *block_under_mark(isl_schedule_node *node, void *user) {
 
 } // namespace
 
-void give_iterations_whole_lines(PolyModel &m) {
-    map_schedule_bottom_up(m, block_under_mark, &m);
+void give_iterations_whole_lines(PolyModel &m, const ScheduleOptions &options) {
+    Context c{&m, options.cache_line_bytes, options.threads};
+    map_schedule_bottom_up(m, block_under_mark, &c);
 }
 
 } // namespace akg

@@ -20,6 +20,6 @@ namespace akg {
 // Applied only where the member's extent is a multiple of the block and enough iterations
 // remain for two threads. Harness, 1 thread: conv_bias_residual_relu_f16 0.86 -> 0.60 ms,
 // bottleneck_end_f16 0.83 -> 0.64 ms, bn_grad_dx_f16 1.65 -> 1.25 ms.
-void give_iterations_whole_lines(PolyModel &model);
+void give_iterations_whole_lines(PolyModel &model, const ScheduleOptions &options);
 
 } // namespace akg

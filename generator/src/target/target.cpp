@@ -18,7 +18,7 @@ std::vector<Target> make_targets() {
     v4.compile_flags = {"-march=x86-64-v4", "-mtune=generic", "-mprefer-vector-width=512"};
     v4.vector_bits = 512;
     v4.fma = v4.float16_conversion = v4.masked_vectors = true;
-    v4.l2_bytes = 2 * 1024 * 1024;
+    v4.l2_bytes = 1024 * 1024;
     t.push_back(v4);
     // AVX2, FMA, F16C, BMI1/2 (Haswell to Alder Lake, Zen 1-3).
     Target v3;

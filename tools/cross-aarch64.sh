@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Cross-builds libakgkernels and its tests for 64-bit Arm Linux in build-aarch64/ (Debian 12's
+# cross toolchain, cross/aarch64-linux-gnu.ini; no benchmarks), then runs the tests that can run
+# under qemu-aarch64 and prints which ran and which did not, and why. Installs its Debian
+# packages when they are missing. The kernels come from the checked-in generated/ sources, or,
+# where the native build's generator exists (build/generator/akg-gen, or AKG_GEN), are generated
+# by it for the aarch64 target, which also builds the odd-shape twins and catalog_odd_shapes:
+# every catalog kernel against the reference under qemu.
+# Arguments, if any, replace the list of tests given to `meson test` (names or its options).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# googletest: Meson builds GoogleTest from /usr/src/googletest for a cross build (the arm64
+# libgtest-dev would need a second dpkg architecture). nlohmann-json3-dev is headers only,
+# found through /usr/share/pkgconfig (see the cross file).
+packages=(meson ninja-build pkg-config g++-aarch64-linux-gnu libgomp1-arm64-cross qemu-user
+          nlohmann-json3-dev googletest)
+bash tools/install-packages.sh "${packages[@]}"
+
+options=(-Dgenerator=disabled -Dbenchmarks=disabled -Dtests=enabled)
+akg_gen=${AKG_GEN:-build/generator/akg-gen}
+if [ -x "$akg_gen" ]; then options+=("-Dgenerator_program=$(realpath "$akg_gen")"); else options+=(-Dgenerator_program=); fi
+if [ -f build-aarch64/meson-private/coredata.dat ]; then
+  meson setup --reconfigure build-aarch64 "${options[@]}"
+else
+  meson setup build-aarch64 --cross-file cross/aarch64-linux-gnu.ini "${options[@]}"
+fi
+nice meson compile -C build-aarch64
+
+# Tests that cannot run here: install_consumer compiles its C consumer with the build machine's
+# cc; akg_run starts the aarch64 akg-run executable itself (posix_spawn), which only works where
+# binfmt_misc hands Arm executables to qemu.
+declare -A skip=(
+  [install_consumer]="compiles its consumer with the build machine's cc"
+  [catalog_kernels]="its real shapes take too long emulated: catalog_odd_shapes runs the odd-shape twins"
+  [akg_run]="spawns the aarch64 akg-run itself; needs qemu-aarch64 registered in binfmt_misc"
+)
+if [ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]; then unset 'skip[akg_run]'; fi
+run=()
+while read -r t; do
+  [ -n "$t" ] || continue
+  if [ -z "${skip[$t]+x}" ]; then run+=("$t"); fi
+done < <(meson test -C build-aarch64 --no-rebuild --list 2>/dev/null | grep -E '^[A-Za-z0-9_.:-]+$' | sed 's/^akg:\{1,2\}//')
+if [ $# -gt 0 ]; then run=("$@"); fi
+
+echo "== running under qemu-aarch64: ${run[*]}"
+for t in "${!skip[@]}"; do echo "== not run: $t (${skip[$t]})"; done
+echo "== not built without isl and Halide for the host: generator, fuzz, difftest, robustness"
+# Emulated, the tests take several times their native time: their timeouts are scaled, and the
+# vmath accuracy sweeps take every 15th input unless AKG_VMATH_SWEEP_SCALE says otherwise.
+export AKG_VMATH_SWEEP_SCALE=${AKG_VMATH_SWEEP_SCALE:-15}
+meson test -C build-aarch64 --no-rebuild --print-errorlogs --timeout-multiplier 20 "${run[@]}"
