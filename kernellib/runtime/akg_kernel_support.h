@@ -273,6 +273,55 @@ template <typename T> static inline void akg_row_sums(const T *src, int64_t stri
         }
     }
 }
+#elif defined(__AVX__) && defined(__F16C__)
+// AVX2 targets: each row's 16 lanes are two vectors of 8; levels 1 and 2 (lane l + 8, l + 4) add
+// the two vectors, then their halves; levels 3 and 4 (l + 2, l + 1) run for four rows together
+// as NEON's do (movelh/movehl, then one horizontal add).
+static inline __m256 akg_row_octet(const float *p) { return _mm256_loadu_ps(p); }
+static inline __m256 akg_row_octet(const uint16_t *p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i *>(p))); }
+
+template <typename T> static inline void akg_row_sums(const T *src, int64_t stride, int64_t n, int64_t rows, float *sums) {
+    const int64_t full = n / 16 * 16;
+    __m128 quarter[16]; // per row: its lanes 0-3 after levels 1 and 2
+    for (int64_t r = 0; r < rows; ++r) {
+        const T *row = src + r * stride;
+        __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
+        int64_t j = 0;
+        if (full > 0) { // the lanes start at the first 16 elements, not at 0 + them
+            lo = akg_row_octet(row);
+            hi = akg_row_octet(row + 8);
+            j = 16;
+        }
+        for (; j < full; j += 16) {
+            lo = _mm256_add_ps(lo, akg_row_octet(row + j));
+            hi = _mm256_add_ps(hi, akg_row_octet(row + j + 8));
+        }
+        if (j < n) { // the partial vector: its elements into their lanes one by one, the others unchanged
+            alignas(32) float lanes[16];
+            _mm256_store_ps(lanes, lo);
+            _mm256_store_ps(lanes + 8, hi);
+            for (; j < n; ++j) lanes[j - full] += akg_row_element(row + j);
+            lo = _mm256_load_ps(lanes);
+            hi = _mm256_load_ps(lanes + 8);
+        }
+        const __m256 half = _mm256_add_ps(lo, hi);
+        quarter[r] = _mm_add_ps(_mm256_castps256_ps128(half), _mm256_extractf128_ps(half, 1));
+    }
+    for (int64_t g = 0; g < rows; g += 4) {
+        __m128 q[4];
+        for (int k = 0; k < 4; ++k) q[k] = g + k < rows ? quarter[g + k] : _mm_setzero_ps();
+        const __m128 eighth01 = _mm_add_ps(_mm_movelh_ps(q[0], q[1]), _mm_movehl_ps(q[1], q[0]));
+        const __m128 eighth23 = _mm_add_ps(_mm_movelh_ps(q[2], q[3]), _mm_movehl_ps(q[3], q[2]));
+        const __m128 sum = _mm_hadd_ps(eighth01, eighth23); // lane k: row g + k
+        if (g + 4 <= rows) {
+            _mm_storeu_ps(sums + g, sum);
+        } else {
+            alignas(16) float last[4];
+            _mm_store_ps(last, sum);
+            for (int64_t k = 0; g + k < rows; ++k) sums[g + k] = last[k];
+        }
+    }
+}
 #else
 template <typename T> static inline void akg_row_sums(const T *src, int64_t stride, int64_t n, int64_t rows, float *sums) {
     akg_row_sums_portable(src, stride, n, rows, sums);

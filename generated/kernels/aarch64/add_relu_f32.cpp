@@ -6,16 +6,16 @@
 #include "akg_kernel_support.h"
 
 static void akg_add_relu_f32__aarch64_parallel_body_0(int64_t c0, const float *__restrict in0, const float *__restrict in1, float *__restrict out0) {
-    for (int64_t c1 = 0; (c1 <= 4095); c1 += 16) {
-        alignas(64) float blk_out0[16];
+    for (int64_t c1 = 0; (c1 <= 4095); c1 += 64) {
+        alignas(64) float blk_out0[64];
         #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
                 blk_out0[c2] = (float)(akg_fmax_c((in0[((c0 + c1) + c2)] + in1[((c0 + c1) + c2)]), 0.0f));
             }
         }
-        akg_stream_f32_n(blk_out0, out0 + ((c0 + c1)), 16);
+        akg_stream_f32_n(blk_out0, out0 + ((c0 + c1)), 64);
     }
 }
 

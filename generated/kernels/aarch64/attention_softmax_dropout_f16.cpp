@@ -13,29 +13,33 @@ static void akg_attention_softmax_dropout_f16__aarch64_parallel_body_0(int64_t c
     float s_in1_data[128];
     float *__restrict s_in1 = s_in1_data;
     akg_f16_to_f32_n(in1 + ((int64_t)(c0) * 128), s_in1, 128);
-    for (int64_t c4 = 0; (c4 <= 127); c4 += 16) {
+    for (int64_t c4 = 0; (c4 <= 127); c4 += 64) {
+        alignas(64) uint16_t blk_out2[64];
         #pragma omp simd
-        for (int64_t c5 = 0; (c5 <= 15); c5 += 1) {
+        for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = c1;
                 [[maybe_unused]] const int64_t i2 = c2;
                 [[maybe_unused]] const int64_t i3 = (c4 + c5);
-                out2[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] = akg_select<uint16_t>(akg_flt(in2[c0 * 196608 + c1 * 16384 + c2 * 128 + (c4 + c5)], 0.900146484f), 15360u, 0u);
+                blk_out2[c5] = akg_select<uint16_t>(akg_flt(in2[c0 * 196608 + c1 * 16384 + c2 * 128 + (c4 + c5)], 0.900146484f), 15360u, 0u);
             }
         }
+        akg_stream_u16_n(blk_out2, out2 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4)))), 64);
     }
-    for (int64_t c4 = 0; (c4 <= 127); c4 += 16) {
+    for (int64_t c4 = 0; (c4 <= 127); c4 += 64) {
+        alignas(64) uint16_t blk_out2[64];
         #pragma omp simd
-        for (int64_t c5 = 0; (c5 <= 15); c5 += 1) {
+        for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = c1;
                 [[maybe_unused]] const int64_t i2 = (c2 + 1);
                 [[maybe_unused]] const int64_t i3 = (c4 + c5);
-                out2[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] = akg_select<uint16_t>(akg_flt(in2[c0 * 196608 + c1 * 16384 + (c2 + INT64_C(1)) * 128 + (c4 + c5)], 0.900146484f), 15360u, 0u);
+                blk_out2[c5] = akg_select<uint16_t>(akg_flt(in2[c0 * 196608 + c1 * 16384 + (c2 + INT64_C(1)) * 128 + (c4 + c5)], 0.900146484f), 15360u, 0u);
             }
         }
+        akg_stream_u16_n(blk_out2, out2 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4))) + INT64_C(128))), 64);
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
@@ -157,13 +161,13 @@ static void akg_attention_softmax_dropout_f16__aarch64_parallel_body_0(int64_t c
         acc = akg_max_ordered(acc, acc1);
         t2[(i2 - (c2))] = (double)(acc);
     }
-    for (int64_t c4 = 0; (c4 <= 127); c4 += 16) {
+    for (int64_t c4 = 0; (c4 <= 127); c4 += 64) {
         {
             const int64_t c5_first = 0;
-            float block_c5_0[16];
-            akg_f16_to_f32_n(in0 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + (c4 + c5_first))))), block_c5_0, 16);
+            float block_c5_0[64];
+            akg_f16_to_f32_n(in0 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + (c4 + c5_first))))), block_c5_0, 64);
             #pragma omp simd
-            for (int64_t c5 = 0; (c5 <= 15); c5 += 1) {
+            for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = c1;
@@ -174,13 +178,13 @@ static void akg_attention_softmax_dropout_f16__aarch64_parallel_body_0(int64_t c
             }
         }
     }
-    for (int64_t c4 = 0; (c4 <= 127); c4 += 16) {
+    for (int64_t c4 = 0; (c4 <= 127); c4 += 64) {
         {
             const int64_t c5_first = 0;
-            float block_c5_0[16];
-            akg_f16_to_f32_n(in0 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + (c4 + c5_first)))) + INT64_C(128))), block_c5_0, 16);
+            float block_c5_0[64];
+            akg_f16_to_f32_n(in0 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + (c4 + c5_first)))) + INT64_C(128))), block_c5_0, 64);
             #pragma omp simd
-            for (int64_t c5 = 0; (c5 <= 15); c5 += 1) {
+            for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = c1;
@@ -317,43 +321,51 @@ static void akg_attention_softmax_dropout_f16__aarch64_parallel_body_0(int64_t c
         [[maybe_unused]] const int64_t i3 = 0;
         t1[(i2 - (c2))] = (float)(akg_round_f16_scalar(((float)t3[((c2 + INT64_C(1)) - (c2))])));
     }
-    for (int64_t c4 = 0; (c4 <= 127); c4 += 16) {
+    for (int64_t c4 = 0; (c4 <= 127); c4 += 64) {
+        alignas(64) float blk_out0[64];
+        alignas(64) float blk_out1[64];
         #pragma omp simd
-        for (int64_t c5 = 0; (c5 <= 15); c5 += 1) {
+        for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = c1;
                 [[maybe_unused]] const int64_t i2 = c2;
                 [[maybe_unused]] const int64_t i3 = (c4 + c5);
-                out0[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] = akg_f32_to_f16((((float)t0[(c2 - (c2)) * 128 + ((c4 + c5) - (0))]) / ((float)t1[(c2 - (c2))])));
+                blk_out0[c5] = (((float)t0[(c2 - (c2)) * 128 + ((c4 + c5) - (0))]) / ((float)t1[(c2 - (c2))]));
             }
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = c1;
                 [[maybe_unused]] const int64_t i2 = c2;
                 [[maybe_unused]] const int64_t i3 = (c4 + c5);
-                out1[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] = akg_f32_to_f16((((((float)t0[(c2 - (c2)) * 128 + ((c4 + c5) - (0))]) / ((float)t1[(c2 - (c2))])) * akg_select<float>(akg_flt(in2[c0 * 196608 + c1 * 16384 + c2 * 128 + (c4 + c5)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f));
+                blk_out1[c5] = (((((float)t0[(c2 - (c2)) * 128 + ((c4 + c5) - (0))]) / ((float)t1[(c2 - (c2))])) * akg_select<float>(akg_flt(in2[c0 * 196608 + c1 * 16384 + c2 * 128 + (c4 + c5)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f);
             }
         }
+        akg_stream_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4)))), 64);
+        akg_stream_f32_to_f16_n(blk_out1, out1 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4)))), 64);
     }
-    for (int64_t c4 = 0; (c4 <= 127); c4 += 16) {
+    for (int64_t c4 = 0; (c4 <= 127); c4 += 64) {
+        alignas(64) float blk_out0[64];
+        alignas(64) float blk_out1[64];
         #pragma omp simd
-        for (int64_t c5 = 0; (c5 <= 15); c5 += 1) {
+        for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = c1;
                 [[maybe_unused]] const int64_t i2 = (c2 + 1);
                 [[maybe_unused]] const int64_t i3 = (c4 + c5);
-                out0[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] = akg_f32_to_f16((((float)t0[((c2 + INT64_C(1)) - (c2)) * 128 + ((c4 + c5) - (0))]) / ((float)t1[((c2 + INT64_C(1)) - (c2))])));
+                blk_out0[c5] = (((float)t0[((c2 + INT64_C(1)) - (c2)) * 128 + ((c4 + c5) - (0))]) / ((float)t1[((c2 + INT64_C(1)) - (c2))]));
             }
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = c1;
                 [[maybe_unused]] const int64_t i2 = (c2 + 1);
                 [[maybe_unused]] const int64_t i3 = (c4 + c5);
-                out1[i0 * 196608 + i1 * 16384 + i2 * 128 + i3] = akg_f32_to_f16((((((float)t0[((c2 + INT64_C(1)) - (c2)) * 128 + ((c4 + c5) - (0))]) / ((float)t1[((c2 + INT64_C(1)) - (c2))])) * akg_select<float>(akg_flt(in2[c0 * 196608 + c1 * 16384 + (c2 + INT64_C(1)) * 128 + (c4 + c5)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f));
+                blk_out1[c5] = (((((float)t0[((c2 + INT64_C(1)) - (c2)) * 128 + ((c4 + c5) - (0))]) / ((float)t1[((c2 + INT64_C(1)) - (c2))])) * akg_select<float>(akg_flt(in2[c0 * 196608 + c1 * 16384 + (c2 + INT64_C(1)) * 128 + (c4 + c5)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f);
             }
         }
+        akg_stream_f32_to_f16_n(blk_out0, out0 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4))) + INT64_C(128))), 64);
+        akg_stream_f32_to_f16_n(blk_out1, out1 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4))) + INT64_C(128))), 64);
     }
 }
 
@@ -373,12 +385,17 @@ extern "C" int akg_kernel_fn_attention_softmax_dropout_f16__aarch64(void *const 
             for (int64_t c1 = 0; (c1 <= 11); c1 += 1)
                 for (int64_t c2 = 0; (c2 <= 127); c2 += 2)
                     akg_attention_softmax_dropout_f16__aarch64_parallel_body_0(c0, c1, c2, in0, in1, in2, out0, out1, out2);
+        akg_stream_fence();
     } else {
-        #pragma omp parallel for collapse(3) schedule(static)
-        for (int64_t c0 = 0; (c0 <= 15); c0 += 1)
-            for (int64_t c1 = 0; (c1 <= 11); c1 += 1)
-                for (int64_t c2 = 0; (c2 <= 127); c2 += 2)
-                    akg_attention_softmax_dropout_f16__aarch64_parallel_body_0(c0, c1, c2, in0, in1, in2, out0, out1, out2);
+        #pragma omp parallel
+        {
+            #pragma omp for collapse(3) schedule(static) nowait
+            for (int64_t c0 = 0; (c0 <= 15); c0 += 1)
+                for (int64_t c1 = 0; (c1 <= 11); c1 += 1)
+                    for (int64_t c2 = 0; (c2 <= 127); c2 += 2)
+                        akg_attention_softmax_dropout_f16__aarch64_parallel_body_0(c0, c1, c2, in0, in1, in2, out0, out1, out2);
+            akg_stream_fence();
+        }
     }
     return AKG_STATUS_OK;
 }

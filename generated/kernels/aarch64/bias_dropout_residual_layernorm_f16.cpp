@@ -12,7 +12,7 @@ static void akg_bias_dropout_residual_layernorm_f16__aarch64_parallel_body_0(int
     double t5[1];
     float t1[1];
     #pragma omp simd
-    for (int64_t c1 = 0; (c1 <= 15); c1 += 1) {
+    for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
         {
             [[maybe_unused]] const int64_t i0 = (c0 + c1);
             t2[i0] = (float)(akg_round_f16(in4[(c0 + c1)]));
@@ -27,7 +27,7 @@ static void akg_bias_dropout_residual_layernorm_f16__aarch64_parallel_body_1(int
     double t5[1];
     float t1[1];
     #pragma omp simd
-    for (int64_t c1 = 0; (c1 <= 15); c1 += 1) {
+    for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
         {
             [[maybe_unused]] const int64_t i0 = (c0 + c1);
             t3[i0] = (float)(akg_round_f16(in5[(c0 + c1)]));
@@ -219,17 +219,17 @@ static void akg_bias_dropout_residual_layernorm_f16__aarch64_parallel_body_2(int
         [[maybe_unused]] const int64_t i1 = 0;
         t1[0] = (float)(akg_rsqrt(((akg_round_f16_scalar(((float)t5[0])) * 0.00130176544f) + 1.1920929e-07f)));
     }
-    for (int64_t c1 = 0; (c1 <= 767); c1 += 16) {
-        alignas(64) float blk_out1[16];
+    for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
+        alignas(64) float blk_out1[64];
         #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = (c1 + c2);
                 blk_out1[c2] = ((((((float)t0[((c1 + c2) - (0))]) - (akg_round_f16(((float)t4[0])) * 0.00130176544f)) * ((float)t1[0])) * ((float)t2[(c1 + c2)])) + ((float)t3[(c1 + c2)]));
             }
         }
-        akg_f32_to_f16_n(blk_out1, out1 + (((c0 * INT64_C(768)) + c1)), 16);
+        akg_f32_to_f16_n(blk_out1, out1 + (((c0 * INT64_C(768)) + c1)), 64);
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
@@ -264,9 +264,9 @@ extern "C" int akg_kernel_fn_bias_dropout_residual_layernorm_f16__aarch64(void *
         free(t2);
         return AKG_STATUS_OUT_OF_MEMORY;
     }
-    for (int64_t c0 = 0; (c0 <= 767); c0 += 16)
+    for (int64_t c0 = 0; (c0 <= 767); c0 += 64)
         akg_bias_dropout_residual_layernorm_f16__aarch64_parallel_body_0(c0, in0, in1, in2, in3, in4, in5, t2, t3, out0, out1, out2, out3, out4);
-    for (int64_t c0 = 0; (c0 <= 767); c0 += 16)
+    for (int64_t c0 = 0; (c0 <= 767); c0 += 64)
         akg_bias_dropout_residual_layernorm_f16__aarch64_parallel_body_1(c0, in0, in1, in2, in3, in4, in5, t2, t3, out0, out1, out2, out3, out4);
     if (akg_single_thread()) {
         for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)

@@ -7,7 +7,7 @@
 
 static void akg_bn_apply_relu_f16__aarch64_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, const float *__restrict in4, float *__restrict out1, float *__restrict out2, float *__restrict t0, uint16_t *__restrict out0) {
     #pragma omp simd
-    for (int64_t c1 = 0; (c1 <= 15); c1 += 1) {
+    for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
         {
             [[maybe_unused]] const int64_t i0 = (c0 + c1);
             out1[i0] = (float)((in1[(c0 + c1)] * 3.98596931e-05f));
@@ -17,7 +17,7 @@ static void akg_bn_apply_relu_f16__aarch64_parallel_body_0(int64_t c0, const uin
 
 static void akg_bn_apply_relu_f16__aarch64_parallel_body_1(int64_t c0, const uint16_t *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, const float *__restrict in4, float *__restrict out1, float *__restrict out2, float *__restrict t0, uint16_t *__restrict out0) {
     #pragma omp simd
-    for (int64_t c1 = 0; (c1 <= 15); c1 += 1) {
+    for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
         {
             [[maybe_unused]] const int64_t i0 = (c0 + c1);
             const float v_cse0 = in1[(c0 + c1)];
@@ -28,7 +28,7 @@ static void akg_bn_apply_relu_f16__aarch64_parallel_body_1(int64_t c0, const uin
 
 static void akg_bn_apply_relu_f16__aarch64_parallel_body_2(int64_t c0, const uint16_t *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, const float *__restrict in4, float *__restrict out1, float *__restrict out2, float *__restrict t0, uint16_t *__restrict out0) {
     #pragma omp simd
-    for (int64_t c1 = 0; (c1 <= 15); c1 += 1) {
+    for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
         {
             [[maybe_unused]] const int64_t i0 = (c0 + c1);
             t0[i0] = (float)((in3[(c0 + c1)] * akg_rsqrt((out2[(c0 + c1)] + 9.99999975e-06f))));
@@ -39,19 +39,37 @@ static void akg_bn_apply_relu_f16__aarch64_parallel_body_2(int64_t c0, const uin
 static void akg_bn_apply_relu_f16__aarch64_parallel_body_3(int64_t c0, int64_t c1, const uint16_t *__restrict in0, const float *__restrict in1, const float *__restrict in2, const float *__restrict in3, const float *__restrict in4, float *__restrict out1, float *__restrict out2, float *__restrict t0, uint16_t *__restrict out0) {
     float s_out0[1568];
     for (int64_t c2 = 0; (c2 <= 1); c2 += 1) {
-        for (int64_t c3 = 0; (c3 <= 783); c3 += 16) {
-            {
-                const int64_t c4_first = 0;
-                float block_c4_0[16];
-                akg_f16_to_f32_n(in0 + (((c0 * INT64_C(401408)) + (((c1 + c2) * INT64_C(784)) + (c3 + c4_first)))), block_c4_0, 16);
-                #pragma omp simd
-                for (int64_t c4 = 0; (c4 <= 15); c4 += 1) {
-                    {
-                        [[maybe_unused]] const int64_t i0 = c0;
-                        [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                        [[maybe_unused]] const int64_t i2 = (c3 + c4);
-                        const float v_cse0 = t0[(c1 + c2)];
-                        s_out0[(i1 - (c1)) * 784 + (i2 - (0))] = akg_fmax_c(((v_cse0 * block_c4_0[(c4 - c4_first)]) + (in4[(c1 + c2)] - ((v_cse0 * in1[(c1 + c2)]) * 3.98596931e-05f))), 0.0f);
+        for (int64_t c3 = 0; (c3 <= 783); c3 += 64) {
+            if ((c3 <= 704)) {
+                {
+                    const int64_t c4_first = 0;
+                    float block_c4_0[64];
+                    akg_f16_to_f32_n(in0 + (((c0 * INT64_C(401408)) + (((c1 + c2) * INT64_C(784)) + (c3 + c4_first)))), block_c4_0, 64);
+                    #pragma omp simd
+                    for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
+                        {
+                            [[maybe_unused]] const int64_t i0 = c0;
+                            [[maybe_unused]] const int64_t i1 = (c1 + c2);
+                            [[maybe_unused]] const int64_t i2 = (c3 + c4);
+                            const float v_cse0 = t0[(c1 + c2)];
+                            s_out0[(i1 - (c1)) * 784 + (i2 - (0))] = akg_fmax_c(((v_cse0 * block_c4_0[(c4 - c4_first)]) + (in4[(c1 + c2)] - ((v_cse0 * in1[(c1 + c2)]) * 3.98596931e-05f))), 0.0f);
+                        }
+                    }
+                }
+            } else {
+                {
+                    const int64_t c4_first = 0;
+                    float block_c4_0[16];
+                    akg_f16_to_f32_n(in0 + ((((c0 * INT64_C(401408)) + (((c1 + c2) * INT64_C(784)) + c4_first)) + INT64_C(768))), block_c4_0, 16);
+                    #pragma omp simd
+                    for (int64_t c4 = 0; (c4 <= 15); c4 += 1) {
+                        {
+                            [[maybe_unused]] const int64_t i0 = c0;
+                            [[maybe_unused]] const int64_t i1 = (c1 + c2);
+                            [[maybe_unused]] const int64_t i2 = (c4 + 768);
+                            const float v_cse0 = t0[(c1 + c2)];
+                            s_out0[(i1 - (c1)) * 784 + (i2 - (0))] = akg_fmax_c(((v_cse0 * block_c4_0[(c4 - c4_first)]) + (in4[(c1 + c2)] - ((v_cse0 * in1[(c1 + c2)]) * 3.98596931e-05f))), 0.0f);
+                        }
                     }
                 }
             }
@@ -73,11 +91,11 @@ extern "C" int akg_kernel_fn_bn_apply_relu_f16__aarch64(void *const *buffers) {
     if (!t0) {
         return AKG_STATUS_OUT_OF_MEMORY;
     }
-    for (int64_t c0 = 0; (c0 <= 511); c0 += 16)
+    for (int64_t c0 = 0; (c0 <= 511); c0 += 64)
         akg_bn_apply_relu_f16__aarch64_parallel_body_0(c0, in0, in1, in2, in3, in4, out1, out2, t0, out0);
-    for (int64_t c0 = 0; (c0 <= 511); c0 += 16)
+    for (int64_t c0 = 0; (c0 <= 511); c0 += 64)
         akg_bn_apply_relu_f16__aarch64_parallel_body_1(c0, in0, in1, in2, in3, in4, out1, out2, t0, out0);
-    for (int64_t c0 = 0; (c0 <= 511); c0 += 16)
+    for (int64_t c0 = 0; (c0 <= 511); c0 += 64)
         akg_bn_apply_relu_f16__aarch64_parallel_body_2(c0, in0, in1, in2, in3, in4, out1, out2, t0, out0);
     if (akg_single_thread()) {
         for (int64_t c0 = 0; (c0 <= 31); c0 += 1)

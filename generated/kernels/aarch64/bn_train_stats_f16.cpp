@@ -8,22 +8,18 @@
 static void akg_bn_train_stats_f16__aarch64_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, float *__restrict out0, float *__restrict out1) {
     double t0[64];
     double t1[64];
-    for (int64_t c1 = 0; (c1 <= 63); c1 += 16) {
-        #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
-                t0[(i0 - (c0))] = 0.0f;
-            }
+    #pragma omp simd
+    for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = (c0 + c2);
+            t0[(i0 - (c0))] = 0.0f;
         }
     }
-    for (int64_t c1 = 0; (c1 <= 63); c1 += 16) {
-        #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
-                t1[(i0 - (c0))] = 0.0f;
-            }
+    #pragma omp simd
+    for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = (c0 + c2);
+            t1[(i0 - (c0))] = 0.0f;
         }
     }
     for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
@@ -110,22 +106,18 @@ static void akg_bn_train_stats_f16__aarch64_parallel_body_0(int64_t c0, const ui
             }
         }
     }
-    for (int64_t c1 = 0; (c1 <= 63); c1 += 16) {
-        #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
-                out0[i0] = (float)(((float)t0[(((c0 + c1) + c2) - (c0))]));
-            }
+    #pragma omp simd
+    for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = (c0 + c2);
+            out0[i0] = (float)(((float)t0[((c0 + c2) - (c0))]));
         }
     }
-    for (int64_t c1 = 0; (c1 <= 63); c1 += 16) {
-        #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
-                out1[i0] = (float)(((float)t1[(((c0 + c1) + c2) - (c0))]));
-            }
+    #pragma omp simd
+    for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = (c0 + c2);
+            out1[i0] = (float)(((float)t1[((c0 + c2) - (c0))]));
         }
     }
 }

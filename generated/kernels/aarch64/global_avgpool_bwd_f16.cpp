@@ -7,10 +7,10 @@
 
 static void akg_global_avgpool_bwd_f16__aarch64_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, uint16_t *__restrict out0) {
     const uint16_t hoisted0 = akg_f32_to_f16_scalar((akg_f16_to_f32_scalar(in0[c0]) * 0.0204081628f));
-    for (int64_t c1 = 0; (c1 <= 48); c1 += 16) {
-        if ((c1 <= 32)) {
+    for (int64_t c1 = 0; (c1 <= 48); c1 += 4) {
+        if ((c1 <= 44)) {
             #pragma omp simd
-            for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+            for (int64_t c2 = 0; (c2 <= 3); c2 += 1) {
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = (c1 + c2);

@@ -8,14 +8,16 @@
 static void akg_global_avgpool_fwd_f16__aarch64_parallel_body_0(int64_t c0, int64_t c1, const uint16_t *__restrict in0, uint16_t *__restrict out0) {
     double t0[16];
     float s_out0[16];
-    #pragma omp simd
-    for (int64_t c3 = 0; (c3 <= 15); c3 += 1) {
-        {
-            [[maybe_unused]] const int64_t i0 = c0;
-            [[maybe_unused]] const int64_t i1 = (c1 + c3);
-            [[maybe_unused]] const int64_t i2 = 0;
-            [[maybe_unused]] const int64_t i3 = 0;
-            t0[(i1 - (c1))] = 0.0f;
+    for (int64_t c2 = 0; (c2 <= 15); c2 += 4) {
+        #pragma omp simd
+        for (int64_t c3 = 0; (c3 <= 3); c3 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = ((c1 + c2) + c3);
+                [[maybe_unused]] const int64_t i2 = 0;
+                [[maybe_unused]] const int64_t i3 = 0;
+                t0[(i1 - (c1))] = 0.0f;
+            }
         }
     }
     {
@@ -32,12 +34,14 @@ static void akg_global_avgpool_fwd_f16__aarch64_parallel_body_0(int64_t c0, int6
             }
         }
     }
-    #pragma omp simd
-    for (int64_t c3 = 0; (c3 <= 15); c3 += 1) {
-        {
-            [[maybe_unused]] const int64_t i0 = c0;
-            [[maybe_unused]] const int64_t i1 = (c1 + c3);
-            s_out0[(i1 - (c1))] = (akg_round_f16(((float)t0[((c1 + c3) - (c1))])) * 0.0204081628f);
+    for (int64_t c2 = 0; (c2 <= 15); c2 += 4) {
+        #pragma omp simd
+        for (int64_t c3 = 0; (c3 <= 3); c3 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = ((c1 + c2) + c3);
+                s_out0[(i1 - (c1))] = (akg_round_f16(((float)t0[(((c1 + c2) + c3) - (c1))])) * 0.0204081628f);
+            }
         }
     }
     akg_f32_to_f16_n(s_out0, out0 + ((int64_t)(c0) * 2048 + (int64_t)(c1)), 16);

@@ -6,13 +6,13 @@
 #include "akg_kernel_support.h"
 
 static void akg_merge_heads_f16__aarch64_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, uint16_t *__restrict out0) {
-    for (int64_t c1 = 0; (c1 <= 767); c1 += 16) {
+    for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
         #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                out0[i0 * 768 + i1] = in0[(c0 / INT64_C(128)) * 98304 + (c1 / INT64_C(64)) * 8192 + (c0 % INT64_C(128)) * 64 + ((c1 + c2) % INT64_C(64))];
+                out0[i0 * 768 + i1] = in0[(c0 / INT64_C(128)) * 98304 + (c1 / INT64_C(64)) * 8192 + (c0 % INT64_C(128)) * 64 + c2];
             }
         }
     }

@@ -7,7 +7,7 @@
 
 static void akg_qkv_bias_split_heads_f16__aarch64_parallel_body_0(int64_t c0, const float *__restrict in0, const uint16_t *__restrict in1, float *__restrict t0, uint16_t *__restrict out0) {
     #pragma omp simd
-    for (int64_t c1 = 0; (c1 <= 15); c1 += 1) {
+    for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
         {
             [[maybe_unused]] const int64_t i0 = (c0 + c1);
             t0[i0] = (float)(akg_round_f16(in0[(c0 + c1)]));
@@ -19,17 +19,15 @@ static void akg_qkv_bias_split_heads_f16__aarch64_parallel_body_1(int64_t c0, in
     float s_in1[64];
     akg_f16_to_f32_n(in1 + ((int64_t)(128*c0 + c2) * 768 + (int64_t)(64*c1)), s_in1, 64);
     float s_out0[64];
-    for (int64_t c3 = 0; (c3 <= 63); c3 += 16) {
-        #pragma omp simd
-        for (int64_t c4 = 0; (c4 <= 15); c4 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = c1;
-                [[maybe_unused]] const int64_t i2 = c2;
-                [[maybe_unused]] const int64_t i3 = (c3 + c4);
-                const int64_t v_cse0 = ((i1 * INT64_C(64)) + i3);
-                s_out0[(i3 - (0))] = (((float)s_in1[(v_cse0 - (64*c1))]) + ((float)t0[v_cse0]));
-            }
+    #pragma omp simd
+    for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = c0;
+            [[maybe_unused]] const int64_t i1 = c1;
+            [[maybe_unused]] const int64_t i2 = c2;
+            [[maybe_unused]] const int64_t i3 = c4;
+            const int64_t v_cse0 = ((i1 * INT64_C(64)) + i3);
+            s_out0[(i3 - (0))] = (((float)s_in1[(v_cse0 - (64*c1))]) + ((float)t0[v_cse0]));
         }
     }
     akg_f32_to_f16_n(s_out0, out0 + ((int64_t)(c0) * 98304 + (int64_t)(c1) * 8192 + (int64_t)(c2) * 64), 64);
@@ -43,7 +41,7 @@ extern "C" int akg_kernel_fn_qkv_bias_split_heads_f16__aarch64(void *const *buff
     if (!t0) {
         return AKG_STATUS_OUT_OF_MEMORY;
     }
-    for (int64_t c0 = 0; (c0 <= 767); c0 += 16)
+    for (int64_t c0 = 0; (c0 <= 767); c0 += 64)
         akg_qkv_bias_split_heads_f16__aarch64_parallel_body_0(c0, in0, in1, t0, out0);
     if (akg_single_thread()) {
         for (int64_t c0 = 0; (c0 <= 15); c0 += 1)

@@ -9,33 +9,27 @@ static void akg_relu_grad_bn_grad_reductions_f16__aarch64_parallel_body_0(int64_
     double t1[64];
     float t0[64];
     double t2[64];
-    for (int64_t c1 = 0; (c1 <= 63); c1 += 16) {
-        #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
-                t1[(i0 - (c0))] = 0.0f;
-            }
+    #pragma omp simd
+    for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = (c0 + c2);
+            t1[(i0 - (c0))] = 0.0f;
         }
     }
-    for (int64_t c1 = 0; (c1 <= 63); c1 += 16) {
-        #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
-                [[maybe_unused]] const int64_t i1 = 0;
-                [[maybe_unused]] const int64_t i2 = 0;
-                t0[(i0 - (c0))] = (float)(akg_rsqrt((in4[((c0 + c1) + c2)] + 9.99999975e-06f)));
-            }
+    #pragma omp simd
+    for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = (c0 + c2);
+            [[maybe_unused]] const int64_t i1 = 0;
+            [[maybe_unused]] const int64_t i2 = 0;
+            t0[(i0 - (c0))] = (float)(akg_rsqrt((in4[(c0 + c2)] + 9.99999975e-06f)));
         }
     }
-    for (int64_t c1 = 0; (c1 <= 63); c1 += 16) {
-        #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
-                t2[(i0 - (c0))] = 0.0f;
-            }
+    #pragma omp simd
+    for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = (c0 + c2);
+            t2[(i0 - (c0))] = 0.0f;
         }
     }
     for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
@@ -148,22 +142,18 @@ static void akg_relu_grad_bn_grad_reductions_f16__aarch64_parallel_body_0(int64_
             }
         }
     }
-    for (int64_t c1 = 0; (c1 <= 63); c1 += 16) {
-        #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
-                out2[i0] = (float)(((float)t1[(((c0 + c1) + c2) - (c0))]));
-            }
+    #pragma omp simd
+    for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = (c0 + c2);
+            out2[i0] = (float)(((float)t1[((c0 + c2) - (c0))]));
         }
     }
-    for (int64_t c1 = 0; (c1 <= 63); c1 += 16) {
-        #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
-                out1[i0] = (float)(((float)t2[(((c0 + c1) + c2) - (c0))]));
-            }
+    #pragma omp simd
+    for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+        {
+            [[maybe_unused]] const int64_t i0 = (c0 + c2);
+            out1[i0] = (float)(((float)t2[((c0 + c2) - (c0))]));
         }
     }
 }

@@ -158,18 +158,18 @@ static void akg_softmax_grad_f16__aarch64_parallel_body_0(int64_t c0, int64_t c1
         [[maybe_unused]] const int64_t i3 = 0;
         t0[(i2 - (c2))] = (float)(akg_round_f16_scalar(((float)t1[((c2 + INT64_C(1)) - (c2))])));
     }
-    for (int64_t c4 = 0; (c4 <= 127); c4 += 16) {
+    for (int64_t c4 = 0; (c4 <= 127); c4 += 64) {
         {
             const int64_t c5_first = 0;
-            float block_c5_0[16];
-            akg_f16_to_f32_n(in0 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + (c4 + c5_first))))), block_c5_0, 16);
-            float block_c5_1[16];
-            akg_f16_to_f32_n(in1 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + (c4 + c5_first))))), block_c5_1, 16);
-            float block_c5_2[16];
-            akg_f16_to_f32_n(in2 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + (c4 + c5_first))))), block_c5_2, 16);
-            alignas(64) float blk_out0[16];
+            float block_c5_0[64];
+            akg_f16_to_f32_n(in0 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + (c4 + c5_first))))), block_c5_0, 64);
+            float block_c5_1[64];
+            akg_f16_to_f32_n(in1 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + (c4 + c5_first))))), block_c5_1, 64);
+            float block_c5_2[64];
+            akg_f16_to_f32_n(in2 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + (c4 + c5_first))))), block_c5_2, 64);
+            alignas(64) float blk_out0[64];
             #pragma omp simd
-            for (int64_t c5 = 0; (c5 <= 15); c5 += 1) {
+            for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = c1;
@@ -178,21 +178,21 @@ static void akg_softmax_grad_f16__aarch64_parallel_body_0(int64_t c0, int64_t c1
                     blk_out0[c5] = (((((block_c5_0[(c5 - c5_first)] * block_c5_1[(c5 - c5_first)]) * 1.11132812f) - ((float)t0[(c2 - (c2))])) * block_c5_2[(c5 - c5_first)]) * 0.125f);
                 }
             }
-            akg_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4)))), 16);
+            akg_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4)))), 64);
         }
     }
-    for (int64_t c4 = 0; (c4 <= 127); c4 += 16) {
+    for (int64_t c4 = 0; (c4 <= 127); c4 += 64) {
         {
             const int64_t c5_first = 0;
-            float block_c5_0[16];
-            akg_f16_to_f32_n(in0 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + (c4 + c5_first)))) + INT64_C(128))), block_c5_0, 16);
-            float block_c5_1[16];
-            akg_f16_to_f32_n(in1 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + (c4 + c5_first)))) + INT64_C(128))), block_c5_1, 16);
-            float block_c5_2[16];
-            akg_f16_to_f32_n(in2 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + (c4 + c5_first)))) + INT64_C(128))), block_c5_2, 16);
-            alignas(64) float blk_out0[16];
+            float block_c5_0[64];
+            akg_f16_to_f32_n(in0 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + (c4 + c5_first)))) + INT64_C(128))), block_c5_0, 64);
+            float block_c5_1[64];
+            akg_f16_to_f32_n(in1 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + (c4 + c5_first)))) + INT64_C(128))), block_c5_1, 64);
+            float block_c5_2[64];
+            akg_f16_to_f32_n(in2 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + (c4 + c5_first)))) + INT64_C(128))), block_c5_2, 64);
+            alignas(64) float blk_out0[64];
             #pragma omp simd
-            for (int64_t c5 = 0; (c5 <= 15); c5 += 1) {
+            for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = c1;
@@ -201,7 +201,7 @@ static void akg_softmax_grad_f16__aarch64_parallel_body_0(int64_t c0, int64_t c1
                     blk_out0[c5] = (((((block_c5_0[(c5 - c5_first)] * block_c5_1[(c5 - c5_first)]) * 1.11132812f) - ((float)t0[((c2 + INT64_C(1)) - (c2))])) * block_c5_2[(c5 - c5_first)]) * 0.125f);
                 }
             }
-            akg_f32_to_f16_n(blk_out0, out0 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4))) + INT64_C(128))), 16);
+            akg_f32_to_f16_n(blk_out0, out0 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4))) + INT64_C(128))), 64);
         }
     }
 }

@@ -7,14 +7,14 @@
 
 static void akg_adam_weight_decay_f32__x86_64_v2_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, const float *__restrict in1, const float *__restrict in2, float *__restrict in3, float *__restrict in4, float *__restrict in5, float *__restrict out0) {
     float t0[2048];
-    for (int64_t c1 = 0; (c1 <= 2047); c1 += 16) {
+    for (int64_t c1 = 0; (c1 <= 2047); c1 += 64) {
         {
             const int64_t c2_first = 0;
-            float block_c2_0[16];
-            akg_f16_to_f32_n(in0 + (((c0 + c1) + c2_first)), block_c2_0, 16);
-            alignas(64) float blk_out0[16];
+            float block_c2_0[64];
+            akg_f16_to_f32_n(in0 + (((c0 + c1) + c2_first)), block_c2_0, 64);
+            alignas(64) float blk_out0[64];
             #pragma omp simd
-            for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+            for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
                 {
                     [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
                     const float v_cse0 = in3[((c0 + c1) + c2)];
@@ -39,7 +39,7 @@ static void akg_adam_weight_decay_f32__x86_64_v2_parallel_body_0(int64_t c0, con
                     in4[i0] = (float)(((in4[((c0 + c1) + c2)] * 0.899999976f) + ((block_c2_0[(c2 - c2_first)] / in1[0]) * 0.100000024f)));
                 }
             }
-            akg_stream_f32_n(blk_out0, out0 + ((c0 + c1)), 16);
+            akg_stream_f32_n(blk_out0, out0 + ((c0 + c1)), 64);
         }
     }
 }

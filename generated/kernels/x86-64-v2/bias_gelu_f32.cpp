@@ -6,10 +6,10 @@
 #include "akg_kernel_support.h"
 
 static void akg_bias_gelu_f32__x86_64_v2_parallel_body_0(int64_t c0, const float *__restrict in0, const float *__restrict in1, float *__restrict out0) {
-    for (int64_t c1 = 0; (c1 <= 3071); c1 += 16) {
-        alignas(64) float blk_out0[16];
+    for (int64_t c1 = 0; (c1 <= 3071); c1 += 64) {
+        alignas(64) float blk_out0[64];
         #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = (c1 + c2);
@@ -17,7 +17,7 @@ static void akg_bias_gelu_f32__x86_64_v2_parallel_body_0(int64_t c0, const float
                 blk_out0[c2] = (float)(akg_div_one_plus_exp(v_cse0, (v_cse0 * (((v_cse0 * v_cse0) * -0.0713548139f) + -1.59576917f))));
             }
         }
-        akg_stream_f32_n(blk_out0, out0 + (((c0 * INT64_C(3072)) + c1)), 16);
+        akg_stream_f32_n(blk_out0, out0 + (((c0 * INT64_C(3072)) + c1)), 64);
     }
 }
 

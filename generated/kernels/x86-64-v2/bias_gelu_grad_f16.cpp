@@ -6,18 +6,19 @@
 #include "akg_kernel_support.h"
 
 static void akg_bias_gelu_grad_f16__x86_64_v2_row_chunk_0(int64_t chunk, float *__restrict akg_chunk_sums, const uint16_t *__restrict in0, const uint16_t *__restrict in1, float *__restrict in2, double *__restrict t1, uint16_t *__restrict out0) {
-    float t0[16];
+    float t0[64];
     for (int64_t e = 0; e < 3072; ++e) akg_chunk_sums[e] = 0.0f;
     for (int64_t c0 = chunk * 32; c0 <= akg_imin(chunk * 32 + 31, 2047); c0 += 1) {
-        for (int64_t c1 = 0; (c1 <= 3071); c1 += 16) {
+        for (int64_t c1 = 0; (c1 <= 3071); c1 += 64) {
             {
                 const int64_t c2_first = 0;
-                float block_c2_0[16];
-                akg_f16_to_f32_n(in1 + (((c0 * INT64_C(3072)) + (c1 + c2_first))), block_c2_0, 16);
-                float block_c2_1[16];
-                akg_f16_to_f32_n(in0 + (((c0 * INT64_C(3072)) + (c1 + c2_first))), block_c2_1, 16);
+                float block_c2_0[64];
+                akg_f16_to_f32_n(in1 + (((c0 * INT64_C(3072)) + (c1 + c2_first))), block_c2_0, 64);
+                float block_c2_1[64];
+                akg_f16_to_f32_n(in0 + (((c0 * INT64_C(3072)) + (c1 + c2_first))), block_c2_1, 64);
+                alignas(64) float blk_out0[64];
                 #pragma omp simd
-                for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+                for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
                     {
                         [[maybe_unused]] const int64_t i0 = c0;
                         [[maybe_unused]] const int64_t i1 = (c1 + c2);
@@ -34,9 +35,10 @@ static void akg_bias_gelu_grad_f16__x86_64_v2_row_chunk_0(int64_t chunk, float *
                     {
                         [[maybe_unused]] const int64_t i0 = c0;
                         [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                        out0[i0 * 3072 + i1] = akg_f32_to_f16(((float)t0[((c1 + c2) - (c1))]));
+                        blk_out0[c2] = ((float)t0[((c1 + c2) - (c1))]);
                     }
                 }
+                akg_stream_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(3072)) + c1)), 64);
             }
         }
     }
@@ -47,14 +49,14 @@ extern "C" int akg_kernel_fn_bias_gelu_grad_f16__x86_64_v2(void *const *buffers)
     const uint16_t *__restrict in1 = (const uint16_t *)buffers[1];
     float *__restrict in2 = (float *)buffers[2];
     uint16_t *__restrict out0 = (uint16_t *)buffers[3];
-    float t0[16];
+    float t0[64];
     double *t1 = (double *)malloc(sizeof(double) * 3072);
     if (!t1) {
         return AKG_STATUS_OUT_OF_MEMORY;
     }
-    for (int64_t c1 = 0; (c1 <= 3071); c1 += 16) {
+    for (int64_t c1 = 0; (c1 <= 3071); c1 += 64) {
         #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = (c1 + c2);
                 t1[i0] = 0.0f;
@@ -70,10 +72,15 @@ extern "C" int akg_kernel_fn_bias_gelu_grad_f16__x86_64_v2(void *const *buffers)
         if (akg_single_thread()) {
             for (int64_t chunk = 0; chunk < 64; ++chunk)
                 akg_bias_gelu_grad_f16__x86_64_v2_row_chunk_0(chunk, akg_chunk_sums + chunk * INT64_C(3072), in0, in1, in2, t1, out0);
+            akg_stream_fence();
         } else {
-            #pragma omp parallel for schedule(static)
-            for (int64_t chunk = 0; chunk < 64; ++chunk)
-                akg_bias_gelu_grad_f16__x86_64_v2_row_chunk_0(chunk, akg_chunk_sums + chunk * INT64_C(3072), in0, in1, in2, t1, out0);
+            #pragma omp parallel
+            {
+                #pragma omp for schedule(static) nowait
+                for (int64_t chunk = 0; chunk < 64; ++chunk)
+                    akg_bias_gelu_grad_f16__x86_64_v2_row_chunk_0(chunk, akg_chunk_sums + chunk * INT64_C(3072), in0, in1, in2, t1, out0);
+                akg_stream_fence();
+            }
         }
         if (akg_single_thread()) {
             for (int64_t e0 = 0; e0 < 3072; e0 += 1024)
@@ -85,9 +92,9 @@ extern "C" int akg_kernel_fn_bias_gelu_grad_f16__x86_64_v2(void *const *buffers)
         }
         free(akg_chunk_sums);
     }
-    for (int64_t c0 = 0; (c0 <= 3071); c0 += 16) {
+    for (int64_t c0 = 0; (c0 <= 3071); c0 += 64) {
         #pragma omp simd
-        for (int64_t c1 = 0; (c1 <= 15); c1 += 1) {
+        for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = (c0 + c1);
                 in2[i0] = (float)(((float)t1[(c0 + c1)]));

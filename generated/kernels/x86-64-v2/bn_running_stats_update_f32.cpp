@@ -7,7 +7,7 @@
 
 static void akg_bn_running_stats_update_f32__x86_64_v2_parallel_body_0(int64_t c0, float *__restrict in0, float *__restrict in1, const float *__restrict in2, const float *__restrict in3, float *__restrict out0) {
     #pragma omp simd
-    for (int64_t c1 = 0; (c1 <= 15); c1 += 1) {
+    for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
         {
             [[maybe_unused]] const int64_t i0 = (c0 + c1);
             out0[i0] = (float)(((in0[(c0 + c1)] * 0.899999976f) + (in2[(c0 + c1)] * 0.100000001f)));
@@ -29,7 +29,7 @@ extern "C" int akg_kernel_fn_bn_running_stats_update_f32__x86_64_v2(void *const 
     const float *__restrict in2 = (const float *)buffers[2];
     const float *__restrict in3 = (const float *)buffers[3];
     float *__restrict out0 = (float *)buffers[4];
-    for (int64_t c0 = 0; (c0 <= 255); c0 += 16)
+    for (int64_t c0 = 0; (c0 <= 255); c0 += 64)
         akg_bn_running_stats_update_f32__x86_64_v2_parallel_body_0(c0, in0, in1, in2, in3, out0);
     return AKG_STATUS_OK;
 }

@@ -7,7 +7,7 @@
 
 static void akg_bottleneck_end_f16__x86_64_v2_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, const float *__restrict in3, const float *__restrict in4, const float *__restrict in5, float *__restrict t0, uint16_t *__restrict out0) {
     #pragma omp simd
-    for (int64_t c1 = 0; (c1 <= 15); c1 += 1) {
+    for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
         {
             [[maybe_unused]] const int64_t i0 = (c0 + c1);
             t0[i0] = (float)((in4[(c0 + c1)] * akg_rsqrt((in3[(c0 + c1)] + 9.99999975e-06f))));
@@ -18,16 +18,16 @@ static void akg_bottleneck_end_f16__x86_64_v2_parallel_body_0(int64_t c0, const 
 static void akg_bottleneck_end_f16__x86_64_v2_parallel_body_1(int64_t c0, int64_t c1, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, const float *__restrict in3, const float *__restrict in4, const float *__restrict in5, float *__restrict t0, uint16_t *__restrict out0) {
     float s_out0[1568];
     for (int64_t c2 = 0; (c2 <= 7); c2 += 1) {
-        for (int64_t c3 = 0; (c3 <= 195); c3 += 16) {
-            if ((c3 <= 176)) {
+        for (int64_t c3 = 0; (c3 <= 195); c3 += 64) {
+            if ((c3 <= 128)) {
                 {
                     const int64_t c4_first = 0;
-                    float block_c4_0[16];
-                    akg_f16_to_f32_n(in0 + (((c0 * INT64_C(200704)) + (((c1 + c2) * INT64_C(196)) + (c3 + c4_first)))), block_c4_0, 16);
-                    float block_c4_1[16];
-                    akg_f16_to_f32_n(in1 + (((c0 * INT64_C(200704)) + (((c1 + c2) * INT64_C(196)) + (c3 + c4_first)))), block_c4_1, 16);
+                    float block_c4_0[64];
+                    akg_f16_to_f32_n(in0 + (((c0 * INT64_C(200704)) + (((c1 + c2) * INT64_C(196)) + (c3 + c4_first)))), block_c4_0, 64);
+                    float block_c4_1[64];
+                    akg_f16_to_f32_n(in1 + (((c0 * INT64_C(200704)) + (((c1 + c2) * INT64_C(196)) + (c3 + c4_first)))), block_c4_1, 64);
                     #pragma omp simd
-                    for (int64_t c4 = 0; (c4 <= 15); c4 += 1) {
+                    for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
                         {
                             [[maybe_unused]] const int64_t i0 = c0;
                             [[maybe_unused]] const int64_t i1 = (c1 + c2);
@@ -74,11 +74,11 @@ extern "C" int akg_kernel_fn_bottleneck_end_f16__x86_64_v2(void *const *buffers)
         return AKG_STATUS_OUT_OF_MEMORY;
     }
     if (akg_single_thread()) {
-        for (int64_t c0 = 0; (c0 <= 1023); c0 += 16)
+        for (int64_t c0 = 0; (c0 <= 1023); c0 += 64)
             akg_bottleneck_end_f16__x86_64_v2_parallel_body_0(c0, in0, in1, in2, in3, in4, in5, t0, out0);
     } else {
         #pragma omp parallel for schedule(static)
-        for (int64_t c0 = 0; (c0 <= 1023); c0 += 16)
+        for (int64_t c0 = 0; (c0 <= 1023); c0 += 64)
             akg_bottleneck_end_f16__x86_64_v2_parallel_body_0(c0, in0, in1, in2, in3, in4, in5, t0, out0);
     }
     if (akg_single_thread()) {

@@ -9,16 +9,16 @@ static void akg_conv_bias_residual_relu_f16__x86_64_v2_parallel_body_0(int64_t c
     float s_out0[1568];
     for (int64_t c2 = 0; (c2 <= 7); c2 += 1) {
         const float hoisted0 = akg_f16_to_f32_scalar(in1[(c1 + c2)]);
-        for (int64_t c3 = 0; (c3 <= 195); c3 += 16) {
-            if ((c3 <= 176)) {
+        for (int64_t c3 = 0; (c3 <= 195); c3 += 64) {
+            if ((c3 <= 128)) {
                 {
                     const int64_t c4_first = 0;
-                    float block_c4_0[16];
-                    akg_f16_to_f32_n(in0 + (((c0 * INT64_C(200704)) + (((c1 + c2) * INT64_C(196)) + (c3 + c4_first)))), block_c4_0, 16);
-                    float block_c4_1[16];
-                    akg_f16_to_f32_n(in2 + (((c0 * INT64_C(200704)) + (((c1 + c2) * INT64_C(196)) + (c3 + c4_first)))), block_c4_1, 16);
+                    float block_c4_0[64];
+                    akg_f16_to_f32_n(in0 + (((c0 * INT64_C(200704)) + (((c1 + c2) * INT64_C(196)) + (c3 + c4_first)))), block_c4_0, 64);
+                    float block_c4_1[64];
+                    akg_f16_to_f32_n(in2 + (((c0 * INT64_C(200704)) + (((c1 + c2) * INT64_C(196)) + (c3 + c4_first)))), block_c4_1, 64);
                     #pragma omp simd
-                    for (int64_t c4 = 0; (c4 <= 15); c4 += 1) {
+                    for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
                         {
                             [[maybe_unused]] const int64_t i0 = c0;
                             [[maybe_unused]] const int64_t i1 = (c1 + c2);

@@ -6,11 +6,11 @@
 #include "akg_kernel_support.h"
 
 static void akg_lamb_next_mv_f32__x86_64_v2_parallel_body_0(int64_t c0, const float *__restrict in0, float *__restrict in1, const float *__restrict in2, const float *__restrict in3, float *__restrict in4, const float *__restrict in5, const float *__restrict in6, float *__restrict out1, float *__restrict out0) {
-    for (int64_t c1 = 0; (c1 <= 4095); c1 += 16) {
-        alignas(64) float blk_out1[16];
-        alignas(64) float blk_out0[16];
+    for (int64_t c1 = 0; (c1 <= 4095); c1 += 64) {
+        alignas(64) float blk_out1[64];
+        alignas(64) float blk_out0[64];
         #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
                 blk_out1[c2] = (float)(((((in4[((c0 + c1) + c2)] * 0.899999976f) + (in3[((c0 + c1) + c2)] * 0.100000024f)) / in5[0]) / (akg_sqrt((((in1[((c0 + c1) + c2)] * 0.999000013f) + (in0[((c0 + c1) + c2)] * 0.000999987125f)) / in2[0])) + 9.99999997e-07f)));
@@ -28,8 +28,8 @@ static void akg_lamb_next_mv_f32__x86_64_v2_parallel_body_0(int64_t c0, const fl
                 in1[i0] = (float)(((in1[((c0 + c1) + c2)] * 0.999000013f) + (in0[((c0 + c1) + c2)] * 0.000999987125f)));
             }
         }
-        akg_stream_f32_n(blk_out1, out1 + ((c0 + c1)), 16);
-        akg_stream_f32_n(blk_out0, out0 + ((c0 + c1)), 16);
+        akg_stream_f32_n(blk_out1, out1 + ((c0 + c1)), 64);
+        akg_stream_f32_n(blk_out0, out0 + ((c0 + c1)), 64);
     }
 }
 

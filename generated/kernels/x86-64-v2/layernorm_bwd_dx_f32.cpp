@@ -91,9 +91,9 @@ static void akg_layernorm_bwd_dx_f32__x86_64_v2_parallel_body_0(int64_t c0, cons
         [[maybe_unused]] const int64_t i1 = 0;
         t0[0] = (float)(akg_rsqrt((in2[c0] + 1.00000001e-07f)));
     }
-    for (int64_t c1 = 0; (c1 <= 767); c1 += 16) {
+    for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
         #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = (c1 + c2);

@@ -273,29 +273,29 @@ static void akg_layernorm_fwd_f16__x86_64_v2_parallel_body_0(int64_t c0, const u
         [[maybe_unused]] const int64_t i1 = 0;
         t1[(i0 - (c0))] = (float)(akg_rsqrt(((((float)t3[((c0 + INT64_C(1)) - (c0))]) * 0.00130208337f) + 1.00000001e-07f)));
     }
-    for (int64_t c2 = 0; (c2 <= 767); c2 += 16) {
-        alignas(64) float blk_out0[16];
+    for (int64_t c2 = 0; (c2 <= 767); c2 += 64) {
+        alignas(64) float blk_out0[64];
         #pragma omp simd
-        for (int64_t c3 = 0; (c3 <= 15); c3 += 1) {
+        for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = (c2 + c3);
                 blk_out0[c3] = (in2[(c2 + c3)] + (in1[(c2 + c3)] * (t1[(c0 - (c0))] * (t0[(c0 - (c0)) * 768 + ((c2 + c3) - (0))] - (((float)t2[(c0 - (c0))]) * 0.00130208337f)))));
             }
         }
-        akg_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(768)) + c2)), 16);
+        akg_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(768)) + c2)), 64);
     }
-    for (int64_t c2 = 0; (c2 <= 767); c2 += 16) {
-        alignas(64) float blk_out0[16];
+    for (int64_t c2 = 0; (c2 <= 767); c2 += 64) {
+        alignas(64) float blk_out0[64];
         #pragma omp simd
-        for (int64_t c3 = 0; (c3 <= 15); c3 += 1) {
+        for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = (c0 + 1);
                 [[maybe_unused]] const int64_t i1 = (c2 + c3);
                 blk_out0[c3] = (in2[(c2 + c3)] + (in1[(c2 + c3)] * (t1[((c0 + INT64_C(1)) - (c0))] * (t0[((c0 + INT64_C(1)) - (c0)) * 768 + ((c2 + c3) - (0))] - (((float)t2[((c0 + INT64_C(1)) - (c0))]) * 0.00130208337f)))));
             }
         }
-        akg_f32_to_f16_n(blk_out0, out0 + ((((c0 * INT64_C(768)) + c2) + INT64_C(768))), 16);
+        akg_f32_to_f16_n(blk_out0, out0 + ((((c0 * INT64_C(768)) + c2) + INT64_C(768))), 64);
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;

@@ -151,9 +151,9 @@ static void akg_layernorm_fwd_f32__x86_64_v2_parallel_body_0(int64_t c0, const f
         }
     }
     for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
-        for (int64_t c2 = 0; (c2 <= 767); c2 += 16) {
+        for (int64_t c2 = 0; (c2 <= 767); c2 += 64) {
             #pragma omp simd
-            for (int64_t c3 = 0; (c3 <= 15); c3 += 1) {
+            for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
                 {
                     [[maybe_unused]] const int64_t i0 = (c0 + c1);
                     [[maybe_unused]] const int64_t i1 = (c2 + c3);

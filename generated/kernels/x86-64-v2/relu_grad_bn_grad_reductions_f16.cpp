@@ -9,18 +9,18 @@ static void akg_relu_grad_bn_grad_reductions_f16__x86_64_v2_parallel_body_0(int6
     double t1[32];
     float t0[32];
     double t2[32];
-    for (int64_t c1 = 0; (c1 <= 31); c1 += 16) {
+    for (int64_t c1 = 0; (c1 <= 31); c1 += 4) {
         #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+        for (int64_t c2 = 0; (c2 <= 3); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
                 t1[(i0 - (c0))] = 0.0f;
             }
         }
     }
-    for (int64_t c1 = 0; (c1 <= 31); c1 += 16) {
+    for (int64_t c1 = 0; (c1 <= 31); c1 += 4) {
         #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+        for (int64_t c2 = 0; (c2 <= 3); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
                 [[maybe_unused]] const int64_t i1 = 0;
@@ -29,9 +29,9 @@ static void akg_relu_grad_bn_grad_reductions_f16__x86_64_v2_parallel_body_0(int6
             }
         }
     }
-    for (int64_t c1 = 0; (c1 <= 31); c1 += 16) {
+    for (int64_t c1 = 0; (c1 <= 31); c1 += 4) {
         #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+        for (int64_t c2 = 0; (c2 <= 3); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
                 t2[(i0 - (c0))] = 0.0f;
@@ -148,18 +148,18 @@ static void akg_relu_grad_bn_grad_reductions_f16__x86_64_v2_parallel_body_0(int6
             }
         }
     }
-    for (int64_t c1 = 0; (c1 <= 31); c1 += 16) {
+    for (int64_t c1 = 0; (c1 <= 31); c1 += 4) {
         #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+        for (int64_t c2 = 0; (c2 <= 3); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
                 out2[i0] = (float)(((float)t1[(((c0 + c1) + c2) - (c0))]));
             }
         }
     }
-    for (int64_t c1 = 0; (c1 <= 31); c1 += 16) {
+    for (int64_t c1 = 0; (c1 <= 31); c1 += 4) {
         #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+        for (int64_t c2 = 0; (c2 <= 3); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
                 out1[i0] = (float)(((float)t2[(((c0 + c1) + c2) - (c0))]));

@@ -6,22 +6,24 @@
 #include "akg_kernel_support.h"
 
 static void akg_residual_grad_addn_relugrad_f16__x86_64_v2_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, const uint16_t *__restrict in1, const uint16_t *__restrict in2, uint16_t *__restrict out0) {
-    for (int64_t c1 = 0; (c1 <= 511); c1 += 16) {
+    for (int64_t c1 = 0; (c1 <= 511); c1 += 64) {
         {
             const int64_t c2_first = 0;
-            float block_c2_0[16];
-            akg_f16_to_f32_n(in0 + (((c0 + c1) + c2_first)), block_c2_0, 16);
-            float block_c2_1[16];
-            akg_f16_to_f32_n(in1 + (((c0 + c1) + c2_first)), block_c2_1, 16);
-            float block_c2_2[16];
-            akg_f16_to_f32_n(in2 + (((c0 + c1) + c2_first)), block_c2_2, 16);
+            float block_c2_0[64];
+            akg_f16_to_f32_n(in0 + (((c0 + c1) + c2_first)), block_c2_0, 64);
+            float block_c2_1[64];
+            akg_f16_to_f32_n(in1 + (((c0 + c1) + c2_first)), block_c2_1, 64);
+            float block_c2_2[64];
+            akg_f16_to_f32_n(in2 + (((c0 + c1) + c2_first)), block_c2_2, 64);
+            alignas(64) float blk_out0[64];
             #pragma omp simd
-            for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
+            for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
                 {
                     [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
-                    out0[i0] = akg_f32_to_f16(((block_c2_0[(c2 - c2_first)] + block_c2_1[(c2 - c2_first)]) * akg_select<float>(akg_fgt(block_c2_2[(c2 - c2_first)], 0.0f), 1.0f, 0.0f)));
+                    blk_out0[c2] = ((block_c2_0[(c2 - c2_first)] + block_c2_1[(c2 - c2_first)]) * akg_select<float>(akg_fgt(block_c2_2[(c2 - c2_first)], 0.0f), 1.0f, 0.0f));
                 }
             }
+            akg_stream_f32_to_f16_n(blk_out0, out0 + ((c0 + c1)), 64);
         }
     }
 }
@@ -34,10 +36,15 @@ extern "C" int akg_kernel_fn_residual_grad_addn_relugrad_f16__x86_64_v2(void *co
     if (akg_single_thread()) {
         for (int64_t c0 = 0; (c0 <= 6422527); c0 += 512)
             akg_residual_grad_addn_relugrad_f16__x86_64_v2_parallel_body_0(c0, in0, in1, in2, out0);
+        akg_stream_fence();
     } else {
-        #pragma omp parallel for schedule(static)
-        for (int64_t c0 = 0; (c0 <= 6422527); c0 += 512)
-            akg_residual_grad_addn_relugrad_f16__x86_64_v2_parallel_body_0(c0, in0, in1, in2, out0);
+        #pragma omp parallel
+        {
+            #pragma omp for schedule(static) nowait
+            for (int64_t c0 = 0; (c0 <= 6422527); c0 += 512)
+                akg_residual_grad_addn_relugrad_f16__x86_64_v2_parallel_body_0(c0, in0, in1, in2, out0);
+            akg_stream_fence();
+        }
     }
     return AKG_STATUS_OK;
 }

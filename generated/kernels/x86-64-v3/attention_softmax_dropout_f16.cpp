@@ -13,10 +13,10 @@ static void akg_attention_softmax_dropout_f16__x86_64_v3_parallel_body_0(int64_t
     float s_in1_data[128];
     float *__restrict s_in1 = s_in1_data;
     akg_f16_to_f32_n(in1 + ((int64_t)(c0) * 128), s_in1, 128);
-    for (int64_t c4 = 0; (c4 <= 127); c4 += 32) {
-        alignas(64) uint16_t blk_out2[32];
+    for (int64_t c4 = 0; (c4 <= 127); c4 += 64) {
+        alignas(64) uint16_t blk_out2[64];
         #pragma omp simd
-        for (int64_t c5 = 0; (c5 <= 31); c5 += 1) {
+        for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = c1;
@@ -25,12 +25,12 @@ static void akg_attention_softmax_dropout_f16__x86_64_v3_parallel_body_0(int64_t
                 blk_out2[c5] = akg_select<uint16_t>(akg_flt(in2[c0 * 196608 + c1 * 16384 + c2 * 128 + (c4 + c5)], 0.900146484f), 15360u, 0u);
             }
         }
-        akg_stream_u16_n(blk_out2, out2 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4)))), 32);
+        akg_stream_u16_n(blk_out2, out2 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4)))), 64);
     }
-    for (int64_t c4 = 0; (c4 <= 127); c4 += 32) {
-        alignas(64) uint16_t blk_out2[32];
+    for (int64_t c4 = 0; (c4 <= 127); c4 += 64) {
+        alignas(64) uint16_t blk_out2[64];
         #pragma omp simd
-        for (int64_t c5 = 0; (c5 <= 31); c5 += 1) {
+        for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = c1;
@@ -39,7 +39,7 @@ static void akg_attention_softmax_dropout_f16__x86_64_v3_parallel_body_0(int64_t
                 blk_out2[c5] = akg_select<uint16_t>(akg_flt(in2[c0 * 196608 + c1 * 16384 + (c2 + INT64_C(1)) * 128 + (c4 + c5)], 0.900146484f), 15360u, 0u);
             }
         }
-        akg_stream_u16_n(blk_out2, out2 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4))) + INT64_C(128))), 32);
+        akg_stream_u16_n(blk_out2, out2 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4))) + INT64_C(128))), 64);
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;
@@ -161,13 +161,13 @@ static void akg_attention_softmax_dropout_f16__x86_64_v3_parallel_body_0(int64_t
         acc = akg_max_ordered(acc, acc1);
         t2[(i2 - (c2))] = (double)(acc);
     }
-    for (int64_t c4 = 0; (c4 <= 127); c4 += 32) {
+    for (int64_t c4 = 0; (c4 <= 127); c4 += 64) {
         {
             const int64_t c5_first = 0;
-            float block_c5_0[32];
-            akg_f16_to_f32_n(in0 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + (c4 + c5_first))))), block_c5_0, 32);
+            float block_c5_0[64];
+            akg_f16_to_f32_n(in0 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + (c4 + c5_first))))), block_c5_0, 64);
             #pragma omp simd
-            for (int64_t c5 = 0; (c5 <= 31); c5 += 1) {
+            for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = c1;
@@ -178,13 +178,13 @@ static void akg_attention_softmax_dropout_f16__x86_64_v3_parallel_body_0(int64_t
             }
         }
     }
-    for (int64_t c4 = 0; (c4 <= 127); c4 += 32) {
+    for (int64_t c4 = 0; (c4 <= 127); c4 += 64) {
         {
             const int64_t c5_first = 0;
-            float block_c5_0[32];
-            akg_f16_to_f32_n(in0 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + (c4 + c5_first)))) + INT64_C(128))), block_c5_0, 32);
+            float block_c5_0[64];
+            akg_f16_to_f32_n(in0 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + (c4 + c5_first)))) + INT64_C(128))), block_c5_0, 64);
             #pragma omp simd
-            for (int64_t c5 = 0; (c5 <= 31); c5 += 1) {
+            for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = c1;
@@ -321,11 +321,11 @@ static void akg_attention_softmax_dropout_f16__x86_64_v3_parallel_body_0(int64_t
         [[maybe_unused]] const int64_t i3 = 0;
         t1[(i2 - (c2))] = (float)(akg_round_f16_scalar(((float)t3[((c2 + INT64_C(1)) - (c2))])));
     }
-    for (int64_t c4 = 0; (c4 <= 127); c4 += 32) {
-        alignas(64) float blk_out0[32];
-        alignas(64) float blk_out1[32];
+    for (int64_t c4 = 0; (c4 <= 127); c4 += 64) {
+        alignas(64) float blk_out0[64];
+        alignas(64) float blk_out1[64];
         #pragma omp simd
-        for (int64_t c5 = 0; (c5 <= 31); c5 += 1) {
+        for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = c1;
@@ -341,14 +341,14 @@ static void akg_attention_softmax_dropout_f16__x86_64_v3_parallel_body_0(int64_t
                 blk_out1[c5] = (((((float)t0[(c2 - (c2)) * 128 + ((c4 + c5) - (0))]) / ((float)t1[(c2 - (c2))])) * akg_select<float>(akg_flt(in2[c0 * 196608 + c1 * 16384 + c2 * 128 + (c4 + c5)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f);
             }
         }
-        akg_stream_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4)))), 32);
-        akg_stream_f32_to_f16_n(blk_out1, out1 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4)))), 32);
+        akg_stream_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4)))), 64);
+        akg_stream_f32_to_f16_n(blk_out1, out1 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4)))), 64);
     }
-    for (int64_t c4 = 0; (c4 <= 127); c4 += 32) {
-        alignas(64) float blk_out0[32];
-        alignas(64) float blk_out1[32];
+    for (int64_t c4 = 0; (c4 <= 127); c4 += 64) {
+        alignas(64) float blk_out0[64];
+        alignas(64) float blk_out1[64];
         #pragma omp simd
-        for (int64_t c5 = 0; (c5 <= 31); c5 += 1) {
+        for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = c1;
@@ -364,8 +364,8 @@ static void akg_attention_softmax_dropout_f16__x86_64_v3_parallel_body_0(int64_t
                 blk_out1[c5] = (((((float)t0[((c2 + INT64_C(1)) - (c2)) * 128 + ((c4 + c5) - (0))]) / ((float)t1[((c2 + INT64_C(1)) - (c2))])) * akg_select<float>(akg_flt(in2[c0 * 196608 + c1 * 16384 + (c2 + INT64_C(1)) * 128 + (c4 + c5)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f);
             }
         }
-        akg_stream_f32_to_f16_n(blk_out0, out0 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4))) + INT64_C(128))), 32);
-        akg_stream_f32_to_f16_n(blk_out1, out1 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4))) + INT64_C(128))), 32);
+        akg_stream_f32_to_f16_n(blk_out0, out0 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4))) + INT64_C(128))), 64);
+        akg_stream_f32_to_f16_n(blk_out1, out1 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4))) + INT64_C(128))), 64);
     }
 }
 

@@ -121,9 +121,9 @@ static void akg_attention_softmax_dropout_f32__x86_64_v3_parallel_body_0(int64_t
         acc = akg_max_ordered(acc, acc1);
         t1[(i2 - (c2))] = (double)(acc);
     }
-    for (int64_t c4 = 0; (c4 <= 127); c4 += 32) {
+    for (int64_t c4 = 0; (c4 <= 127); c4 += 64) {
         #pragma omp simd
-        for (int64_t c5 = 0; (c5 <= 31); c5 += 1) {
+        for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = c1;
@@ -133,9 +133,9 @@ static void akg_attention_softmax_dropout_f32__x86_64_v3_parallel_body_0(int64_t
             }
         }
     }
-    for (int64_t c4 = 0; (c4 <= 127); c4 += 32) {
+    for (int64_t c4 = 0; (c4 <= 127); c4 += 64) {
         #pragma omp simd
-        for (int64_t c5 = 0; (c5 <= 31); c5 += 1) {
+        for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = c1;
@@ -257,10 +257,10 @@ static void akg_attention_softmax_dropout_f32__x86_64_v3_parallel_body_0(int64_t
         acc = acc + acc1;
         t2[(i2 - (c2))] = (double)(acc);
     }
-    for (int64_t c4 = 0; (c4 <= 127); c4 += 32) {
-        alignas(64) float blk_out1[32];
+    for (int64_t c4 = 0; (c4 <= 127); c4 += 64) {
+        alignas(64) float blk_out1[64];
         #pragma omp simd
-        for (int64_t c5 = 0; (c5 <= 31); c5 += 1) {
+        for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = c1;
@@ -276,12 +276,12 @@ static void akg_attention_softmax_dropout_f32__x86_64_v3_parallel_body_0(int64_t
                 blk_out1[c5] = (float)(((out0[c0 * 196608 + c1 * 16384 + c2 * 128 + (c4 + c5)] * in2[c0 * 196608 + c1 * 16384 + c2 * 128 + (c4 + c5)]) * 1.11111116f));
             }
         }
-        akg_stream_f32_n(blk_out1, out1 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4)))), 32);
+        akg_stream_f32_n(blk_out1, out1 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4)))), 64);
     }
-    for (int64_t c4 = 0; (c4 <= 127); c4 += 32) {
-        alignas(64) float blk_out1[32];
+    for (int64_t c4 = 0; (c4 <= 127); c4 += 64) {
+        alignas(64) float blk_out1[64];
         #pragma omp simd
-        for (int64_t c5 = 0; (c5 <= 31); c5 += 1) {
+        for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = c1;
@@ -297,7 +297,7 @@ static void akg_attention_softmax_dropout_f32__x86_64_v3_parallel_body_0(int64_t
                 blk_out1[c5] = (float)(((out0[c0 * 196608 + c1 * 16384 + (c2 + INT64_C(1)) * 128 + (c4 + c5)] * in2[c0 * 196608 + c1 * 16384 + (c2 + INT64_C(1)) * 128 + (c4 + c5)]) * 1.11111116f));
             }
         }
-        akg_stream_f32_n(blk_out1, out1 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4))) + INT64_C(128))), 32);
+        akg_stream_f32_n(blk_out1, out1 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4))) + INT64_C(128))), 64);
     }
 }
 

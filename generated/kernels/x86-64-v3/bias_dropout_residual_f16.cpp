@@ -7,7 +7,7 @@
 
 static void akg_bias_dropout_residual_f16__x86_64_v3_parallel_body_0(int64_t c0, const float *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, const uint16_t *__restrict in3, float *__restrict t0, uint16_t *__restrict out0, uint16_t *__restrict out1) {
     #pragma omp simd
-    for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
+    for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
         {
             [[maybe_unused]] const int64_t i0 = (c0 + c1);
             t0[i0] = (float)(akg_round_f16(in0[(c0 + c1)]));
@@ -16,16 +16,16 @@ static void akg_bias_dropout_residual_f16__x86_64_v3_parallel_body_0(int64_t c0,
 }
 
 static void akg_bias_dropout_residual_f16__x86_64_v3_parallel_body_1(int64_t c0, const float *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, const uint16_t *__restrict in3, float *__restrict t0, uint16_t *__restrict out0, uint16_t *__restrict out1) {
-    for (int64_t c1 = 0; (c1 <= 767); c1 += 32) {
+    for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
         {
             const int64_t c2_first = 0;
-            float block_c2_0[32];
-            akg_f16_to_f32_n(in1 + (((c0 * INT64_C(768)) + (c1 + c2_first))), block_c2_0, 32);
-            float block_c2_1[32];
-            akg_f16_to_f32_n(in3 + (((c0 * INT64_C(768)) + (c1 + c2_first))), block_c2_1, 32);
-            alignas(64) float blk_out1[32];
+            float block_c2_0[64];
+            akg_f16_to_f32_n(in1 + (((c0 * INT64_C(768)) + (c1 + c2_first))), block_c2_0, 64);
+            float block_c2_1[64];
+            akg_f16_to_f32_n(in3 + (((c0 * INT64_C(768)) + (c1 + c2_first))), block_c2_1, 64);
+            alignas(64) float blk_out1[64];
             #pragma omp simd
-            for (int64_t c2 = 0; (c2 <= 31); c2 += 1) {
+            for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = (c1 + c2);
@@ -37,7 +37,7 @@ static void akg_bias_dropout_residual_f16__x86_64_v3_parallel_body_1(int64_t c0,
                     blk_out1[c2] = ((((block_c2_0[(c2 - c2_first)] + ((float)t0[(c1 + c2)])) * akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + block_c2_1[(c2 - c2_first)]);
                 }
             }
-            akg_f32_to_f16_n(blk_out1, out1 + (((c0 * INT64_C(768)) + c1)), 32);
+            akg_f32_to_f16_n(blk_out1, out1 + (((c0 * INT64_C(768)) + c1)), 64);
         }
     }
 }
@@ -53,7 +53,7 @@ extern "C" int akg_kernel_fn_bias_dropout_residual_f16__x86_64_v3(void *const *b
     if (!t0) {
         return AKG_STATUS_OUT_OF_MEMORY;
     }
-    for (int64_t c0 = 0; (c0 <= 767); c0 += 32)
+    for (int64_t c0 = 0; (c0 <= 767); c0 += 64)
         akg_bias_dropout_residual_f16__x86_64_v3_parallel_body_0(c0, in0, in1, in2, in3, t0, out0, out1);
     if (akg_single_thread()) {
         for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)

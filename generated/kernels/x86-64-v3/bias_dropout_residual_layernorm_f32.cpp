@@ -14,9 +14,9 @@ static void akg_bias_dropout_residual_layernorm_f32__x86_64_v3_parallel_body_0(i
         [[maybe_unused]] const int64_t i1 = 0;
         t1[0] = 0.0f;
     }
-    for (int64_t c1 = 0; (c1 <= 767); c1 += 32) {
+    for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
         #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 31); c2 += 1) {
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = (c1 + c2);
@@ -131,9 +131,9 @@ static void akg_bias_dropout_residual_layernorm_f32__x86_64_v3_parallel_body_0(i
         [[maybe_unused]] const int64_t i1 = 0;
         t0[0] = (float)(akg_rsqrt(((((float)t2[0]) * 0.00130208337f) + 1.00000001e-07f)));
     }
-    for (int64_t c1 = 0; (c1 <= 767); c1 += 32) {
+    for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
         #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 31); c2 += 1) {
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = (c1 + c2);

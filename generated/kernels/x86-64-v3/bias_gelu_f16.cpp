@@ -7,7 +7,7 @@
 
 static void akg_bias_gelu_f16__x86_64_v3_parallel_body_0(int64_t c0, const float *__restrict in0, const uint16_t *__restrict in1, float *__restrict t0, uint16_t *__restrict out0, uint16_t *__restrict out1) {
     #pragma omp simd
-    for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
+    for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
         {
             [[maybe_unused]] const int64_t i0 = (c0 + c1);
             t0[i0] = (float)(akg_round_f16(in0[(c0 + c1)]));
@@ -16,15 +16,15 @@ static void akg_bias_gelu_f16__x86_64_v3_parallel_body_0(int64_t c0, const float
 }
 
 static void akg_bias_gelu_f16__x86_64_v3_parallel_body_1(int64_t c0, int64_t c1, const float *__restrict in0, const uint16_t *__restrict in1, float *__restrict t0, uint16_t *__restrict out0, uint16_t *__restrict out1) {
-    for (int64_t c3 = 0; (c3 <= 511); c3 += 32) {
+    for (int64_t c3 = 0; (c3 <= 511); c3 += 64) {
         {
             const int64_t c4_first = 0;
-            float block_c4_0[32];
-            akg_f16_to_f32_n(in1 + (((c0 * INT64_C(3072)) + ((c1 + c3) + c4_first))), block_c4_0, 32);
-            alignas(64) float blk_out0[32];
-            alignas(64) float blk_out1[32];
+            float block_c4_0[64];
+            akg_f16_to_f32_n(in1 + (((c0 * INT64_C(3072)) + ((c1 + c3) + c4_first))), block_c4_0, 64);
+            alignas(64) float blk_out0[64];
+            alignas(64) float blk_out1[64];
             #pragma omp simd
-            for (int64_t c4 = 0; (c4 <= 31); c4 += 1) {
+            for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = ((c1 + c3) + c4);
@@ -37,8 +37,8 @@ static void akg_bias_gelu_f16__x86_64_v3_parallel_body_1(int64_t c0, int64_t c1,
                     blk_out1[c4] = akg_div_one_plus_exp_h(v_cse0, (v_cse0 * (((v_cse0 * v_cse0) * -0.0713410974f) + -1.59570312f)));
                 }
             }
-            akg_stream_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(3072)) + (c1 + c3))), 32);
-            akg_stream_f32_to_f16_n(blk_out1, out1 + (((c0 * INT64_C(3072)) + (c1 + c3))), 32);
+            akg_stream_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(3072)) + (c1 + c3))), 64);
+            akg_stream_f32_to_f16_n(blk_out1, out1 + (((c0 * INT64_C(3072)) + (c1 + c3))), 64);
         }
     }
 }
@@ -52,7 +52,7 @@ extern "C" int akg_kernel_fn_bias_gelu_f16__x86_64_v3(void *const *buffers) {
     if (!t0) {
         return AKG_STATUS_OUT_OF_MEMORY;
     }
-    for (int64_t c0 = 0; (c0 <= 3071); c0 += 32)
+    for (int64_t c0 = 0; (c0 <= 3071); c0 += 64)
         akg_bias_gelu_f16__x86_64_v3_parallel_body_0(c0, in0, in1, t0, out0, out1);
     if (akg_single_thread()) {
         for (int64_t c0 = 0; (c0 <= 2047); c0 += 1)

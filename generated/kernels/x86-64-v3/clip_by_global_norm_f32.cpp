@@ -6,9 +6,9 @@
 #include "akg_kernel_support.h"
 
 static void akg_clip_by_global_norm_f32__x86_64_v3_parallel_body_0(int64_t c0, const float *__restrict in0, const float *__restrict in1, float *__restrict t0, float *__restrict out0) {
-    for (int64_t c1 = 0; (c1 <= 4095); c1 += 32) {
+    for (int64_t c1 = 0; (c1 <= 4095); c1 += 64) {
         #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 31); c2 += 1) {
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = 0;
                 [[maybe_unused]] const int64_t i1 = ((c0 + c1) + c2);

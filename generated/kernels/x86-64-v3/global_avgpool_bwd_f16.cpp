@@ -7,24 +7,21 @@
 
 static void akg_global_avgpool_bwd_f16__x86_64_v3_parallel_body_0(int64_t c0, const uint16_t *__restrict in0, uint16_t *__restrict out0) {
     const uint16_t hoisted0 = akg_f32_to_f16_scalar((akg_f16_to_f32_scalar(in0[c0]) * 0.0204081628f));
-    for (int64_t c1 = 0; (c1 <= 48); c1 += 32) {
-        if ((c1 == 0)) {
+    for (int64_t c1 = 0; (c1 <= 48); c1 += 8) {
+        if ((c1 <= 40)) {
             #pragma omp simd
-            for (int64_t c2 = 0; (c2 <= 31); c2 += 1) {
+            for (int64_t c2 = 0; (c2 <= 7); c2 += 1) {
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
-                    [[maybe_unused]] const int64_t i1 = c2;
+                    [[maybe_unused]] const int64_t i1 = (c1 + c2);
                     out0[i0 * 49 + i1] = hoisted0;
                 }
             }
         } else {
-            #pragma omp simd
-            for (int64_t c2 = 0; (c2 <= 16); c2 += 1) {
-                {
-                    [[maybe_unused]] const int64_t i0 = c0;
-                    [[maybe_unused]] const int64_t i1 = (c2 + 32);
-                    out0[i0 * 49 + i1] = hoisted0;
-                }
+            {
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = 48;
+                out0[i0 * 49 + i1] = hoisted0;
             }
         }
     }

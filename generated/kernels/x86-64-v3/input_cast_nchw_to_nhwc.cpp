@@ -6,10 +6,10 @@
 #include "akg_kernel_support.h"
 
 static void akg_input_cast_nchw_to_nhwc__x86_64_v3_parallel_body_0(int64_t c0, const float *__restrict in0, uint16_t *__restrict out0) {
-    for (int64_t c1 = 0; (c1 <= 50175); c1 += 32) {
-        alignas(64) float grp_out0[96];
+    for (int64_t c1 = 0; (c1 <= 50175); c1 += 64) {
+        alignas(64) float grp_out0[192];
         #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 31); c2 += 1) {
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = (c1 + c2);
@@ -29,7 +29,7 @@ static void akg_input_cast_nchw_to_nhwc__x86_64_v3_parallel_body_0(int64_t c0, c
                 grp_out0[(c2) * 3 + 2] = in0[c0 * 150528 + INT64_C(2) * 50176 + (c1 + c2)];
             }
         }
-        akg_f32_to_f16_n(grp_out0, out0 + ((((c0 * INT64_C(50176)) + c1) * INT64_C(3))), 96);
+        akg_f32_to_f16_n(grp_out0, out0 + ((((c0 * INT64_C(50176)) + c1) * INT64_C(3))), 192);
     }
 }
 

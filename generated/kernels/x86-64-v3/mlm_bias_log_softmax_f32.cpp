@@ -121,18 +121,18 @@ static void akg_mlm_bias_log_softmax_f32__x86_64_v3_parallel_body_0(int64_t c0, 
         [[maybe_unused]] const int64_t i1 = 0;
         t0[0] = (float)(akg_log(((float)t2[0])));
     }
-    for (int64_t c1 = 0; (c1 <= 21127); c1 += 32) {
-        if ((c1 <= 21088)) {
-            alignas(64) float blk_out0[32];
+    for (int64_t c1 = 0; (c1 <= 21127); c1 += 64) {
+        if ((c1 <= 21056)) {
+            alignas(64) float blk_out0[64];
             #pragma omp simd
-            for (int64_t c2 = 0; (c2 <= 31); c2 += 1) {
+            for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = (c1 + c2);
                     blk_out0[c2] = (float)((((in0[c0 * 21128 + (c1 + c2)] + in1[(c1 + c2)]) - ((float)t1[0])) - t0[0]));
                 }
             }
-            akg_stream_f32_n(blk_out0, out0 + (((c0 * INT64_C(21128)) + c1)), 32);
+            akg_stream_f32_n(blk_out0, out0 + (((c0 * INT64_C(21128)) + c1)), 64);
         } else {
             #pragma omp simd
             for (int64_t c2 = 0; (c2 <= 7); c2 += 1) {

@@ -7,10 +7,10 @@
 
 static void akg_momentum_sgd_weight_decay_f32__x86_64_v3_parallel_body_0(int64_t c0, float *__restrict in0, const float *__restrict in1, float *__restrict in2, const float *__restrict in3, float *__restrict out0) {
     float t0[4096];
-    for (int64_t c1 = 0; (c1 <= 4095); c1 += 32) {
-        alignas(64) float blk_out0[32];
+    for (int64_t c1 = 0; (c1 <= 4095); c1 += 64) {
+        alignas(64) float blk_out0[64];
         #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 31); c2 += 1) {
+        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
             {
                 [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
                 const float v_cse0 = in0[((c0 + c1) + c2)];
@@ -30,7 +30,7 @@ static void akg_momentum_sgd_weight_decay_f32__x86_64_v3_parallel_body_0(int64_t
                 in0[i0] = (float)(t0[(((c0 + c1) + c2) - (c0))]);
             }
         }
-        akg_stream_f32_n(blk_out0, out0 + ((c0 + c1)), 32);
+        akg_stream_f32_n(blk_out0, out0 + ((c0 + c1)), 64);
     }
 }
 

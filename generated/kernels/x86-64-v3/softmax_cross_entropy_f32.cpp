@@ -62,10 +62,10 @@ static void akg_softmax_cross_entropy_f32__x86_64_v3_parallel_body_0(int64_t c0,
         acc = akg_max_ordered(acc, acc1);
         t1[0] = (double)(acc);
     }
-    for (int64_t c1 = 0; (c1 <= 1000); c1 += 32) {
-        if ((c1 <= 960)) {
+    for (int64_t c1 = 0; (c1 <= 1000); c1 += 64) {
+        if ((c1 <= 896)) {
             #pragma omp simd
-            for (int64_t c2 = 0; (c2 <= 31); c2 += 1) {
+            for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = (c1 + c2);
@@ -74,11 +74,11 @@ static void akg_softmax_cross_entropy_f32__x86_64_v3_parallel_body_0(int64_t c0,
             }
         } else {
             #pragma omp simd
-            for (int64_t c2 = 0; (c2 <= 8); c2 += 1) {
+            for (int64_t c2 = 0; (c2 <= 40); c2 += 1) {
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
-                    [[maybe_unused]] const int64_t i1 = (c2 + 992);
-                    t0[(i1 - (0))] = (float)(akg_exp_no_overflow(((in0[c0 * 1001 + (c2 + INT64_C(992))] + in1[(c2 + INT64_C(992))]) - ((float)t1[0]))));
+                    [[maybe_unused]] const int64_t i1 = (c2 + 960);
+                    t0[(i1 - (0))] = (float)(akg_exp_no_overflow(((in0[c0 * 1001 + (c2 + INT64_C(960))] + in1[(c2 + INT64_C(960))]) - ((float)t1[0]))));
                 }
             }
         }
@@ -192,10 +192,10 @@ static void akg_softmax_cross_entropy_f32__x86_64_v3_parallel_body_0(int64_t c0,
         [[maybe_unused]] const int64_t i1 = 0;
         out0[i0] = (float)((((float)t3[0]) * -1.0f));
     }
-    for (int64_t c1 = 0; (c1 <= 1000); c1 += 32) {
-        if ((c1 <= 960)) {
+    for (int64_t c1 = 0; (c1 <= 1000); c1 += 64) {
+        if ((c1 <= 896)) {
             #pragma omp simd
-            for (int64_t c2 = 0; (c2 <= 31); c2 += 1) {
+            for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = (c1 + c2);
@@ -204,11 +204,11 @@ static void akg_softmax_cross_entropy_f32__x86_64_v3_parallel_body_0(int64_t c0,
             }
         } else {
             #pragma omp simd
-            for (int64_t c2 = 0; (c2 <= 8); c2 += 1) {
+            for (int64_t c2 = 0; (c2 <= 40); c2 += 1) {
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
-                    [[maybe_unused]] const int64_t i1 = (c2 + 992);
-                    out1[i0 * 1001 + i1] = (float)((((t0[((c2 + INT64_C(992)) - (0))] / ((float)t2[0])) - in2[c0 * 1001 + (c2 + INT64_C(992))]) * 0.03125f));
+                    [[maybe_unused]] const int64_t i1 = (c2 + 960);
+                    out1[i0 * 1001 + i1] = (float)((((t0[((c2 + INT64_C(960)) - (0))] / ((float)t2[0])) - in2[c0 * 1001 + (c2 + INT64_C(960))]) * 0.03125f));
                 }
             }
         }

@@ -1,11 +1,17 @@
 #include "poly/poly_model.h"
 
+#include <algorithm>
+
 namespace akg {
 
 ScheduleOptions ScheduleOptions::for_target(const Target &target) {
     ScheduleOptions o;
     o.target = &target;
     o.vector_width = target.lanes(32);
+    // Strips of 64 floats on every target: the index maps of reshapes (a head dimension of 64)
+    // then simplify as they do for AVX-512; strips of 32 left a `(c1 + c2) % 64` per element in
+    // merge_heads_f16's vector loop.
+    o.vector_unroll = std::max(1, 64 / o.vector_width);
     o.cache_line_bytes = target.cache_line_bytes;
     o.threads = target.cores;
     o.transpose_tile_bytes = target.l1d_bytes / 2;
