@@ -151,7 +151,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         std::string source = akg::run_pipeline(kernel, o);
         if (source.empty()) internal_failure("empty output", "run_pipeline returned no C++");
         std::vector<akg::CatalogEntry> entries{{o.emit.kernel_name, o.emit.symbol, std::move(kernel)}};
-        std::string table = akg::emit_catalog_cpp(entries, "akg_catalog", true);
+        std::string table = akg::emit_catalog_cpp(entries, "akg_catalog", true, {&akg::default_target()});
         std::string header = akg::emit_catalog_header(entries);
         if (table.empty() || header.empty()) internal_failure("empty output", "the catalog emitters returned nothing");
         if (verbose()) std::fprintf(stderr, "fuzz_composite: generated %zu bytes of C++\n", source.size());
