@@ -29,10 +29,14 @@ double abs_error(double a, double e) {
   return std::fabs(a - e);
 }
 
-bool matches(double a, double e, const Tolerance &tol) {
-  if (std::isnan(e) || std::isnan(a)) return std::isnan(e) && std::isnan(a);
-  if (std::isinf(e) || std::isinf(a)) return a == e;
-  return std::fabs(a - e) <= tol.atol + tol.rtol * std::fabs(e);
+// `bound`: the element's error_bound (0 without one). An infinite or NaN bound of a finite
+// expected value says the reference cannot tell what a float32 kernel gives there.
+bool matches(double a, double e, const Tolerance &tol, double bound) {
+  if (std::isnan(e)) return std::isnan(a);
+  if (std::isinf(e)) return a == e;
+  if (!(bound < std::numeric_limits<double>::infinity())) return true;
+  if (std::isnan(a) || std::isinf(a)) return false;
+  return std::fabs(a - e) <= tol.atol + tol.rtol * std::fabs(e) + bound;
 }
 
 std::string format_double(double v) {
@@ -53,6 +57,8 @@ Comparison compare(const std::vector<double> &actual, const Tensor &expected) {
     return c;
   }
   const Tolerance tol = tolerance_for(expected.dtype);
+  const bool bounded = expected.error_bound.size() == expected.data.size() && !expected.data.empty();
+  double largest_bound = 0.0;
   // The element to report: the largest error among the mismatches, or overall when all match.
   constexpr size_t kNone = static_cast<size_t>(-1);
   size_t worst_overall = kNone;
@@ -65,7 +71,9 @@ Comparison compare(const std::vector<double> &actual, const Tensor &expected) {
       worst_overall = i;
       error_overall = err;
     }
-    if (!matches(actual[i], expected.data[i], tol)) {
+    const double bound = bounded ? expected.error_bound[i] : 0.0;
+    if (bounded && !(bound <= largest_bound)) largest_bound = bound;
+    if (!matches(actual[i], expected.data[i], tol, bound)) {
       ++c.mismatches;
       if (worst_mismatch == kNone || err > error_mismatch) {
         worst_mismatch = i;
@@ -81,7 +89,8 @@ Comparison compare(const std::vector<double> &actual, const Tensor &expected) {
     c.expected_at_worst = expected.data[worst];
   }
   c.ok = c.mismatches == 0;
-  const std::string tol_text = "atol " + format_double(tol.atol) + ", rtol " + format_double(tol.rtol);
+  const std::string tol_text = "atol " + format_double(tol.atol) + ", rtol " + format_double(tol.rtol) +
+                               (bounded ? " + matrix-product bound (at most " + format_double(largest_bound) + ")" : "");
   const std::string worst_text = "worst at index " + std::to_string(c.worst_index) + ": actual " +
                                  format_double(c.actual_at_worst) + ", expected " +
                                  format_double(c.expected_at_worst) + " (abs error " +

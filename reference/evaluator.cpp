@@ -1,6 +1,8 @@
 // The graph walk: binds kernel inputs and inline constants to names, runs the ops in order
 // (op_desc is topologically sorted), checks every op's result against its output_desc, performs
 // the buffer writes of InplaceAssign/Assign, and collects the outputs.
+#include <algorithm>
+#include <cmath>
 #include <deque>
 #include <limits>
 #include <new>
@@ -15,15 +17,84 @@
 namespace akg::reference {
 namespace {
 
-// Ops the reference deliberately does not interpret (they need layouts or algorithms beyond a
-// simple elementwise/reduction interpreter).
-const std::set<std::string> kUnsupportedOps = {"MatMul", "BatchMatMul", "Conv2D"};
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
-// Converts every value to `dtype` as a store would (float16 rounding, integer truncation).
+// Ops the reference deliberately does not interpret (they need layouts or algorithms beyond a
+// simple elementwise/reduction/matrix-product interpreter).
+const std::set<std::string> kUnsupportedOps = {"Conv2D"};
+
+// Ops that compute their result's error_bound themselves (ops_matmul.cpp).
+const std::set<std::string> kBoundingOps = {"MatMul", "BatchMatMul"};
+
+// |x - y| as a deviation: 0 for two NaNs or the same infinity, infinite when only one is NaN.
+double deviation(double x, double y) {
+  if (std::isnan(x) || std::isnan(y)) return std::isnan(x) && std::isnan(y) ? 0.0 : kInfinity;
+  if (x == y) return 0.0;
+  return std::fabs(x - y);
+}
+
+// Sets p's values to those `t` may take within its error_bound, one side at a time:
+// t + sign * bound, whole steps for integers (rounded outward) and flips for bools (either side
+// flips a bool whose bound is nonzero: a comparison that float32 noise could decide either way).
+void perturb(const Tensor &t, double sign, Tensor *p) {
+  DtypeClass cls = DtypeClass::Float;
+  classify_dtype(t.dtype, &cls);
+  for (size_t i = 0; i < p->data.size(); ++i) {
+    const double x = t.data[i], e = t.error_bound[i];
+    if (e == 0.0) {
+      p->data[i] = x;
+    } else if (cls == DtypeClass::Bool) {
+      p->data[i] = x != 0.0 ? 0.0 : 1.0;
+    } else {
+      p->data[i] = x + sign * (cls == DtypeClass::Integer ? std::ceil(e) : e);
+    }
+  }
+}
+
+// The error bound of an op's result from its operands' bounds, by evaluating the op again with
+// each bounded operand moved to either end of its interval and taking the largest deviation of
+// the result, summed over the operands (first order). Exact for the monotone elementwise ops,
+// reductions and layout ops; for the others (Abs near 0, Mul by itself) a first-order estimate
+// is enough, since the bounds themselves are tiny. Empty when no operand has a bound, so kernels
+// without matrix products compare exactly as before.
+std::vector<double> propagated_bound(const OpFunction &fn, const OpCall &call, const Tensor &result) {
+  std::vector<double> bound;
+  for (size_t k = 0; k < call.inputs.size(); ++k) {
+    for (size_t j = 0; j < call.inputs[k].size(); ++j) {
+      const Tensor &operand = *call.inputs[k][j];
+      if (operand.error_bound.empty()) continue;
+      if (bound.empty()) bound.assign(result.data.size(), 0.0);
+      Tensor p{operand.shape, operand.dtype, std::vector<double>(operand.data.size())};
+      OpCall moved = call;
+      moved.inputs[k][j] = &p;
+      perturb(operand, 1.0, &p);
+      const Tensor up = fn(moved);
+      perturb(operand, -1.0, &p);
+      const Tensor down = fn(moved);
+      for (size_t i = 0; i < bound.size(); ++i) {
+        bound[i] += std::max(deviation(up.data[i], result.data[i]), deviation(down.data[i], result.data[i]));
+      }
+    }
+  }
+  return bound;
+}
+
+// Converts every value to `dtype` as a store would (float16 rounding, integer truncation); an
+// error bound is carried along through the conversion.
 Tensor stored_as(const Tensor &t, const Shape &shape, const std::string &dtype) {
   Tensor r{shape, dtype, t.data};
   const DtypeInfo info(dtype);
   for (double &v : r.data) v = info.convert(v);
+  if (!t.error_bound.empty()) {
+    // Through the conversion for every dtype: a float16 store rounds a value within the bound
+    // to either neighbour of the exact one's rounding.
+    r.error_bound = t.error_bound;
+    for (size_t i = 0; i < r.data.size(); ++i) {
+      const double e = t.error_bound[i];
+      r.error_bound[i] = std::max(deviation(info.convert(t.data[i] + e), r.data[i]),
+                                  deviation(info.convert(t.data[i] - e), r.data[i]));
+    }
+  }
   return r;
 }
 
@@ -130,6 +201,7 @@ class Evaluation {
       if (fn == nullptr) throw Error(label + ": unsupported op " + name);
       OpCall call{label, &op, operands, out.shape, out.dtype};
       result = (*fn)(call);
+      if (kBoundingOps.count(name) == 0) result.error_bound = propagated_bound(*fn, call, result);
     }
     if (!same_shape(result.shape, out.shape)) {
       throw Error(label + ": result shape is " + shape_to_string(result.shape) + " but output_desc says " +

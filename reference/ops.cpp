@@ -49,6 +49,7 @@ const OpFunction *find_op(const std::string &name) {
     add_elementwise_ops(&t);
     add_reduce_ops(&t);
     add_layout_ops(&t);
+    add_matmul_ops(&t);
     return t;
   }();
   auto it = table.find(name);

@@ -43,6 +43,7 @@ using OpTable = std::map<std::string, OpFunction>;
 void add_elementwise_ops(OpTable *table);  // ops_elementwise.cpp
 void add_reduce_ops(OpTable *table);       // ops_reduce.cpp
 void add_layout_ops(OpTable *table);       // ops_layout.cpp
+void add_matmul_ops(OpTable *table);       // ops_matmul.cpp (results carry their error_bound)
 
 // All ops above; nullptr for an op the reference does not implement.
 const OpFunction *find_op(const std::string &name);

@@ -31,6 +31,7 @@ const std::map<std::string, std::vector<size_t>> kPositivityPreserving = {
     {"ReduceMin", {0}},    {"ReduceProd", {0}},   {"Add", {kAll}},        {"TensorAdd", {kAll}},
     {"Mul", {kAll}},       {"AddN", {kAll}},      {"Maximum", {kAll}},    {"Minimum", {kAll}},
     {"RealDiv", {0, 1}},   {"Select", {1, 2}},    {"InplaceAssign", {2}}, {"Assign", {1}},
+    {"MatMul", {kAll}},    {"BatchMatMul", {kAll}},  // sums of products (+ bias)
 };
 
 // Names of the tensors that must hold positive values. op_desc is topologically sorted, so a

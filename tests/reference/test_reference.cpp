@@ -482,8 +482,8 @@ TEST(Graph, SignatureSkipsConstantsAndFlattens) {
 
 TEST(Errors, UnsupportedOpsAndLayouts) {
   const json a = desc("a", {2, 2}), b = desc("b", {2, 2}), out = desc("out", {2, 2});
-  const json mm = kernel({a, b}, {op("MatMul", {a, b}, out)}, {out});
-  expect_error([&] { evaluate(mm, {iota({2, 2}), iota({2, 2})}); }, {"op #0 (MatMul)", "unsupported"});
+  const json conv = kernel({a, b}, {op("Conv2D", {a, b}, out)}, {out});
+  expect_error([&] { evaluate(conv, {iota({2, 2}), iota({2, 2})}); }, {"op #0 (Conv2D)", "unsupported"});
   const json unknown = kernel({a}, {op("Frobnicate", {a}, out)}, {out});
   expect_error([&] { evaluate(unknown, {iota({2, 2})}); }, {"op #0 (Frobnicate)", "unsupported"});
   json nz = desc("nz", {2, 2});
@@ -553,6 +553,202 @@ TEST(Compare, WorstIsReportedWhenAllMatch) {
   EXPECT_TRUE(c.ok);
   EXPECT_EQ(c.worst_index, 1u);
   expect_contains(c.message, "within");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Matrix products
+
+// The plain triple loop over numpy-broadcast batches, written independently of ops_matmul.cpp:
+// a [.., M, K] (or [.., K, M] when ta), b [.., K, N] (or [.., N, K] when tb).
+std::vector<double> naive_matmul(const Tensor &a, const Tensor &b, bool ta, bool tb, const std::vector<int64_t> &out) {
+  const size_t ra = a.shape.size(), ro = out.size();
+  const int64_t m = out[ro - 2], n = out[ro - 1], k = ta ? a.shape[ra - 2] : a.shape[ra - 1];
+  int64_t batches = 1;
+  for (size_t d = 0; d + 2 < ro; ++d) batches *= out[d];
+  std::vector<double> r;
+  for (int64_t bi = 0; bi < batches; ++bi) {
+    // The batch index in out's batch dims, then in a's and b's (right-aligned, size 1 stretched).
+    std::vector<int64_t> idx(ro - 2);
+    int64_t rest = bi;
+    for (size_t d = ro - 2; d-- > 0;) idx[d] = rest % out[d], rest /= out[d];
+    auto offset = [&](const Tensor &t, int64_t matrix) {
+      int64_t off = 0;
+      const size_t bt = t.shape.size() - 2;
+      for (size_t d = 0; d < bt; ++d) {
+        const int64_t i = idx[d + (ro - 2 - bt)];
+        off = off * t.shape[d] + (t.shape[d] == 1 ? 0 : i);
+      }
+      return off * matrix;
+    };
+    const int64_t oa = offset(a, m * k), ob = offset(b, k * n);
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = 0;
+        for (int64_t p = 0; p < k; ++p) {
+          sum += a.data[oa + (ta ? p * m + i : i * k + p)] * b.data[ob + (tb ? j * k + p : p * n + j)];
+        }
+        r.push_back(sum);
+      }
+    }
+  }
+  return r;
+}
+
+// Distinct small values (products and sums exact in double).
+Tensor values(std::vector<int64_t> shape, int seed, const std::string &dtype = "float32") {
+  Tensor t = iota(std::move(shape), dtype);
+  for (size_t i = 0; i < t.data.size(); ++i) t.data[i] = static_cast<double>((i * 7 + seed * 3) % 11) - 5.0;
+  return t;
+}
+
+Attrs mm_attrs(bool ta, bool tb, const std::string &dst = "float32") {
+  return {{"transpose_a", ta}, {"transpose_b", tb}, {"dst_type", dst}, {"left_format", "DefaultFormat"},
+          {"right_format", "DefaultFormat"}, {"pack_b", false}};
+}
+
+TEST(MatMul, HandComputed) {
+  // [[1,2,3],[4,5,6]] . [[1,0],[0,1],[1,1]] = [[4,5],[10,11]]
+  const Tensor a = tensor({2, 3}, {1, 2, 3, 4, 5, 6}), b = tensor({3, 2}, {1, 0, 0, 1, 1, 1});
+  EXPECT_EQ(run_op("MatMul", {a, b}, {2, 2}).data, (std::vector<double>{4, 5, 10, 11}));
+  // No attrs at all: no transposes, the inputs' dtype.
+  EXPECT_EQ(run_op("MatMul", {a, b}, {2, 2}, "float32", {}).dtype, "float32");
+}
+
+TEST(MatMul, EveryTransposeCombination) {
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) {
+      const int64_t m = 3, k = 5, n = 4;
+      const Tensor a = values(ta ? std::vector<int64_t>{k, m} : std::vector<int64_t>{m, k}, 1);
+      const Tensor b = values(tb ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n}, 2);
+      const Tensor r = run_op("MatMul", {a, b}, {m, n}, "float32", mm_attrs(ta, tb));
+      EXPECT_EQ(r.data, naive_matmul(a, b, ta, tb, {m, n})) << ta << tb;
+    }
+  }
+}
+
+TEST(MatMul, BiasIsAddedToEveryRow) {
+  const Tensor a = tensor({2, 2}, {1, 2, 3, 4}), b = tensor({2, 2}, {1, 0, 0, 1}), bias = tensor({2}, {10, 20});
+  EXPECT_EQ(run_op("MatMul", {a, b, bias}, {2, 2}, "float32", mm_attrs(false, false)).data,
+            (std::vector<double>{11, 22, 13, 24}));
+}
+
+TEST(MatMul, Float16InputsAndDstType) {
+  // 1 + 2^-11 is not a float16 value: a float16 result rounds (ties to even) when stored, a
+  // float32 one keeps it.
+  const Tensor a = tensor({1, 2}, {1, std::ldexp(1.0, -6)}, "float16");
+  const Tensor b = tensor({2, 1}, {1, std::ldexp(1.0, -5)}, "float16");
+  EXPECT_EQ(run_op("MatMul", {a, b}, {1, 1}, "float16", mm_attrs(false, false, "float16")).data[0], 1.0);
+  EXPECT_EQ(run_op("MatMul", {a, b}, {1, 1}, "float32", mm_attrs(false, false, "float32")).data[0],
+            1.0 + std::ldexp(1.0, -11));
+  // Missing dst_type: the inputs' dtype.
+  Attrs no_dst = {{"transpose_a", false}, {"transpose_b", false}};
+  EXPECT_EQ(run_op("MatMul", {a, b}, {1, 1}, "float16", no_dst).dtype, "float16");
+}
+
+TEST(BatchMatMul, BatchDimsBroadcast) {
+  struct Case {
+    std::vector<int64_t> a, b, out;
+    bool ta, tb;
+  };
+  const std::vector<Case> cases = {
+      {{2, 3, 4}, {2, 4, 5}, {2, 3, 5}, false, false},
+      {{2, 1, 3, 4}, {3, 5, 4}, {2, 3, 3, 5}, false, true},    // size 1 stretched, rank extended
+      {{1, 4, 3}, {2, 4, 5}, {2, 3, 5}, true, false},
+      {{2, 3, 4, 3}, {4, 5}, {2, 3, 3, 5}, true, false},        // a rank-2 side: no batch dims
+      {{16, 2, 6, 3}, {16, 2, 6, 3}, {16, 2, 6, 6}, false, true},  // attention scores
+  };
+  for (const Case &c : cases) {
+    const Tensor a = values(c.a, 3), b = values(c.b, 4);
+    const Tensor r = run_op("BatchMatMul", {a, b}, c.out, "float32", mm_attrs(c.ta, c.tb));
+    EXPECT_EQ(r.data, naive_matmul(a, b, c.ta, c.tb, c.out)) << json(c.a).dump() << json(c.b).dump();
+  }
+}
+
+TEST(MatMul, ErrorsAreClear) {
+  const Tensor a = values({2, 3}, 1), b = values({3, 4}, 2);
+  Attrs nz = mm_attrs(false, false);
+  nz[3].second = "FRACTAL_NZ";
+  expect_error([&] { run_op("MatMul", {a, b}, {2, 4}, "float32", nz); },
+               {"op #0 (MatMul)", "left_format FRACTAL_NZ", "fractal formats are not supported"});
+  Attrs nhwc = mm_attrs(false, false);
+  nhwc[4].second = "NHWC";
+  expect_error([&] { run_op("MatMul", {a, b}, {2, 4}, "float32", nhwc); }, {"right_format NHWC", "not supported"});
+  expect_error([&] { run_op("MatMul", {a, b}, {2, 4}, "float32", mm_attrs(true, false)); }, {"K = 2 and 3"});
+  expect_error([&] { run_op("MatMul", {a, b}, {4, 2}); }, {"result shape is [2, 4]", "output_desc says [4, 2]"});
+  expect_error([&] { run_op("MatMul", {a, b}, {2, 4}, "float16", mm_attrs(false, false)); },
+               {"result dtype is float32", "output_desc says float16"});
+  expect_error([&] { run_op("MatMul", {values({1, 2, 3}, 1), b}, {1, 2, 4}); }, {"MatMul needs rank-2 inputs"});
+  expect_error([&] { run_op("MatMul", {a, values({3, 4}, 2, "float16")}, {2, 4}); }, {"different dtypes"});
+  expect_error([&] { run_op("MatMul", {values({2, 3}, 1, "int32"), values({3, 4}, 2, "int32")}, {2, 4}, "int32"); },
+               {"float32 or float16"});
+  expect_error([&] { run_op("MatMul", {a, b, tensor({3}, {1, 2, 3})}, {2, 4}); }, {"bias [3] does not broadcast"});
+  expect_error([&] { run_op("BatchMatMul", {values({2, 2, 3}, 1), values({3, 3, 4}, 2)}, {2, 2, 4}); },
+               {"batch dims [2] and [3] do not broadcast"});
+  expect_error([&] { run_op("BatchMatMul", {values({3}, 1), values({3, 4}, 2)}, {4}); }, {"rank 2 or more"});
+}
+
+// The tolerance of results of a matrix product grows with K: see reference/README.md.
+TEST(MatMul, ErrorBoundGrowsWithKAndPropagates) {
+  const int64_t k = 300;
+  std::vector<double> av(k), bv(k);
+  for (int64_t p = 0; p < k; ++p) av[p] = (p % 2 ? 1.0 : -1.0) * 0.5, bv[p] = 1.0;  // sum 0, sum|ab| 150
+  const Tensor a = tensor({1, k}, av), b = tensor({k, 1}, bv);
+  const json da = desc("a", {1, k}), db = desc("b", {k, 1}), mm = desc("mm", {1, 1}), scaled = desc("s", {1, 1});
+  const json g = kernel({da, db},
+                        {op("MatMul", {da, db}, mm, mm_attrs(false, false)), op("Mul", {mm, constant(0.125)}, scaled)},
+                        {mm, scaled});
+  const Result r = evaluate(g, {a, b});
+  ASSERT_EQ(r.outputs[0].error_bound.size(), 1u);
+  const double expected_bound = 8.0 * std::sqrt(301.0) * std::ldexp(1.0, -24) * 150.0;
+  EXPECT_NEAR(r.outputs[0].error_bound[0], expected_bound, 1e-12);
+  EXPECT_NEAR(r.outputs[1].error_bound[0], expected_bound * 0.125, 1e-12);  // through the Mul
+  // The bound is added to AKG's tolerance: 1e-4 alone would refuse this.
+  EXPECT_TRUE(compare({0.9 * expected_bound}, r.outputs[0]).ok);
+  EXPECT_FALSE(compare({1.1 * expected_bound + 1e-4}, r.outputs[0]).ok);
+  expect_contains(compare({0.0}, r.outputs[0]).message, "matrix-product bound");
+  // K = 1: the deterministic bound (two roundings) is the smaller one.
+  const Tensor one = run_op("MatMul", {tensor({1, 1}, {3}), tensor({1, 1}, {-2})}, {1, 1});
+  EXPECT_NEAR(one.error_bound[0], 2 * std::ldexp(1.0, -24) * 6, 1e-18);
+  // Kernels without a matrix product carry no bound: their tolerance is unchanged.
+  EXPECT_TRUE(run_op("Add", {tensor({1}, {1}), tensor({1}, {2})}, {1}).error_bound.empty());
+}
+
+TEST(MatMul, ComparisonsOfNoisyProductsMayGoEitherWay) {
+  // The product is exactly 0, so float32 noise could put it on either side of 0: the bool result
+  // and the Select after it accept both outcomes; the product 6 is decided.
+  const json da = desc("a", {2, 2}), db = desc("b", {2, 1}), mm = desc("mm", {2, 1});
+  const json gt = desc("gt", {2, 1}, "bool"), sel = desc("sel", {2, 1});
+  const json g = kernel({da, db},
+                        {op("MatMul", {da, db}, mm), op("Greater", {mm, constant(0.0)}, gt),
+                         op("Select", {gt, constant(10.0), constant(-10.0)}, sel)},
+                        {gt, sel});
+  const Result r = evaluate(g, {tensor({2, 2}, {1, -1, 2, 1}), tensor({2, 1}, {2, 2})});
+  EXPECT_EQ(r.outputs[0].data, (std::vector<double>{0, 1}));
+  EXPECT_EQ(r.outputs[0].error_bound, (std::vector<double>{1, 0}));
+  EXPECT_TRUE(compare({1, 1}, r.outputs[0]).ok);
+  EXPECT_FALSE(compare({1, 0}, r.outputs[0]).ok);
+  EXPECT_EQ(r.outputs[1].error_bound, (std::vector<double>{20, 0}));
+}
+
+TEST(MatMul, BoundOfAProductOfBoundedOperands) {
+  // (x . y) . z: the second product's bound covers the first one's, carried through |z|.
+  const json dx = desc("x", {1, 2}), dy = desc("y", {2, 1}), dz = desc("z", {1, 3});
+  const json xy = desc("xy", {1, 1}), xyz = desc("xyz", {1, 3});
+  const json g = kernel({dx, dy, dz}, {op("MatMul", {dx, dy}, xy), op("MatMul", {xy, dz}, xyz)}, {xy, xyz});
+  const Result r = evaluate(g, {tensor({1, 2}, {1, 2}), tensor({2, 1}, {3, 4}), tensor({1, 3}, {1, -2, 0.5})});
+  const double e1 = r.outputs[0].error_bound[0];  // 3u * (3 + 8)
+  EXPECT_NEAR(e1, 3 * std::ldexp(1.0, -24) * 11, 1e-18);
+  const double u2 = 2 * std::ldexp(1.0, -24);  // K = 1
+  EXPECT_NEAR(r.outputs[1].error_bound[1], u2 * 22 + e1 * 2, 1e-15);
+  EXPECT_EQ(r.outputs[1].data, (std::vector<double>{11, -22, 5.5}));
+}
+
+TEST(MatMul, RandomInputsArePositiveThroughProducts) {
+  const json da = desc("a", {4, 8}), db = desc("b", {8, 4}), mm = desc("mm", {4, 4}), lg = desc("lg", {4, 4});
+  const json g = kernel({da, db}, {op("MatMul", {da, db}, mm), op("Log", {mm}, lg)}, {lg});
+  for (const Tensor &t : random_inputs(g, 5)) {
+    for (double v : t.data) EXPECT_GE(v, 0.5);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
