@@ -1,0 +1,234 @@
+// akg_gemm.h: the register-blocked float32 GEMM micro-kernel that generated matrix products call.
+// The generator does the rest of the BLIS structure (blocking by mc, kc, nc; packing A into
+// micro-panels of AKG_GEMM_MR rows and B into micro-panels of AKG_GEMM_NR columns; the jr/ir
+// loops and the edge tiles); this file computes one full MR x NR tile of C. Internal, not
+// installed. Header-only, C++17; every function has internal linkage, so each ISA variant of a
+// kernel keeps its own copy.
+//
+// One kernel body serves every ISA, over a per-ISA vector shim (V below). The tile is as large as
+// the vector registers allow: MR x NR/L accumulators, the NR/L vectors of one row of B and one
+// broadcast of A, so that each loaded B vector feeds MR multiply-adds.
+//
+// Rounding: each element of C is one chain of multiply-adds over the kc values of k in order,
+// from 0 (fused where the ISA has FMA: x86-64-v3, x86-64-v4, aarch64; a product then a sum on
+// x86-64-v2), then cin is added once: cin is read after the k loop, so its cache misses overlap
+// the loop. NaN and infinities propagate as in that chain. The result depends on kc (the blocking
+// of K), not on MR, NR or the ISA's vector width.
+#pragma once
+
+#include <stdint.h>
+
+#include <type_traits>
+
+#include "akg_kernel_support.h"
+#include <utility>
+
+#if defined(__AVX512F__) || defined(__AVX2__) || defined(__SSE2__)
+#include <immintrin.h>
+#elif defined(__aarch64__) && defined(__ARM_NEON)
+#include <arm_neon.h>
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define AKG_GEMM_INLINE static inline __attribute__((always_inline))
+#define AKG_GEMM_LAMBDA_INLINE __attribute__((always_inline))
+#else
+#define AKG_GEMM_INLINE static inline
+#define AKG_GEMM_LAMBDA_INLINE
+#endif
+
+namespace akg_gemm_detail {
+
+// The vector shim: T holds L floats; load/store are unaligned; bcast reads one float into every
+// lane; fma(a, b, c) = a * b + c. G > 1 (NEON) means A is read G rows at a time into one register
+// and lane J of it multiplies (fmla by element), which saves MR - MR/G registers.
+#if defined(__AVX512F__)
+// 28 accumulators + 2 of B + 1 broadcast of A = 31 of the 32 zmm registers.
+#define AKG_GEMM_MR 14
+#define AKG_GEMM_NR 32
+struct V {
+    using T = __m512;
+    static constexpr int L = 16, G = 1, KU = 4;
+    AKG_GEMM_INLINE T zero() { return _mm512_setzero_ps(); }
+    AKG_GEMM_INLINE T load(const float *p) { return _mm512_loadu_ps(p); }
+    AKG_GEMM_INLINE void store(float *p, T x) { _mm512_storeu_ps(p, x); }
+    AKG_GEMM_INLINE T bcast(const float *p) { return _mm512_set1_ps(*p); }
+    AKG_GEMM_INLINE T fma(T a, T b, T c) { return _mm512_fmadd_ps(a, b, c); }
+    AKG_GEMM_INLINE T add(T a, T b) { return _mm512_add_ps(a, b); }
+    AKG_GEMM_INLINE void fence() {}
+};
+#elif defined(__AVX2__) && defined(__FMA__)
+// 12 accumulators + 2 of B + 1 broadcast = 15 of the 16 ymm registers.
+#define AKG_GEMM_MR 6
+#define AKG_GEMM_NR 16
+struct V {
+    using T = __m256;
+    static constexpr int L = 8, G = 1, KU = 4;
+    AKG_GEMM_INLINE T zero() { return _mm256_setzero_ps(); }
+    AKG_GEMM_INLINE T load(const float *p) { return _mm256_loadu_ps(p); }
+    AKG_GEMM_INLINE void store(float *p, T x) { _mm256_storeu_ps(p, x); }
+    AKG_GEMM_INLINE T bcast(const float *p) { return _mm256_broadcast_ss(p); }
+    AKG_GEMM_INLINE T fma(T a, T b, T c) { return _mm256_fmadd_ps(a, b, c); }
+    AKG_GEMM_INLINE T add(T a, T b) { return _mm256_add_ps(a, b); }
+    AKG_GEMM_INLINE void fence() {}
+};
+#elif defined(__SSE2__)
+// No FMA: 12 accumulators + 2 of B + 1 broadcast + 1 product = the 16 xmm registers. Not unrolled
+// in k (KU = 1): unrolled, GCC hoists the later steps' broadcasts and spills accumulators.
+#define AKG_GEMM_MR 6
+#define AKG_GEMM_NR 8
+struct V {
+    using T = __m128;
+    static constexpr int L = 4, G = 1, KU = 1;
+    AKG_GEMM_INLINE T zero() { return _mm_setzero_ps(); }
+    AKG_GEMM_INLINE T load(const float *p) { return _mm_loadu_ps(p); }
+    AKG_GEMM_INLINE void store(float *p, T x) { _mm_storeu_ps(p, x); }
+    AKG_GEMM_INLINE T bcast(const float *p) { return _mm_set1_ps(*p); }
+    AKG_GEMM_INLINE T fma(T a, T b, T c) { return _mm_add_ps(_mm_mul_ps(a, b), c); }
+    AKG_GEMM_INLINE T add(T a, T b) { return _mm_add_ps(a, b); }
+    AKG_GEMM_INLINE void fence() {}
+};
+#elif defined(__aarch64__) && defined(__ARM_NEON)
+// 24 accumulators + 3 of B + 2 of A (8 rows, used by lane) = 29 of the 32 NEON registers; 8 x 12
+// needs 5 loads per 24 fmla where 6 x 16 needs 6 (its 6 rows of A do not fill whole registers).
+#define AKG_GEMM_MR 8
+#define AKG_GEMM_NR 12
+struct V {
+    using T = float32x4_t;
+    static constexpr int L = 4, G = 4, KU = 4;
+    AKG_GEMM_INLINE T zero() { return vdupq_n_f32(0.0f); }
+    AKG_GEMM_INLINE T load(const float *p) { return vld1q_f32(p); }
+    AKG_GEMM_INLINE void store(float *p, T x) { vst1q_f32(p, x); }
+    AKG_GEMM_INLINE T bcast(const float *p) { return vld1q_dup_f32(p); }
+    AKG_GEMM_INLINE T fma(T a, T b, T c) { return vfmaq_f32(c, a, b); }
+    AKG_GEMM_INLINE T add(T a, T b) { return vaddq_f32(a, b); }
+    template <int J> AKG_GEMM_INLINE T fma_lane(T a, T b, T c) { return vfmaq_laneq_f32(c, a, b, J); } // a * b[J] + c
+    // GCC schedules the next steps' loads of A and B before this step's fmla, which runs out of
+    // registers and spills accumulators; the out-of-order core does that reordering anyway.
+    AKG_GEMM_INLINE void fence() { __asm__ volatile("" ::: "memory"); }
+};
+#else
+// Portable fallback (no vector ISA known here): scalars, 16 accumulators.
+#define AKG_GEMM_MR 4
+#define AKG_GEMM_NR 4
+struct V {
+    using T = float;
+    static constexpr int L = 1, G = 1, KU = 1;
+    AKG_GEMM_INLINE T zero() { return 0.0f; }
+    AKG_GEMM_INLINE T load(const float *p) { return *p; }
+    AKG_GEMM_INLINE void store(float *p, T x) { *p = x; }
+    AKG_GEMM_INLINE T bcast(const float *p) { return *p; }
+    AKG_GEMM_INLINE T fma(T a, T b, T c) { return a * b + c; }
+    AKG_GEMM_INLINE T add(T a, T b) { return a + b; }
+    AKG_GEMM_INLINE void fence() {}
+};
+#endif
+
+// Calls f(std::integral_constant<int, i>) for i = 0 .. N-1: a full unroll whatever the compiler's
+// heuristics, with constant indices, so the accumulator array lives in registers.
+template <class F, int... I> AKG_GEMM_INLINE void unroll_seq(F &&f, std::integer_sequence<int, I...>) {
+    (f(std::integral_constant<int, I>()), ...);
+}
+template <int N, class F> AKG_GEMM_INLINE void unroll(F &&f) { unroll_seq(f, std::make_integer_sequence<int, N>()); }
+
+// Prefetches the N floats at p (every cache line of them, whatever p's alignment); W: for writing.
+template <int N, int W> AKG_GEMM_INLINE void prefetch_row(const float *p) {
+    unroll<(N + 15) / 16>([&](auto i) AKG_GEMM_LAMBDA_INLINE { __builtin_prefetch(p + i * 16, W, 3); });
+    __builtin_prefetch(p + N - 1, W, 3);
+}
+
+// One MR x (NV * L) tile. PACKED: A element (r, k) at a[k * MR + r]; otherwise at a[r * lda + k].
+template <class W, int MR, int NV, bool PACKED>
+AKG_GEMM_INLINE void micro(int64_t kc, const float *__restrict a, int64_t lda, const float *__restrict b,
+                           const float *cin, int64_t ldcin, float *cout, int64_t ldcout) {
+    using T = typename W::T;
+    constexpr int L = W::L, NR = NV * L;
+    constexpr int64_t ASTEP = PACKED ? MR : 1; // A's step in k
+    T c[MR][NV];
+    unroll<MR>([&](auto r) AKG_GEMM_LAMBDA_INLINE {
+        unroll<NV>([&](auto v) AKG_GEMM_LAMBDA_INLINE { c[r][v] = W::zero(); });
+    });
+    // C's lines are fetched during the k loop; loading them first would stall its start on them.
+    // A loop, not unrolled: unrolled, GCC keeps the row addresses for the stores after the k loop,
+    // in vector registers that the loop then lacks.
+#pragma GCC unroll 1
+    for (int r = 0; r < MR; ++r) {
+        prefetch_row<NR, 1>(cout + r * ldcout);
+        if (cin && cin != cout) prefetch_row<NR, 0>(cin + r * ldcin);
+    }
+
+    // The multiply-adds of k + kk, a and b pointing at k.
+    auto step = [&](auto kk) AKG_GEMM_LAMBDA_INLINE {
+        T bv[NV];
+        unroll<NV>([&](auto v) AKG_GEMM_LAMBDA_INLINE { bv[v] = W::load(b + kk * NR + v * L); });
+        if constexpr (PACKED && W::G > 1) {
+            unroll<MR / W::G>([&](auto g) AKG_GEMM_LAMBDA_INLINE {
+                T ag = W::load(a + kk * MR + g * W::G);
+                unroll<W::G>([&](auto j) AKG_GEMM_LAMBDA_INLINE {
+                    constexpr int r = decltype(g)::value * W::G + decltype(j)::value;
+                    unroll<NV>([&](auto v) AKG_GEMM_LAMBDA_INLINE {
+                        c[r][v] = W::template fma_lane<decltype(j)::value>(bv[v], ag, c[r][v]);
+                    });
+                });
+            });
+        } else {
+            // Row-major A: an opaque pointer to column k + kk, so that GCC addresses the MR rows from it
+            // (lea chains) instead of keeping one offset per row and step in registers and on the stack.
+            const float *ak = a + kk;
+            if constexpr (!PACKED) __asm__("" : "+r"(ak));
+            unroll<MR>([&](auto r) AKG_GEMM_LAMBDA_INLINE {
+                T ar = W::bcast(PACKED ? a + kk * MR + r : ak + r * lda);
+                unroll<NV>([&](auto v) AKG_GEMM_LAMBDA_INLINE { c[r][v] = W::fma(ar, bv[v], c[r][v]); });
+            });
+        }
+    };
+    // Unrolled by W::KU in k: fewer pointer updates and loop branches per multiply-add.
+    constexpr int KU = W::KU;
+    int64_t k = 0;
+    for (; k + KU <= kc; k += KU, a += KU * ASTEP, b += KU * NR)
+        unroll<KU>([&](auto kk) AKG_GEMM_LAMBDA_INLINE { step(kk); W::fence(); });
+    for (; k < kc; ++k, a += ASTEP, b += NR) step(std::integral_constant<int, 0>());
+
+    if (cin)
+        unroll<MR>([&](auto r) AKG_GEMM_LAMBDA_INLINE {
+            unroll<NV>([&](auto v) AKG_GEMM_LAMBDA_INLINE { c[r][v] = W::add(c[r][v], W::load(cin + r * ldcin + v * L)); });
+        });
+    unroll<MR>([&](auto r) AKG_GEMM_LAMBDA_INLINE {
+        unroll<NV>([&](auto v) AKG_GEMM_LAMBDA_INLINE { W::store(cout + r * ldcout + v * L, c[r][v]); });
+    });
+}
+
+} // namespace akg_gemm_detail
+
+// C tile (AKG_GEMM_MR x AKG_GEMM_NR) = (cin ? cin : 0) + A·B over kc. ap: packed A micro-panel,
+// ap[k*MR + r]; bp: packed B micro-panel, bp[k*NR + c]. cin/ldcin: the accumulator tile read
+// first (row r at cin + r*ldcin), or null; cout/ldcout: where the full tile is stored (may equal
+// cin).
+// Not inlined: in the generated kernel's large function GCC's register allocation of the
+// accumulators suffers (moves between registers in the k loop).
+__attribute__((noinline, unused)) static void akg_gemm_micro(int64_t kc, const float *__restrict ap, const float *__restrict bp, const float *cin,
+                                                     int64_t ldcin, float *cout, int64_t ldcout) {
+    using namespace akg_gemm_detail;
+    micro<V, AKG_GEMM_MR, AKG_GEMM_NR / V::L, true>(kc, ap, 0, bp, cin, ldcin, cout, ldcout);
+}
+
+// The same with A read in place, row-major: a(r, k) = a[r*lda + k] (small M, where packing A
+// does not pay).
+__attribute__((noinline, unused)) static void akg_gemm_micro_rowmajor_a(int64_t kc, const float *__restrict a, int64_t lda,
+                                                                const float *__restrict bp, const float *cin, int64_t ldcin,
+                                                                float *cout, int64_t ldcout) {
+    using namespace akg_gemm_detail;
+    micro<V, AKG_GEMM_MR, AKG_GEMM_NR / V::L, false>(kc, a, lda, bp, cin, ldcin, cout, ldcout);
+}
+
+// Packs `valid` rows of a float32 operand stored with k innermost (row x at src + x * ld) into a
+// micro-panel of `width` rows, dst[k * width + x] for k < len, rows past `valid` zero: A's
+// panels of a row-major A, B's of a transposed B. The transpose runs in 8 x 8 register blocks
+// (akg_transpose of akg_kernel_support.h, which the generated kernels include first).
+static inline void akg_gemm_pack_transposed(const float *__restrict src, int64_t ld, int64_t valid, int64_t len, int64_t width,
+                                            float *__restrict dst) {
+    akg_transpose(src, ld, dst, width, valid, len);
+    if (valid < width)
+        for (int64_t k = 0; k < len; ++k)
+            for (int64_t x = valid; x < width; ++x) dst[k * width + x] = 0.0f;
+}

@@ -1,0 +1,137 @@
+// Tests of kernellib/runtime/akg_gemm.h, compiled with the generated kernels' flags: both
+// micro-kernels (packed A, row-major A) against a naive loop over the tile that does the same
+// operations in the same order (a chain of multiply-adds over k from 0, fused where the ISA has
+// FMA, then + cin), compared bit for bit, NaN matching any NaN; and against a double-precision
+// sum within a rounding bound, which checks that reference. Shapes: kc around the unroll and
+// register-blocking boundaries, cin null / separate / the same buffer as cout, row strides wider
+// than the tile, unaligned panels; nothing outside the tile may be written. Special values
+// (infinities, NaN) must propagate as in that chain.
+#include "akg_gemm.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+namespace {
+
+constexpr int MR = AKG_GEMM_MR, NR = AKG_GEMM_NR;
+int failures = 0, printed = 0;
+
+float madd(float a, float b, float c) {
+#if defined(__FMA__) || defined(__aarch64__)
+    return __builtin_fmaf(a, b, c);
+#else
+    return a * b + c; // no FMA instruction on this target: a product, then a sum
+#endif
+}
+
+bool same(float x, float y) { return (std::isnan(x) && std::isnan(y)) || std::memcmp(&x, &y, sizeof x) == 0; }
+
+enum CinMode { NO_CIN, SEPARATE_CIN, CIN_IS_COUT };
+const char *mode_name[] = {"cin=null", "cin separate", "cin==cout"};
+
+// One case: A (MR x kc) and B (kc x NR) as dense row-major matrices, cin tile, specials: how
+// many special values to scatter into A, B and cin.
+void check(bool packed, int64_t kc, CinMode mode, int specials, std::mt19937 &rng) {
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    std::vector<float> a(MR * kc), b(kc * NR), cin0(MR * NR);
+    for (auto &x : a) x = dist(rng);
+    for (auto &x : b) x = dist(rng);
+    for (auto &x : cin0) x = 4 * dist(rng);
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    const float special[] = {inf, -inf, nan, 0.0f, -0.0f, 3e38f};
+    for (int s = 0; s < specials; ++s) {
+        float v = special[rng() % 6];
+        switch (rng() % 3) {
+        case 0: a[rng() % a.size()] = v; break;
+        case 1: b[rng() % b.size()] = v; break;
+        default: cin0[rng() % cin0.size()] = v;
+        }
+    }
+
+    // Inputs in the layouts the kernels read, one float off 64-byte alignment.
+    const int64_t lda = kc + 3, ldcin = NR + 5, ldcout = NR + 11;
+    std::vector<float> ap(MR * kc + 1), arow(MR * lda + 1), bp(kc * NR + 1);
+    for (int64_t k = 0; k < kc; ++k)
+        for (int r = 0; r < MR; ++r) ap[1 + k * MR + r] = a[r * kc + k];
+    for (int r = 0; r < MR; ++r)
+        for (int64_t k = 0; k < kc; ++k) arow[1 + r * lda + k] = a[r * kc + k];
+    std::memcpy(bp.data() + 1, b.data(), b.size() * sizeof(float));
+    const float sentinel = -12345.0f;
+    std::vector<float> cinbuf((MR + 1) * ldcin, sentinel), coutbuf((MR + 1) * ldcout, sentinel);
+    float *cout = coutbuf.data() + 1;
+    const float *cin = nullptr;
+    int64_t ldc_in = 0;
+    if (mode == SEPARATE_CIN) {
+        for (int r = 0; r < MR; ++r)
+            for (int c = 0; c < NR; ++c) cinbuf[1 + r * ldcin + c] = cin0[r * NR + c];
+        cin = cinbuf.data() + 1, ldc_in = ldcin;
+    } else if (mode == CIN_IS_COUT) {
+        for (int r = 0; r < MR; ++r)
+            for (int c = 0; c < NR; ++c) cout[r * ldcout + c] = cin0[r * NR + c];
+        cin = cout, ldc_in = ldcout;
+    }
+    std::vector<float> cinbuf_before = cinbuf;
+
+    if (packed)
+        akg_gemm_micro(kc, ap.data() + 1, bp.data() + 1, cin, ldc_in, cout, ldcout);
+    else
+        akg_gemm_micro_rowmajor_a(kc, arow.data() + 1, lda, bp.data() + 1, cin, ldc_in, cout, ldcout);
+
+    int bad = 0;
+    auto fail = [&](const char *what, int r, int c, float got, float want) {
+        if (bad++ < 3 && printed++ < 30)
+            std::printf("FAIL %s kc=%lld %s specials=%d: %s at (%d, %d): got %.9g, want %.9g\n",
+                        packed ? "akg_gemm_micro" : "akg_gemm_micro_rowmajor_a", (long long)kc, mode_name[mode], specials,
+                        what, r, c, got, want);
+    };
+    for (int r = 0; r < MR; ++r)
+        for (int c = 0; c < NR; ++c) {
+            float acc = 0.0f;
+            double exact = 0.0, magnitude = 0.0;
+            for (int64_t k = 0; k < kc; ++k) {
+                acc = madd(a[r * kc + k], b[k * NR + c], acc);
+                exact += (double)a[r * kc + k] * b[k * NR + c];
+                magnitude += std::fabs((double)a[r * kc + k] * b[k * NR + c]);
+            }
+            if (mode != NO_CIN) {
+                acc = acc + cin0[r * NR + c];
+                exact += cin0[r * NR + c];
+                magnitude += std::fabs(cin0[r * NR + c]);
+            }
+            float got = cout[r * ldcout + c];
+            if (!same(got, acc)) fail("differs from the naive chain", r, c, got, acc);
+            if (specials == 0 && !(std::fabs(got - exact) <= (kc + 2) * 0x1p-24 * magnitude))
+                fail("too far from the exact sum", r, c, got, (float)exact);
+        }
+    // Nothing outside the tile: the rest of each row of cout, its row MR, and all of cin's buffer.
+    for (int64_t i = 0; i < (int64_t)coutbuf.size(); ++i) {
+        int64_t r = (i - 1) / ldcout, c = (i - 1) % ldcout;
+        bool inside = i >= 1 && r < MR && c < NR;
+        if (!inside && coutbuf[i] != sentinel) fail("written outside the tile", (int)r, (int)c, coutbuf[i], sentinel);
+    }
+    if (std::memcmp(cinbuf.data(), cinbuf_before.data(), cinbuf.size() * sizeof(float)) != 0)
+        fail("cin modified", 0, 0, 0, 0);
+    failures += bad != 0;
+}
+
+} // namespace
+
+int main() {
+    std::printf("akg_gemm: tile %d x %d\n", MR, NR);
+    std::mt19937 rng(2024);
+    int cases = 0;
+    for (bool packed : {true, false})
+        for (int64_t kc : {1, 2, 3, 7, 64, 255, 256, 257})
+            for (CinMode mode : {NO_CIN, SEPARATE_CIN, CIN_IS_COUT})
+                for (int specials : {0, 1, 4, 16}) {
+                    check(packed, kc, mode, specials, rng);
+                    ++cases;
+                }
+    std::printf("%d of %d cases failed\n", failures, cases);
+    return failures != 0;
+}
