@@ -2,7 +2,8 @@
 // format, as in patterns/ and ../shared/akg-corpus) for differential testing of the generator
 // against the reference evaluator (`akg-gen check DIR`).
 //
-// Each graph is a random chain/DAG of the ops both sides support: elementwise unary and binary
+// Each graph is a random chain/DAG of the ops both sides support (15% of them starting with a
+// MatMul or BatchMatMul of two inputs whose result the chain reads): elementwise unary and binary
 // ops (transcendental ones on domain-safe operands), comparisons + Select, logic, numpy
 // broadcasts, reductions over random axes with and without keep_dims, casts between float32,
 // float16, int32 and bool, Reshape, Transpose, ExpandDims, Tile, BroadcastTo, inline constants,
@@ -87,7 +88,9 @@ struct Options {
 
 class GraphBuilder {
 public:
-    GraphBuilder(uint64_t seed, const Options &o) : rng_(seed), opt_(o) {}
+    // The matrix product start draws from its own stream, so that graphs without one are the
+    // graphs this seed gave before matrix products were added.
+    GraphBuilder(uint64_t seed, const Options &o) : rng_(seed), mm_rng_(seed ^ 0x6d61746d756cull), opt_(o) {}
 
     json build(const std::string &name) {
         main_dtype_ = rng_.chance(0.6) ? "float32" : "float16";
@@ -95,8 +98,10 @@ public:
         wide_ = rng_.chance(0.15);
         if (wide_) opt_.max_elements *= 8;
         int n_ops = rng_.range(opt_.min_ops, opt_.max_ops);
-        // The first tensor: a kernel input of a random shape.
-        new_input(random_shape(), main_dtype_);
+        // The first tensor: a kernel input of a random shape, or in 15% of the graphs a matrix
+        // product of two inputs, which the chain then reads first.
+        if (mm_rng_.chance(0.15)) matmul_start();
+        else new_input(random_shape(), main_dtype_);
         int guard = 0;
         while (ops_.size() < static_cast<size_t>(n_ops) && guard++ < 400) step();
         return finish(name);
@@ -104,6 +109,7 @@ public:
 
 private:
     Rng rng_;
+    Rng mm_rng_;
     Options opt_;
     std::string main_dtype_;
     bool wide_ = false;
@@ -357,6 +363,68 @@ private:
         }
         if (r < 7) return konst(dt, random_constant(dt));
         return of(new_input(broadcast_partner(sa), dt));
+    }
+
+    // ---------- the matrix product start ----------
+    // MatMul or BatchMatMul (batch dims 1-2, a size-1 batch dim on one side now and then: numpy
+    // broadcasting) with random transposes; K of 1, primes and powers of two up to 300, M and N
+    // small primes and powers of two; float32 inputs, or float16 ones with dst_type float16 or
+    // float32 (the graph's dtype). The result has at most max_elements elements and each input at
+    // most 4x that (K is the point). Its inputs are fresh N(0,1) kernel inputs, so the sum of K
+    // products has standard deviation sqrt(K): its bound is 9 of those (36 K when smaller, the
+    // exact bound for inputs within 6), and it is scaled by a power of two to at most 8.
+    void matmul_start() {
+        Rng &r = mm_rng_;
+        static const std::vector<int64_t> ks = {1, 1, 2, 3, 5, 7, 8, 16, 17, 31, 32, 61, 64, 97, 127, 128, 131, 256, 257, 300};
+        static const std::vector<int64_t> mns = {1, 2, 3, 4, 5, 7, 8, 11, 13, 16, 17, 31, 32, 64};
+        int64_t k = r.pick(ks), m = r.pick(mns), n = r.pick(mns);
+        const bool batched = r.chance(0.4);
+        Shape batch, batch_a, batch_b;
+        if (batched) {
+            int nb = r.range(1, 2);
+            for (int d = 0; d < nb; ++d) batch.push_back(r.pick(std::vector<int64_t>{1, 2, 3, 4, 5}));
+            batch_a = batch_b = batch;
+            for (size_t d = 0; d < batch.size(); ++d)
+                if (batch[d] > 1 && r.chance(0.25)) (r.chance(0.5) ? batch_a : batch_b)[d] = 1;
+        }
+        auto fits = [&] {
+            return count(batch) * m * n <= opt_.max_elements && count(batch_a) * m * k <= 4 * opt_.max_elements &&
+                   count(batch_b) * k * n <= 4 * opt_.max_elements;
+        };
+        while (!fits()) {
+            int64_t &d = m >= n ? m : n;
+            if (d == 1) break;
+            d = std::max<int64_t>(1, d / 2);
+        }
+        while (!fits() && k > 1) k = std::max<int64_t>(1, k / 2 - 1);
+        const bool ta = r.chance(0.5), tb = r.chance(0.5);
+        const std::string in_dt = main_dtype_ == "float16" || r.chance(0.3) ? "float16" : "float32";
+        Shape sa = batch_a, sb = batch_b;
+        const Shape tail_a = ta ? Shape{k, m} : Shape{m, k}, tail_b = tb ? Shape{n, k} : Shape{k, n};
+        sa.insert(sa.end(), tail_a.begin(), tail_a.end());
+        sb.insert(sb.end(), tail_b.begin(), tail_b.end());
+        int a = new_input(sa, in_dt), b = new_input(sb, in_dt);
+        Tensor out = pool_[static_cast<size_t>(a)];
+        out.shape = batch;
+        out.shape.push_back(m);
+        out.shape.push_back(n);
+        out.dtype = main_dtype_;
+        out.exact = false;
+        out.positive = false;
+        // A float16 product is rounded where the kernel stores it: only layout ops may read it
+        // (the reference does not round between ops).
+        out.noisy = main_dtype_ == "float16";
+        const double kd = static_cast<double>(k);
+        out.bound = std::min(36 * kd, std::max(36.0, 9 * std::sqrt(kd)));
+        json attrs = json::array({attr("transpose_a", ta, "bool"), attr("transpose_b", tb, "bool"),
+                                  attr("dst_type", main_dtype_, "str")});
+        if (r.chance(0.7)) {
+            attrs.push_back(attr("left_format", "DefaultFormat", "str"));
+            attrs.push_back(attr("right_format", "DefaultFormat", "str"));
+        }
+        if (!batched && r.chance(0.3)) attrs.push_back(attr("pack_b", r.chance(0.5), "bool"));
+        int p = emit(batched ? "BatchMatMul" : "MatMul", {{of(a)}, {of(b)}}, out, attrs);
+        tame(p, 8);
     }
 
     // ---------- ops ----------

@@ -84,7 +84,21 @@ TEST(BadPatterns, OutputShapeDisagreesWithInference) {
 }
 
 TEST(BadPatterns, UnsupportedOpIsNamed) {
-    expect_error(replace(kGood, "\"name\": \"Add\"", "\"name\": \"MatMul\""), {"op #0 (MatMul)", "not supported"});
+    expect_error(replace(kGood, "\"name\": \"Add\"", "\"name\": \"Conv2D\""), {"op #0 (Conv2D)", "not supported"});
+}
+
+// x [4, 8] . b [8]: MatMul's operands must be matrices whose reduced dimensions agree, in a
+// layout a CPU reads.
+TEST(BadPatterns, MatMulShapesAndLayouts) {
+    std::string mm = replace(kGood, "\"name\": \"Add\"", "\"name\": \"MatMul\"");
+    expect_error(mm, {"op #0 (MatMul)", "rank-2 inputs", "[4,8] and [8]"});
+    std::string square = replace(replace(mm, "\"shape\": [8], \"data_type\": \"float32\", \"format\": \"DefaultFormat\"}]],\n \"output",
+                                         "\"shape\": [4, 8], \"data_type\": \"float32\", \"format\": \"DefaultFormat\"}]],\n \"output"),
+                                 "[{\"tensor_name\": \"b\", \"shape\": [8]", "[{\"tensor_name\": \"b\", \"shape\": [4, 8]");
+    expect_error(square, {"op #0 (MatMul)", "reduced dimensions differ", "x[4,8] x b[4,8]"});
+    std::string fractal = replace(square, "{\"name\": \"MatMul\", \"attr\": null",
+                                  "{\"name\": \"MatMul\", \"attr\": [{\"name\": \"left_format\", \"value\": \"FRACTAL_NZ\", \"data_type\": \"str\"}]");
+    expect_error(fractal, {"op #0 (MatMul)", "FRACTAL_NZ", "fractal"});
 }
 
 TEST(BadPatterns, MissingFile) {

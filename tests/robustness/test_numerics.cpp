@@ -143,6 +143,8 @@ std::string compare_values(const std::string &what, const std::vector<double> &a
             ok = a == e || !require_tolerance;
         } else {
             double tol = is_f16 ? 1e-3 + 1e-3 * std::fabs(e) : 1e-4 + 1e-4 * std::fabs(e);
+            // A value computed from a matrix product: the reference's bound on float32 sums in any order.
+            if (expected.error_bound.size() == expected.data.size()) tol += expected.error_bound[i];
             ok = std::fabs(a - e) <= tol || !require_tolerance;
             bool through_f16 = is_f16 || (ref::round_to_float16(a) == a && ref::round_to_float16(e) == e);
             double ulp = std::ldexp(1.0, std::max(std::ilogb(std::max(std::fabs(e), 6.103515625e-05)), -14) - 10);
@@ -495,6 +497,12 @@ TEST_P(SensitiveKernel, DenormalAndHugeInputsGiveNoNaNWhereTheReferenceHasANumbe
         // From float32 denormals to magnitudes whose squares, sums or exps overflow float32
         // (but not double): no NaN where the reference (rounded to the output dtype) has a number.
         for (double scale : {1e-44, 1e-40, 1e-30, 1e8, 1e19, 1e30, 1e37}) {
+            // A float16 matrix product of huge inputs overflows float16 where the framework
+            // rounds it (to inf, then NaN through GeLU, as in MindSpore); the reference rounds
+            // only what the kernel stores.
+            bool float16_product = (GetParam().rfind("gemm_", 0) == 0 || GetParam().rfind("bmm_", 0) == 0) &&
+                                   GetParam().find("_f16") != std::string::npos;
+            if (float16_product && scale > 1) continue;
             Outcome o = run_and_compare(k, j, scaled(base, which, scale), false);
             EXPECT_EQ(o.nan_where_number, 0u) << GetParam() << ", input " << which << " scaled by " << scale << ":\n"
                                               << o.mismatches;

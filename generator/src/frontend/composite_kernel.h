@@ -93,5 +93,7 @@ std::string attr_string(const CompositeKernel &kernel, const OpDesc &op, const s
 std::vector<int> reduction_axes(const CompositeKernel &kernel, const OpDesc &op, int input_rank);
 
 bool is_supported_op(const std::string &name);
+// MatMul and BatchMatMul: lowered to contractions, scheduled by the GEMM path.
+bool is_contraction_op(const std::string &name);
 
 } // namespace akg

@@ -47,10 +47,44 @@ Shape broadcast(const CompositeKernel &kernel, const OpDesc &op, const std::vect
     return out;
 }
 
+// MatMul: [M, K] x [K, N]; BatchMatMul: [..., M, K] x [..., K, N] with numpy-broadcast batch
+// dimensions (MindSpore's, also with one side of rank 2); transposes swap the last two
+// dimensions of their side. An optional third input is a bias over the N columns.
+Shape contraction_shape(const CompositeKernel &kernel, const OpDesc &op, const std::vector<const TensorDesc *> &ins) {
+    if (ins.size() != 2 && ins.size() != 3)
+        op_error(kernel, op, "expects 2 input tensors (and an optional bias), got " + std::to_string(ins.size()));
+    for (const char *side : {"left_format", "right_format"}) {
+        std::string f = attr_string(kernel, op, side);
+        if (!f.empty() && f != "DefaultFormat" && f != "ND")
+            op_error(kernel, op, std::string(side) + " " + f + " is an Ascend fractal layout; only DefaultFormat is supported on CPUs");
+    }
+    const Shape &a = ins[0]->shape, &b = ins[1]->shape;
+    bool batch = op.name == "BatchMatMul";
+    if (!batch && (a.size() != 2 || b.size() != 2))
+        op_error(kernel, op, "MatMul takes rank-2 inputs, got " + shape_string(a) + " and " + shape_string(b));
+    if (a.size() < 2 || b.size() < 2)
+        op_error(kernel, op, "inputs must have rank 2 or more, got " + shape_string(a) + " and " + shape_string(b));
+    bool ta = attr_bool(kernel, op, "transpose_a", false), tb = attr_bool(kernel, op, "transpose_b", false);
+    int64_t m = a[a.size() - (ta ? 1 : 2)], ka = a[a.size() - (ta ? 2 : 1)];
+    int64_t kb = b[b.size() - (tb ? 1 : 2)], n = b[b.size() - (tb ? 2 : 1)];
+    if (ka != kb)
+        op_error(kernel, op, "the reduced dimensions differ: " + ins[0]->name + shape_string(a) + (ta ? "^T" : "") + " x " + ins[1]->name +
+                                 shape_string(b) + (tb ? "^T" : ""));
+    TensorDesc ba{"a", Shape(a.begin(), a.end() - 2), DType::Float32, "", {}}, bb{"b", Shape(b.begin(), b.end() - 2), DType::Float32, "", {}};
+    Shape out = broadcast(kernel, op, {&ba, &bb});
+    out.push_back(m);
+    out.push_back(n);
+    if (ins.size() == 3 && !(ins[2]->shape == Shape{n} || element_count(ins[2]->shape) == 1))
+        op_error(kernel, op, "bias " + ins[2]->name + shape_string(ins[2]->shape) + " must have shape [" + std::to_string(n) + "]");
+    return out;
+}
+
 } // namespace
 
+bool is_contraction_op(const std::string &name) { return name == "MatMul" || name == "BatchMatMul"; }
+
 bool is_supported_op(const std::string &name) {
-    return kUnary.count(name) || kBinary.count(name) || kReduce.count(name) || name == "Select" ||
+    return kUnary.count(name) || kBinary.count(name) || kReduce.count(name) || name == "Select" || is_contraction_op(name) ||
            name == "AddN" || name == "InplaceAssign" || name == "Assign" || name == "ElemAny";
 }
 
@@ -124,6 +158,7 @@ Shape infer_output_shape(const CompositeKernel &kernel, const OpDesc &op) {
         return ins[0]->shape;
     }
     if (n == "InplaceAssign") { need(3); return ins[2]->shape; }
+    if (is_contraction_op(n)) return contraction_shape(kernel, op, ins);
     if (n == "Assign") {
         need(2);
         if (element_count(ins[0]->shape) != element_count(ins[1]->shape))
@@ -216,7 +251,7 @@ void validate_composite(const CompositeKernel &kernel) {
     }
     for (const auto &op : kernel.ops) {
         if (!is_supported_op(op.name)) {
-            if (op.name == "MatMul" || op.name == "BatchMatMul" || op.name == "Conv2D")
+            if (op.name == "Conv2D")
                 op_error(kernel, op, "op " + op.name + " is not supported yet");
             op_error(kernel, op, "unknown op \"" + op.name + "\"");
         }
@@ -245,6 +280,20 @@ void validate_composite(const CompositeKernel &kernel) {
             op_error(kernel, op, "output " + out.name + " is declared with shape " + shape_string(out.shape) +
                                      " but the op produces " + shape_string(inferred));
         if (op.name == "Cast") {
+            std::string dst = attr_string(kernel, op, "dst_type");
+            if (!dst.empty()) {
+                auto d = parse_dtype(dst);
+                if (!d) op_error(kernel, op, "unknown dst_type \"" + dst + "\"");
+                if (*d != out.dtype) op_error(kernel, op, "dst_type " + dst + " disagrees with output dtype " + dtype_name(out.dtype));
+            }
+        } else if (is_contraction_op(op.name)) {
+            // Inputs float32 or float16 (computed in float32); the output is dst_type.
+            for (const auto &g : op.inputs)
+                for (const auto &t : g)
+                    if (t.dtype != DType::Float32 && t.dtype != DType::Float16)
+                        op_error(kernel, op, "input " + t.name + " is " + dtype_name(t.dtype) + "; MatMul takes float32 or float16");
+            if (out.dtype != DType::Float32 && out.dtype != DType::Float16)
+                op_error(kernel, op, "output " + out.name + " is " + dtype_name(out.dtype) + "; MatMul produces float32 or float16");
             std::string dst = attr_string(kernel, op, "dst_type");
             if (!dst.empty()) {
                 auto d = parse_dtype(dst);

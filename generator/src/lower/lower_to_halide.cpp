@@ -282,11 +282,60 @@ private:
             s.value = read_linear(n == "InplaceAssign" ? *ins[2] : value, linear_of(out.shape));
         } else if (n == "ReduceSum" || n == "ReduceMax" || n == "ReduceMin" || n == "ReduceProd" || n == "ElemAny") {
             lower_reduce(op, s, *ins[0]);
+        } else if (is_contraction_op(n)) {
+            if (!lower_contraction(op, s, ins)) return;
         } else {
             op_error(kernel_, op, "op is not supported by the lowering");
         }
         if (s.kind == StageKind::Compute && s.value.type() != ct) s.value = convert(s.value, out.dtype);
         add(std::move(s));
+    }
+
+    // out[b.., m, n] = sum over r0 of a[b.., m, r0] * b[b.., r0, n], the operands read through
+    // their transposes and broadcast batch dimensions, in float32. A bias (third input) is a
+    // Compute stage after it; returns false when it added the stages itself.
+    bool lower_contraction(const OpDesc &op, Stage &s, const std::vector<const TensorDesc *> &ins) {
+        const TensorDesc &out = op.outputs[0];
+        int rank = static_cast<int>(out.shape.size());
+        bool ta = attr_bool(kernel_, op, "transpose_a", false), tb = attr_bool(kernel_, op, "transpose_b", false);
+        auto operand = [&](const TensorDesc &t, bool left, bool transposed) {
+            std::vector<Expr> idx;
+            int r = static_cast<int>(t.shape.size());
+            for (int d = 0; d < r - 2; ++d) {
+                int od = rank - 2 - (r - 2) + d; // numpy: batch dims align to the right
+                idx.push_back(t.shape[d] == 1 ? int64(0) : index_expr(od));
+            }
+            Expr row = left ? index_expr(rank - 2) : reduce_expr(0), col = left ? reduce_expr(0) : index_expr(rank - 1);
+            if (transposed) std::swap(row, col);
+            idx.push_back(t.shape[r - 2] == 1 ? int64(0) : row);
+            idx.push_back(t.shape[r - 1] == 1 ? int64(0) : col);
+            if (t.value) return convert(constant_value(t), DType::Float32);
+            const Stage &src = graph_.stage(t.name);
+            return convert(tensor_read(src.tensor, src.dtype, idx), DType::Float32);
+        };
+        const TensorDesc &a = *ins[0], &b = *ins[1];
+        int64_t k = a.shape[a.shape.size() - (ta ? 2 : 1)];
+        s.kind = StageKind::Reduce;
+        s.reduce_kind = ReduceKind::Sum;
+        s.reduce_extents = {k};
+        s.contraction = true;
+        s.value = Mul::make(operand(a, true, ta), operand(b, false, tb));
+        s.materialized = true;
+        if (ins.size() < 3) return true;
+        // The bias is added to the float32 sum, and the output rounded once (dst_type).
+        s.tensor = out.name + "$matmul";
+        s.dtype = DType::Float32;
+        add(s);
+        Stage biased;
+        biased.tensor = out.name;
+        biased.shape = out.shape;
+        biased.dtype = out.dtype;
+        biased.kind = StageKind::Compute;
+        const Stage &sum = graph_.stage(s.tensor);
+        biased.value = convert(tensor_read(sum.tensor, sum.dtype, out_index(rank)) + convert(read_broadcast(*ins[2], out_index(rank)), DType::Float32),
+                               out.dtype);
+        add(std::move(biased));
+        return false;
     }
 
     void lower_reduce(const OpDesc &op, Stage &s, const TensorDesc &in) {

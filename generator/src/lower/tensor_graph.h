@@ -36,6 +36,10 @@ struct Stage {
     // Max/Min reductions: a NaN operand cannot change any result, so the ordered max/min may
     // drop it (set by mark_nan_dominated_extrema).
     bool ignores_nan = false;
+    // A MatMul/BatchMatMul: a float32 sum over r0 of lhs * rhs, where lhs reads (batch, i_m, r0)
+    // and rhs (batch, r0, i_n), i_m and i_n being the last two output dimensions. The GEMM
+    // path schedules it (poly/contraction.h); its value is Mul(lhs, rhs).
+    bool contraction = false;
 
     // Set by the materialization pass.
     bool materialized = false;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -121,6 +122,57 @@ struct ReductionPlan {
     int chunks = 0;
 };
 
+// Set by plan-contraction (plan_contraction.h): how the GEMM path runs a MatMul/BatchMatMul.
+// The micro-kernel computes mr x nr tiles (kernellib's akg_gemm_micro); panels follow the
+// analytical model of Low et al. (2016): a kc x nr micro-panel of B stays in L1 while the
+// ir loop streams mr x kc micro-panels of A through it, an mc x kc block of A stays in L2,
+// and a K x nc panel of B in the last-level cache.
+struct GemmBlocking {
+    int mr = 0, nr = 0;
+    int64_t kc = 0, mc = 0, nc = 0;
+};
+
+// How the products are shared out to threads: whole batch elements, slices of rows (each packs
+// all of B), panels of nc columns (each packs its own part of B), or not at all.
+enum class GemmSplit { None, Batch, Rows, Columns };
+
+struct ContractionPlan {
+    const Stage *stage = nullptr;      // the contraction (Stage::contraction)
+    std::string init, update;          // its statements
+    std::vector<std::string> epilogue; // the assign statements after it, in order: run per tile
+    std::vector<int64_t> batch;        // the output's batch extents (all but its last two)
+    int64_t m = 0, n = 0, k = 0;
+    Halide::Expr lhs, rhs;             // A(b.., i_m, r0) and B(b.., r0, i_n), in float32
+    std::vector<bool> rhs_batch;       // the batch dimensions B depends on
+    bool rhs_k_inner = false;          // B's innermost index is r0 (transpose_b): packed k-innermost
+    // An operand read straight from a float32 tensor: element (x, k), x its row (A) or its
+    // column (B), at buffer[offset + x * x_stride + k * k_stride], offset in the batch indices.
+    // Packed by copies (x innermost) or register transposes (k innermost) instead of the
+    // element-by-element loops of an operand with a prologue.
+    struct PlainOperand {
+        std::string buffer;
+        Halide::Expr offset;
+        int64_t x_stride = 0, k_stride = 0;
+    };
+    std::optional<PlainOperand> a_plain, b_plain;
+    bool lhs_k_inner = false;          // A's innermost index is r0 (not transpose_a)
+    // false: the micro-kernel reads A where it is (a plain A with k innermost), packing only a
+    // last partial row panel.
+    bool pack_a = true;
+    GemmBlocking blocking;
+    GemmSplit split = GemmSplit::None;
+    int64_t slice_rows = 0; // Rows: rows per slice, a multiple of mr
+    int slices = 1;
+    int64_t k_panels = 1;   // > 1: tiles accumulate in memory between panels of kc
+    // The float32 output the micro-kernel may store full tiles to directly: the product itself,
+    // or a copy of it, is the only value stored ("" when an epilogue computes the stored values).
+    std::string direct_output;
+
+    int64_t m_tiles() const { return (m + blocking.mr - 1) / blocking.mr; }
+    int64_t n_tiles() const { return (n + blocking.nr - 1) / blocking.nr; }
+    int64_t n_panels() const { return (n + blocking.nc - 1) / blocking.nc; }
+};
+
 struct PolyModel {
     mutable isl::ctx ctx{nullptr};
     std::vector<PolyStatement> statements;
@@ -158,6 +210,8 @@ struct PolyModel {
     std::map<std::string, TransposeTile> transpose_tiles;
     // Set by plan-reductions, by update statement name.
     std::map<std::string, ReductionPlan> reduction_plans;
+    // Set by plan-contraction for a part of a kernel with a MatMul (kernel_parts.h).
+    std::optional<ContractionPlan> contraction;
     // Set by plan-reductions: the rows per block of column sums into double accumulators, each
     // block summed into float partials first (ScheduleOptions::column_sum_block_rows).
     int64_t column_sum_block_rows = 0;

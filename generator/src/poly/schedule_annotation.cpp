@@ -16,6 +16,9 @@ struct Text {
     std::string operator()(const mark::Reduction &) const { return "reduction"; }
     std::string operator()(const mark::TransposeTile &t) const { return t.staged ? "transpose_tile(staged)" : "transpose_tile"; }
     std::string operator()(const mark::ColumnRowTile &) const { return "column_row_tile"; }
+    std::string operator()(const mark::MicroKernel &k) const {
+        return "micro_kernel(" + std::to_string(k.mr) + "x" + std::to_string(k.nr) + ")";
+    }
 };
 
 } // namespace

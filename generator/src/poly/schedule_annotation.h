@@ -45,10 +45,17 @@ struct TransposeTile {
 // The rows of one tile of sink-columns' column sums (ColumnBlocking::single in the emitter).
 struct ColumnRowTile {};
 
+// One mr x nr tile of a contraction's products (and the epilogue of its last panel of k): the
+// emitter runs the point loops below as one call of the register-blocked micro-kernel
+// (kernellib's akg_gemm_micro) on packed panels (PolyModel::contraction).
+struct MicroKernel {
+    int mr = 0, nr = 0;
+};
+
 } // namespace mark
 
 using ScheduleAnnotation =
-    std::variant<mark::Parallel, mark::RowChunks, mark::Simd, mark::Reduction, mark::TransposeTile, mark::ColumnRowTile>;
+    std::variant<mark::Parallel, mark::RowChunks, mark::Simd, mark::Reduction, mark::TransposeTile, mark::ColumnRowTile, mark::MicroKernel>;
 
 // The readable rendering of `annotation`, the name its mark prints with in dumps:
 // "parallel(loops=2, plans=1)", "row_chunks(chunks=16)", "simd", "transpose_tile(staged)".

@@ -18,6 +18,7 @@ std::vector<Target> make_targets() {
     v4.compile_flags = {"-march=x86-64-v4", "-mtune=generic", "-mprefer-vector-width=512"};
     v4.vector_bits = 512;
     v4.fma = v4.float16_conversion = v4.masked_vectors = true;
+    v4.vector_registers = 32;
     v4.l2_bytes = 1024 * 1024;
     t.push_back(v4);
     // AVX2, FMA, F16C, BMI1/2 (Haswell to Alder Lake, Zen 1-3).
@@ -51,6 +52,7 @@ std::vector<Target> make_targets() {
     a64.vector_bits = 128;
     a64.fma = a64.float16_conversion = true;
     a64.fma_units = 2;
+    a64.vector_registers = 32;
     a64.l1d_bytes = 64 * 1024;
     t.push_back(a64);
     return t;

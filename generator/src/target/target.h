@@ -34,10 +34,13 @@ struct Target {
     bool masked_vectors = false;   // per-lane masks on loads and stores (AVX-512)
     bool nontemporal_stores = true; // stores that bypass the caches (movnt*, stnp)
     int fma_units = 2;             // vector FMA pipes per core
+    int vector_registers = 16;     // architectural vector registers (the GEMM micro-tile)
     // The memory system the schedule plans for (typical parts of the ISA level's era).
     int64_t cache_line_bytes = 64;
     int64_t l1d_bytes = 32 * 1024;      // per core
+    int l1d_ways = 8;                   // associativity: the GEMM blocking model's unit of cache
     int64_t l2_bytes = 1024 * 1024;     // per core
+    int l2_ways = 16;
     int64_t llc_bytes = int64_t{32} << 20; // shared
     int cores = 2;                 // threads the schedule divides its work among
     // Costs for the cost model, in nanoseconds.

@@ -1,0 +1,490 @@
+// The C++ of a GEMM part (PolyModel::contraction) from isl's AST of tile-contraction's tree:
+// loops as isl built them, PackB/PackA statements as panel copies, and at each micro_kernel
+// mark one call of kernellib's register-blocked micro-kernel on the tile, followed on the last
+// panel of k by the epilogue over the tile while it is in L1.
+#include "codegen/emit_contraction.h"
+
+#include <isl/ast_build.h>
+#include <isl/map.h>
+#include <isl/union_map.h>
+
+#include "codegen/emitter.h"
+#include "codegen/expr_printer.h"
+#include "poly/schedule_annotation.h"
+
+namespace akg {
+
+using namespace Halide::Internal;
+
+namespace {
+
+// The first and last instance of the update statement in one tile, as calls S(b.., i, j, r) in
+// the loop iterators: the tile's origin and its last k. isl computes them at the mark from the
+// schedule around it, so degenerate loops (substituted by isl) need no special case.
+struct TileExtent {
+    isl_ast_expr *first = nullptr, *last = nullptr;
+};
+
+void free_tile_extent(void *user) {
+    auto *t = static_cast<TileExtent *>(user);
+    isl_ast_expr_free(t->first);
+    isl_ast_expr_free(t->last);
+    delete t;
+}
+
+struct MarkContext {
+    const PolyModel *model;
+};
+
+isl_ast_node *annotate_micro_kernel(isl_ast_node *node, isl_ast_build *build, void *user) {
+    if (!mark_as<mark::MicroKernel>(node)) return node;
+    const PolyModel &m = *static_cast<MarkContext *>(user)->model;
+    isl_union_map *sched = isl_ast_build_get_schedule(build);
+    std::pair<std::string, isl_map *> found{m.contraction->update, nullptr};
+    isl_union_map_foreach_map(
+        sched,
+        [](isl_map *map, void *u) {
+            auto *f = static_cast<std::pair<std::string, isl_map *> *>(u);
+            if (!f->second && isl_map_get_tuple_name(map, isl_dim_in) == f->first) f->second = map;
+            else isl_map_free(map);
+            return isl_stat_ok;
+        },
+        &found);
+    isl_union_map_free(sched);
+    isl_map *upd = found.second;
+    // isl may generate the mark once per statement below it when the tile loops are
+    // degenerate: the copies holding only the initialization or the epilogue are empty, as
+    // the copy holding the products runs both.
+    if (!upd) return node;
+    isl_map *rev = isl_map_reverse(upd);
+    auto *extent = new TileExtent;
+    extent->first = isl_ast_build_call_from_pw_multi_aff(build, isl_map_lexmin_pw_multi_aff(isl_map_copy(rev)));
+    extent->last = isl_ast_build_call_from_pw_multi_aff(build, isl_map_lexmax_pw_multi_aff(rev));
+    isl_id *id = isl_id_alloc(isl_ast_build_get_ctx(build), "tile_extent", extent);
+    id = isl_id_set_free_user(id, &free_tile_extent);
+    return isl_ast_node_set_annotation(node, id);
+}
+
+// Reads of the tile's values (the product and the epilogue's scratch values) become variables.
+class TileValues : public IRMutator {
+public:
+    std::map<std::string, std::string> names; // buffer -> variable
+    using IRMutator::visit;
+    Halide::Expr visit(const Cast *op) override {
+        if (const Call *c = op->value.as<Call>(); c && op->type == Halide::Float(32) && tile_read(c)) return variable(c);
+        return IRMutator::visit(op);
+    }
+    Halide::Expr visit(const Call *op) override {
+        if (tile_read(op)) return op->type == Halide::Float(32) ? variable(op) : Cast::make(op->type, variable(op));
+        return IRMutator::visit(op);
+    }
+
+private:
+    bool tile_read(const Call *c) const { return c->name.rfind("buf$", 0) == 0 && names.count(c->name.substr(4)); }
+    Halide::Expr variable(const Call *c) const { return Variable::make(Halide::Float(32), names.at(c->name.substr(4))); }
+};
+
+class ContractionEmitter {
+public:
+    ContractionEmitter(const PolyModel &m, const EmitOptions &o) : m_(m), p_(*m.contraction), o_(o), printer_(&m) {}
+
+    std::string emit(isl_ast_node *ast) {
+        std::ostringstream os;
+        const GemmBlocking &b = p_.blocking;
+        os << "static_assert(AKG_GEMM_MR == " << b.mr << " && AKG_GEMM_NR == " << b.nr
+           << ", \"the micro-tile the schedule was made for is the micro-kernel's\");\n\n";
+        os << "extern \"C\" int akg_kernel_fn_" << o_.symbol << "(void *const *buffers) {\n";
+        os << bindings("    ");
+        std::string body = node(ast, 1);
+        if (!parallel_) os << buffers("    ", true) << body << frees("    ");
+        else os << body;
+        os << "    return AKG_STATUS_OK;\n}\n";
+        return os.str();
+    }
+
+private:
+    const PolyModel &m_;
+    const ContractionPlan &p_;
+    const EmitOptions &o_;
+    codegen::ExprPrinter printer_;
+    bool parallel_ = false;
+
+    static std::string pad(int depth) { return std::string(4 * depth, ' '); }
+    std::string n(int64_t v) const { return v > INT32_MAX ? "INT64_C(" + std::to_string(v) + ")" : std::to_string(v); }
+
+    std::string bindings(const std::string &indent) const {
+        std::ostringstream os;
+        int num_inputs = 0;
+        for (const auto &b : m_.buffers) num_inputs += b.kind == BufferKind::KernelInput;
+        for (const auto &b : m_.buffers) {
+            if (b.kind == BufferKind::Scratch) continue;
+            bool in = b.kind == BufferKind::KernelInput;
+            int index = in ? std::stoi(b.name.substr(2)) : num_inputs + std::stoi(b.name.substr(3));
+            std::string type = std::string(in ? "const " : "") + dtype_c_type(b.dtype);
+            os << indent << type << " *__restrict " << b.name << " = (" << type << " *)buffers[" << index << "];\n";
+        }
+        return os.str();
+    }
+
+    int64_t acc_rows() const { return p_.split == GemmSplit::Rows ? p_.slice_rows : p_.m_tiles() * p_.blocking.mr; }
+
+    // The panels one thread (or the calling thread) works in.
+    std::string buffers(const std::string &indent, bool returns) const {
+        const GemmBlocking &b = p_.blocking;
+        std::ostringstream os;
+        auto alloc = [&](const std::string &name, int64_t floats) {
+            int64_t bytes = (floats * 4 + 63) / 64 * 64;
+            os << indent << "float *" << name << " = (float *)aligned_alloc(64, " << n(bytes) << ");\n";
+        };
+        alloc("akg_bp", p_.k * b.nc);
+        if (p_.pack_a) alloc("akg_ap", b.mc * b.kc);
+        if (p_.k_panels > 1) alloc("akg_acc", acc_rows() * b.nc);
+        std::string ok = "akg_bp";
+        if (p_.pack_a) ok += " && akg_ap";
+        if (p_.k_panels > 1) ok += " && akg_acc";
+        if (returns) os << indent << "if (!(" << ok << ")) {\n" << frees(indent + "    ") << indent << "    return AKG_STATUS_OUT_OF_MEMORY;\n" << indent << "}\n";
+        else os << indent << "const bool akg_ok = " << ok << ";\n";
+        return os.str();
+    }
+
+    std::string frees(const std::string &indent) const {
+        std::string s = indent + "free(akg_bp);\n";
+        if (p_.pack_a) s += indent + "free(akg_ap);\n";
+        if (p_.k_panels > 1) s += indent + "free(akg_acc);\n";
+        return s;
+    }
+
+    std::string node(isl_ast_node *nd, int depth) {
+        switch (isl_ast_node_get_type(nd)) {
+        case isl_ast_node_block: {
+            std::string s;
+            isl_ast_node_list *children = isl_ast_node_block_get_children(nd);
+            for (int k = 0; k < isl_ast_node_list_n_ast_node(children); ++k) {
+                isl_ast_node *c = isl_ast_node_list_get_ast_node(children, k);
+                s += node(c, depth);
+                isl_ast_node_free(c);
+            }
+            isl_ast_node_list_free(children);
+            return s;
+        }
+        case isl_ast_node_for: return for_loop(nd, depth, "");
+        case isl_ast_node_if: {
+            std::string s = pad(depth) + "if (" + codegen::ast_expr(isl_ast_node_if_get_cond(nd)) + ") {\n";
+            isl_ast_node *t = isl_ast_node_if_get_then_node(nd);
+            s += node(t, depth + 1);
+            isl_ast_node_free(t);
+            s += pad(depth) + "}";
+            if (isl_ast_node_if_has_else_node(nd) == isl_bool_true) {
+                isl_ast_node *e = isl_ast_node_if_get_else_node(nd);
+                s += " else {\n" + node(e, depth + 1) + pad(depth) + "}";
+                isl_ast_node_free(e);
+            }
+            return s + "\n";
+        }
+        case isl_ast_node_mark: return mark(nd, depth);
+        case isl_ast_node_user: return user(nd, depth);
+        default: throw InternalError("emit-contraction: unexpected isl AST node");
+        }
+    }
+
+    std::string for_loop(isl_ast_node *nd, int depth, const std::string &inner_prefix) {
+        std::string it = codegen::ast_expr(isl_ast_node_for_get_iterator(nd));
+        std::string s = pad(depth) + "for (int64_t " + it + " = " + codegen::ast_expr(isl_ast_node_for_get_init(nd)) + "; " +
+                        codegen::ast_expr(isl_ast_node_for_get_cond(nd)) + "; " + it + " += " + codegen::ast_expr(isl_ast_node_for_get_inc(nd)) +
+                        ") {\n";
+        isl_ast_node *body = isl_ast_node_for_get_body(nd);
+        s += inner_prefix + node(body, depth + 1);
+        isl_ast_node_free(body);
+        return s + pad(depth) + "}\n";
+    }
+
+    std::string mark(isl_ast_node *nd, int depth) {
+        isl_ast_node *child = isl_ast_node_mark_get_node(nd);
+        std::string s;
+        if (auto par = mark_as<mark::Parallel>(nd)) s = parallel(child, par->loops, depth);
+        else if (mark_as<mark::MicroKernel>(nd)) s = micro_kernel(nd, depth);
+        else s = node(child, depth);
+        isl_ast_node_free(child);
+        return s;
+    }
+
+    // One OpenMP region: each thread allocates its panels once, then takes iterations of the
+    // collapsed loops (static: the slices and panels are planned as a multiple of the threads).
+    std::string parallel(isl_ast_node *loop, int loops, int depth) {
+        parallel_ = true;
+        int collapse = 0;
+        isl_ast_node *inner = isl_ast_node_copy(loop);
+        std::vector<isl_ast_node *> chain;
+        while (collapse < loops && isl_ast_node_get_type(inner) == isl_ast_node_for) {
+            ++collapse;
+            chain.push_back(inner);
+            inner = isl_ast_node_for_get_body(inner);
+        }
+        std::string s = pad(depth) + "{\n" + pad(depth + 1) + "int akg_failed = 0;\n";
+        s += pad(depth + 1) + "#pragma omp parallel if (!akg_single_thread())\n" + pad(depth + 1) + "{\n";
+        s += buffers(pad(depth + 2), false);
+        s += pad(depth + 2) + "if (!akg_ok) {\n" + pad(depth + 3) + "#pragma omp atomic write\n" + pad(depth + 3) + "akg_failed = 1;\n" +
+             pad(depth + 2) + "}\n";
+        if (collapse > 0) s += pad(depth + 2) + "#pragma omp for collapse(" + std::to_string(collapse) + ") schedule(static)\n";
+        std::string loops_code;
+        int d = depth + 2;
+        std::vector<std::string> closes;
+        for (isl_ast_node *f : chain) {
+            std::string it = codegen::ast_expr(isl_ast_node_for_get_iterator(f));
+            loops_code += pad(d) + "for (int64_t " + it + " = " + codegen::ast_expr(isl_ast_node_for_get_init(f)) + "; " +
+                          codegen::ast_expr(isl_ast_node_for_get_cond(f)) + "; " + it + " += " + codegen::ast_expr(isl_ast_node_for_get_inc(f)) +
+                          ") {\n";
+            closes.push_back(pad(d) + "}\n");
+            ++d;
+        }
+        loops_code += pad(d) + "if (akg_ok) {\n" + node(inner, d + 1) + pad(d) + "}\n";
+        for (auto it = closes.rbegin(); it != closes.rend(); ++it) loops_code += *it;
+        s += loops_code + frees(pad(depth + 2)) + pad(depth + 1) + "}\n";
+        s += pad(depth + 1) + "if (akg_failed) return AKG_STATUS_OUT_OF_MEMORY;\n" + pad(depth) + "}\n";
+        for (size_t k = 1; k < chain.size(); ++k) isl_ast_node_free(chain[k]);
+        if (!chain.empty()) isl_ast_node_free(chain[0]);
+        isl_ast_node_free(inner);
+        return s;
+    }
+
+    std::vector<std::string> call_args(isl_ast_expr *call) {
+        std::vector<std::string> args;
+        int nargs = isl_ast_expr_op_get_n_arg(call);
+        for (int k = 1; k < nargs; ++k) args.push_back(codegen::ast_expr(isl_ast_expr_op_get_arg(call, k)));
+        isl_ast_expr_free(call);
+        return args;
+    }
+
+    std::string call_name(isl_ast_expr *call) {
+        isl_ast_expr *f = isl_ast_expr_op_get_arg(call, 0);
+        std::string name = codegen::ast_expr(f);
+        return name;
+    }
+
+    // Binds the batch indices i0.. (the operands' and the epilogue's expressions use them).
+    std::string bind_batch(const std::vector<std::string> &values, const std::string &indent) const {
+        std::string s;
+        for (size_t d = 0; d < p_.batch.size(); ++d) s += indent + "[[maybe_unused]] const int64_t " + index_var(static_cast<int>(d)) + " = " + values[d] + ";\n";
+        return s;
+    }
+
+    std::string user(isl_ast_node *nd, int depth) {
+        isl_ast_expr *call = isl_ast_node_user_get_expr(nd);
+        std::string name = call_name(call);
+        std::vector<std::string> args = call_args(call);
+        const GemmBlocking &b = p_.blocking;
+        const size_t nb = p_.batch.size();
+        const std::string in = pad(depth), in1 = pad(depth + 1), in2 = pad(depth + 2);
+        const std::string im = index_var(static_cast<int>(nb)), jn = index_var(static_cast<int>(nb) + 1);
+        std::string s = in + "{\n" + bind_batch(args, in1);
+        if (name == "PackB") {
+            // Micro-panel jr: all of k, nr columns, zero past the last column.
+            const std::string jr = args.back();
+            const int64_t per_panel = b.nc / b.nr;
+            s += in1 + "float *__restrict akg_dst = akg_bp + ((" + jr + ") % " + n(per_panel) + ") * " + n(p_.k * b.nr) + ";\n";
+            s += in1 + "const int64_t akg_j0 = (" + jr + ") * " + n(b.nr) + ";\n";
+            s += in1 + "const int64_t akg_valid = akg_imin(" + n(b.nr) + ", " + n(p_.n) + " - akg_j0);\n";
+            if (p_.b_plain)
+                s += plain_pack(*p_.b_plain, "akg_j0", "0", "akg_valid", n(p_.k), b.nr, in1);
+            else
+                s += computed_pack(p_.rhs, jn, "akg_j0", "0", n(p_.k), b.nr, p_.rhs_k_inner, in1);
+        } else if (name == "PackA") {
+            // Micro-panel ir of the row block: panel pt of k, mr rows, zero past the last row.
+            const std::string pt = args[nb + 1], ir = args[nb + 2];
+            s += in1 + "const int64_t akg_i0 = (" + ir + ") * " + n(b.mr) + ", akg_k0 = (" + pt + ") * " + n(b.kc) + ";\n";
+            s += in1 + "const int64_t akg_kn = akg_imin(" + n(b.kc) + ", " + n(p_.k) + " - akg_k0);\n";
+            s += in1 + "float *__restrict akg_dst = akg_ap + ((akg_i0 % " + n(b.mc) + ") / " + n(b.mr) + ") * " + n(b.kc * b.mr) + ";\n";
+            s += in1 + "const int64_t akg_valid = akg_imin(" + n(b.mr) + ", " + n(p_.m) + " - akg_i0);\n";
+            if (p_.a_plain)
+                s += plain_pack(*p_.a_plain, "akg_i0", "akg_k0", "akg_valid", "akg_kn", b.mr, in1);
+            else
+                s += computed_pack(p_.lhs, im, "akg_i0", "akg_k0", "akg_kn", b.mr, p_.lhs_k_inner, in1);
+        } else {
+            throw InternalError("emit-contraction: statement " + name + " outside a micro-kernel tile");
+        }
+        return s + in + "}\n";
+    }
+
+    // A micro-panel of `width` rows x of a plain operand from x0 and k0 (`len` values of k) into
+    // akg_dst: register transposes when k is innermost, row copies when x is.
+    std::string plain_pack(const ContractionPlan::PlainOperand &op, const std::string &x0, const std::string &k0, const std::string &valid,
+                           const std::string &len, int width, const std::string &in) {
+        std::string base = op.buffer + " + (" + printer_.print(op.offset) + ") + " + x0 + " * " + n(op.x_stride) + " + " + k0 + " * " + n(op.k_stride);
+        if (op.k_stride == 1) return in + "akg_gemm_pack_transposed(" + base + ", " + n(op.x_stride) + ", " + valid + ", " + len + ", " + n(width) + ", akg_dst);\n";
+        std::string s = in + "const float *akg_src = " + base + ";\n";
+        s += in + "for (int64_t akg_k = 0; akg_k < " + len + "; ++akg_k) {\n";
+        s += in + "    #pragma omp simd\n" + in + "    for (int64_t akg_x = 0; akg_x < " + n(width) + "; ++akg_x)\n";
+        s += in + "        akg_dst[akg_k * " + n(width) + " + akg_x] = akg_x < " + valid + " ? akg_src[akg_k * " + n(op.k_stride) + " + akg_x * " + n(op.x_stride) +
+             "] : 0.0f;\n";
+        return s + in + "}\n";
+    }
+
+    // The same for an operand computed from its tensors (a cast, a transpose, a scale: the
+    // prologue fused into packing), element by element, the loop over the operand's innermost
+    // index inside.
+    std::string computed_pack(const Halide::Expr &value, const std::string &x_var, const std::string &x0, const std::string &k0,
+                              const std::string &len, int width, bool k_inner, const std::string &in) {
+        std::string v = printer_.print(value), limit = x_var == index_var(static_cast<int>(p_.batch.size())) ? n(p_.m) : n(p_.n);
+        std::string body = in + "        const int64_t " + x_var + " = " + x0 + " + akg_x, " + reduce_var(0) + " = " + k0 + " + akg_k;\n" + in +
+                           "        akg_dst[akg_k * " + n(width) + " + akg_x] = " + x_var + " < " + limit + " ? (float)(" + v + ") : 0.0f;\n";
+        std::string k_loop = "for (int64_t akg_k = 0; akg_k < " + len + "; ++akg_k)";
+        std::string x_loop = "for (int64_t akg_x = 0; akg_x < " + n(width) + "; ++akg_x)";
+        std::string outer = k_inner ? x_loop : k_loop, inner = k_inner ? k_loop : x_loop;
+        return in + outer + " {\n" + in + "    #pragma omp simd\n" + in + "    " + inner + " {\n" + body + in + "    }\n" + in + "}\n";
+    }
+
+    std::string offset_of(const BufferInfo &b) const {
+        std::string s;
+        int64_t stride = 1;
+        for (int d = static_cast<int>(b.shape.size()) - 1; d >= 0; --d) {
+            if (b.shape[d] != 1) s = index_var(d) + (stride == 1 ? "" : " * " + n(stride)) + (s.empty() ? "" : " + " + s);
+            stride *= b.shape[d];
+        }
+        return s.empty() ? "0" : s;
+    }
+
+    std::string store(const BufferInfo &b, const std::string &v) const {
+        std::string value = b.dtype == DType::Float16 ? "akg_f32_to_f16(" + v + ")" : v;
+        return b.name + "[" + offset_of(b) + "] = " + value + ";\n";
+    }
+
+    std::string micro_call(const std::string &cin, const std::string &ldcin, const std::string &cout, const std::string &ldcout,
+                           const std::string &indent) const {
+        const GemmBlocking &b = p_.blocking;
+        if (p_.pack_a) return indent + "akg_gemm_micro(akg_kn, akg_a, akg_b, " + cin + ", " + ldcin + ", " + cout + ", " + ldcout + ");\n";
+        // A read in place; a last partial panel of rows is copied to a zero-padded one first.
+        std::string s = indent + "if (akg_mv == " + n(b.mr) + ") {\n" + indent + "    akg_gemm_micro_rowmajor_a(akg_kn, akg_a, " + n(p_.a_plain->x_stride) +
+                        ", akg_b, " + cin + ", " + ldcin + ", " + cout + ", " + ldcout + ");\n" + indent + "} else {\n";
+        s += indent + "    alignas(64) float akg_edge[" + n(b.kc * b.mr) + "];\n";
+        s += indent + "    for (int64_t akg_k = 0; akg_k < akg_kn; ++akg_k)\n" + indent + "        for (int64_t akg_r = 0; akg_r < " + n(b.mr) +
+             "; ++akg_r) akg_edge[akg_k * " + n(b.mr) + " + akg_r] = akg_r < akg_mv ? akg_a[akg_r * " + n(p_.a_plain->x_stride) + " + akg_k] : 0.0f;\n";
+        s += indent + "    akg_gemm_micro(akg_kn, akg_edge, akg_b, " + cin + ", " + ldcin + ", " + cout + ", " + ldcout + ");\n" + indent + "}\n";
+        return s;
+    }
+
+    std::string micro_kernel(isl_ast_node *nd, int depth) {
+        isl_id *id = isl_ast_node_get_annotation(nd);
+        if (!id) return ""; // the initialization or the epilogue alone (see annotate_micro_kernel)
+        auto *extent = static_cast<TileExtent *>(isl_id_get_user(id));
+        std::vector<std::string> first = call_args(isl_ast_expr_copy(extent->first)), last = call_args(isl_ast_expr_copy(extent->last));
+        isl_id_free(id);
+        const GemmBlocking &b = p_.blocking;
+        const size_t nb = p_.batch.size();
+        const std::string in = pad(depth), in1 = pad(depth + 1), in2 = pad(depth + 2), in3 = pad(depth + 3);
+        std::string s = in + "{\n" + bind_batch(first, in1);
+        s += in1 + "const int64_t akg_i = " + first[nb] + ", akg_j = " + first[nb + 1] + ", akg_k = " + first[nb + 2] + ";\n";
+        s += in1 + "const int64_t akg_kn = " + last[nb + 2] + " - akg_k + 1;\n";
+        s += in1 + "const int64_t akg_mv = akg_imin(" + n(b.mr) + ", " + n(p_.m) + " - akg_i), akg_nv = akg_imin(" + n(b.nr) + ", " + n(p_.n) + " - akg_j);\n";
+        s += in1 + "(void)akg_nv;\n";
+        s += in1 + "const float *akg_b = akg_bp + ((akg_j / " + n(b.nr) + ") % " + n(b.nc / b.nr) + ") * " + n(p_.k * b.nr) + " + akg_k * " + n(b.nr) + ";\n";
+        if (p_.pack_a)
+            s += in1 + "const float *akg_a = akg_ap + ((akg_i % " + n(b.mc) + ") / " + n(b.mr) + ") * " + n(b.kc * b.mr) + ";\n";
+        else
+            s += in1 + "const float *akg_a = " + p_.a_plain->buffer + " + (" + printer_.print(p_.a_plain->offset) + ") + akg_i * " +
+                 n(p_.a_plain->x_stride) + " + akg_k;\n";
+        std::string cin = "nullptr", acc_tile;
+        if (p_.k_panels > 1) {
+            std::string base = p_.split == GemmSplit::Rows ? "(akg_i / " + n(p_.slice_rows) + ") * " + n(p_.slice_rows) : "0";
+            s += in1 + "float *akg_c = akg_acc + (akg_i - " + base + ") * " + n(b.nc) + " + akg_j % " + n(b.nc) + ";\n";
+            s += in1 + "const float *akg_cin = akg_k == 0 ? nullptr : akg_c;\n";
+            cin = "akg_cin";
+            s += in1 + "if (akg_k + akg_kn < " + n(p_.k) + ") {\n" + micro_call(cin, n(b.nc), "akg_c", n(b.nc), in2) + in1 + "} else {\n";
+        } else {
+            s += in1 + "{\n";
+        }
+        const std::string ldcin = p_.k_panels > 1 ? n(b.nc) : "0";
+        if (!p_.direct_output.empty()) {
+            const BufferInfo &out = m_.buffer(p_.direct_output);
+            // Full tiles go straight to the output; partial ones through the tile.
+            std::string base = "(" + out.name + " + (" + [&] {
+                std::string o;
+                int64_t stride = p_.m * p_.n;
+                for (int d = static_cast<int>(nb) - 1; d >= 0; --d) {
+                    if (p_.batch[d] != 1) o += (o.empty() ? "" : " + ") + index_var(d) + " * " + n(stride);
+                    stride *= p_.batch[d];
+                }
+                return o.empty() ? std::string("0") : o;
+            }() + ") + akg_i * " + n(p_.n) + " + akg_j)";
+            s += in2 + "if (akg_mv == " + n(b.mr) + " && akg_nv == " + n(b.nr) + ") {\n" + micro_call(cin, ldcin, base, n(p_.n), in3) + in2 + "} else {\n";
+            s += in3 + "alignas(64) float akg_tile[" + n(b.mr * b.nr) + "];\n" + micro_call(cin, ldcin, "akg_tile", n(b.nr), in3);
+            s += in3 + "for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r)\n" + in3 + "    for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c)\n" + in3 + "        " +
+                 base + "[akg_r * " + n(p_.n) + " + akg_c] = akg_tile[akg_r * " + n(b.nr) + " + akg_c];\n";
+            s += in2 + "}\n";
+        } else {
+            s += in2 + "alignas(64) float akg_tile[" + n(b.mr * b.nr) + "];\n" + micro_call(cin, ldcin, "akg_tile", n(b.nr), in2);
+            s += epilogue(in2);
+        }
+        s += in1 + "}\n";
+        return s + in + "}\n";
+    }
+
+    // The tile's values through the epilogue statements, stored where they are kernel outputs.
+    std::string epilogue(const std::string &indent) {
+        const size_t nb = p_.batch.size();
+        const std::string im = index_var(static_cast<int>(nb)), jn = index_var(static_cast<int>(nb) + 1);
+        const std::string i1 = indent + "    ", i2 = indent + "        ";
+        std::string s = indent + "for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {\n";
+        s += i1 + "const int64_t " + im + " = akg_i + akg_r;\n";
+        s += i1 + "#pragma omp simd\n" + i1 + "for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {\n";
+        s += i2 + "const int64_t " + jn + " = akg_j + akg_c;\n";
+        TileValues tv;
+        const Stage &c = *p_.stage;
+        const BufferInfo &cb = m_.buffer(c.buffer);
+        std::string cv = "v_tile_" + c.buffer;
+        std::string raw = "akg_tile[akg_r * " + n(p_.blocking.nr) + " + akg_c]";
+        // A float16 product is rounded before anything reads it, as the framework stores it.
+        s += i2 + "const float " + cv + " = " + (c.dtype == DType::Float16 ? "akg_round_f16(" + raw + ")" : raw) + ";\n";
+        if (cb.kind == BufferKind::KernelOutput) s += i2 + store(cb, cv);
+        tv.names[c.buffer] = "tile_" + c.buffer;
+        for (const auto &name : p_.epilogue) {
+            const Stage &st = *m_.statement(name).stage;
+            const BufferInfo &b = m_.buffer(st.buffer);
+            Halide::Expr value = st.value;
+            if (b.dtype == DType::Float16 && b.kind == BufferKind::KernelOutput)
+                if (Halide::Expr x = float16_rounded_operand(value); x.defined()) value = x;
+            value = tv.mutate(value);
+            std::string lets;
+            Halide::Expr e = common_subexpression_elimination(value);
+            int k = 0;
+            while (const Let *let = e.as<Let>()) {
+                std::string lname = st.buffer + "_cse" + std::to_string(k++);
+                lets += i2 + "const " + codegen::c_type_of(let->value.type()) + " v_" + lname + " = " + printer_.print(let->value) + ";\n";
+                e = substitute(let->name, Variable::make(let->value.type(), lname), let->body);
+            }
+            std::string v = "v_tile_" + st.buffer;
+            s += lets + i2 + "const " + codegen::c_type_of(e.type()) + " " + v + " = " + printer_.print(e) + ";\n";
+            if (b.kind == BufferKind::KernelOutput) s += i2 + store(b, v);
+            tv.names[st.buffer] = "tile_" + st.buffer;
+        }
+        s += i1 + "}\n" + indent + "}\n";
+        return s;
+    }
+};
+
+} // namespace
+
+isl_ast_node *build_contraction_ast(const PolyModel &m) {
+    isl_ctx *ctx = m.ctx.get();
+    isl_options_set_ast_build_atomic_upper_bound(ctx, 1);
+    isl_options_set_ast_build_detect_min_max(ctx, 1);
+    isl_ast_build *build = isl_ast_build_alloc(ctx);
+    MarkContext mc{&m};
+    build = isl_ast_build_set_after_each_mark(build, &annotate_micro_kernel, &mc);
+    isl_ast_node *tree = isl_ast_build_node_from_schedule(build, isl_schedule_copy(m.schedule.get()));
+    isl_ast_build_free(build);
+    if (!tree) throw InternalError("isl's AST generator failed on the GEMM schedule");
+    return tree;
+}
+
+std::string emit_contraction_cpp(const PolyModel &m, isl_ast_node *ast, const CompositeKernel &kernel, const EmitOptions &o) {
+    std::ostringstream os;
+    os << "// Auto-generated by akg-gen " << o.generator_version << " from " << o.pattern_file << " for " << o.target_name << ". Do not edit!\n";
+    os << "// Kernel " << o.kernel_name << ": " << kernel.inputs.size() << " input(s), " << kernel.outputs.size() << " output(s).\n";
+    os << "// Its descriptor and dispatch entry are in akg_catalog.cpp.\n";
+    os << "// Regenerate with: meson compile -C build regenerate\n\n";
+    os << "#include \"akg_kernel_support.h\"\n#include \"akg_gemm.h\"\n\n";
+    os << ContractionEmitter(m, o).emit(ast);
+    return os.str();
+}
+
+} // namespace akg

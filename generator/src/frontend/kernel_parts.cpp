@@ -1,0 +1,178 @@
+// The split of a kernel around its contractions (kernel_parts.h): op-level grouping, then a
+// stable topological order of the groups.
+#include "frontend/kernel_parts.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace akg {
+
+namespace {
+
+const std::set<std::string> kPointwise = {"Add", "TensorAdd", "Sub", "Mul", "RealDiv", "Pow", "Maximum", "Minimum", "Greater", "GreaterEqual",
+                                          "Less", "LessEqual", "Equal", "NotEqual", "LogicalOr", "LogicalAnd", "LogicalNot", "Neg", "Abs", "Exp",
+                                          "Log", "Sqrt", "Rsqrt", "Reciprocal", "Tanh", "Erf", "Cast", "IsInf", "IsNan", "Select", "AddN"};
+// Packing evaluates the operands element by element: only index maps and cheap conversions
+// belong there.
+const std::set<std::string> kPackable = {"Cast", "Transpose", "Reshape", "ExpandDims", "BroadcastTo", "Neg"};
+
+std::vector<const TensorDesc *> op_inputs(const OpDesc &op) {
+    std::vector<const TensorDesc *> ins;
+    for (const auto &g : op.inputs)
+        for (const auto &t : g)
+            if (!t.value) ins.push_back(&t);
+    return ins;
+}
+
+bool broadcasts_into(const Shape &small, const Shape &big) {
+    if (small.size() > big.size()) return false;
+    size_t off = big.size() - small.size();
+    for (size_t d = 0; d < small.size(); ++d)
+        if (small[d] != 1 && small[d] != big[off + d]) return false;
+    return true;
+}
+
+} // namespace
+
+bool has_contraction(const CompositeKernel &kernel) {
+    return std::any_of(kernel.ops.begin(), kernel.ops.end(), [](const OpDesc &op) { return is_contraction_op(op.name); });
+}
+
+KernelParts split_kernel_parts(const CompositeKernel &kernel) {
+    const size_t n = kernel.ops.size();
+    std::map<std::string, size_t> producer;
+    std::map<std::string, std::vector<size_t>> consumers;
+    for (size_t k = 0; k < n; ++k) {
+        producer[kernel.ops[k].outputs[0].name] = k;
+        for (const TensorDesc *t : op_inputs(kernel.ops[k])) consumers[t->name].push_back(k);
+    }
+    std::set<std::string> kernel_outputs;
+    for (const auto &t : kernel.outputs) kernel_outputs.insert(t.name);
+
+    // group[k]: the group of op k; contraction groups first, then one group per other op.
+    std::vector<int> group(n, -1);
+    std::vector<bool> is_contraction_group;
+    for (size_t k = 0; k < n; ++k) {
+        if (!is_contraction_op(kernel.ops[k].name)) continue;
+        int g = static_cast<int>(is_contraction_group.size());
+        is_contraction_group.push_back(true);
+        group[k] = g;
+        // Prologue: packable ops whose every consumer is in the group, walked back from the operands.
+        std::vector<size_t> work = {k};
+        while (!work.empty()) {
+            size_t c = work.back();
+            work.pop_back();
+            for (const TensorDesc *t : op_inputs(kernel.ops[c])) {
+                auto p = producer.find(t->name);
+                if (p == producer.end() || group[p->second] != -1 || !kPackable.count(kernel.ops[p->second].name)) continue;
+                if (kernel_outputs.count(t->name)) continue;
+                bool only_group = true;
+                for (size_t u : consumers[t->name]) only_group &= group[u] == g;
+                if (!only_group) continue;
+                group[p->second] = g;
+                work.push_back(p->second);
+            }
+        }
+        // Epilogue: pointwise ops over the contraction's output shape whose other operands do
+        // not depend on the group (they are ready before it runs).
+        const Shape &shape = kernel.ops[k].outputs[0].shape;
+        std::set<std::string> depends = {kernel.ops[k].outputs[0].name}; // tensors depending on the group
+        std::set<std::string> inside = {kernel.ops[k].outputs[0].name};
+        for (size_t e = k + 1; e < n; ++e) {
+            const OpDesc &op = kernel.ops[e];
+            auto ins = op_inputs(op);
+            bool reads_group = false, fits = group[e] == -1 && kPointwise.count(op.name) && op.outputs[0].shape == shape;
+            for (const TensorDesc *t : ins) {
+                if (inside.count(t->name)) {
+                    reads_group = true;
+                    fits &= t->shape == shape;
+                } else fits &= !depends.count(t->name) && broadcasts_into(t->shape, shape);
+            }
+            if (reads_group && fits) {
+                group[e] = g;
+                inside.insert(op.outputs[0].name);
+            }
+            bool dep = false;
+            for (const TensorDesc *t : ins) dep |= depends.count(t->name) > 0;
+            if (dep) depends.insert(op.outputs[0].name);
+        }
+    }
+    for (size_t k = 0; k < n; ++k)
+        if (group[k] == -1) {
+            group[k] = static_cast<int>(is_contraction_group.size());
+            is_contraction_group.push_back(false);
+        }
+
+    // Group dependences, then a topological order that keeps the ops' order where it can.
+    const size_t groups = is_contraction_group.size();
+    std::vector<std::set<int>> preds(groups);
+    for (size_t k = 0; k < n; ++k)
+        for (const TensorDesc *t : op_inputs(kernel.ops[k])) {
+            auto p = producer.find(t->name);
+            if (p != producer.end() && group[p->second] != group[k]) preds[group[k]].insert(group[p->second]);
+        }
+    std::vector<int> first_op(groups, static_cast<int>(n));
+    for (size_t k = 0; k < n; ++k) first_op[group[k]] = std::min(first_op[group[k]], static_cast<int>(k));
+    std::vector<int> order;
+    std::vector<bool> placed(groups, false);
+    while (order.size() < groups) {
+        int best = -1;
+        for (size_t g = 0; g < groups; ++g) {
+            if (placed[g]) continue;
+            bool ready = std::all_of(preds[g].begin(), preds[g].end(), [&](int p) { return placed[p]; });
+            if (ready && (best < 0 || first_op[g] < first_op[best])) best = static_cast<int>(g);
+        }
+        if (best < 0) throw InternalError(kernel.source + ": the parts around its MatMul ops depend on each other");
+        placed[best] = true;
+        order.push_back(best);
+    }
+
+    // Consecutive non-contraction groups run as one part.
+    KernelParts result;
+    std::vector<int> part_of_group(groups, -1);
+    for (int g : order) {
+        bool merge = !is_contraction_group[g] && !result.parts.empty() && !result.parts.back().contraction;
+        if (!merge) {
+            KernelPart p;
+            p.contraction = is_contraction_group[g];
+            result.parts.push_back(std::move(p));
+        }
+        part_of_group[g] = static_cast<int>(result.parts.size()) - 1;
+    }
+    for (size_t k = 0; k < n; ++k) {
+        KernelPart &p = result.parts[part_of_group[group[k]]];
+        p.kernel.ops.push_back(kernel.ops[k]);
+    }
+    // Inputs and outputs of each part; every part's ops keep the kernel's op order.
+    std::map<std::string, TensorDesc> descs;
+    for (const auto &t : kernel.inputs) descs[t.name] = t;
+    for (const auto &op : kernel.ops) descs[op.outputs[0].name] = op.outputs[0];
+    std::map<std::string, int> produced_by;
+    for (size_t k = 0; k < n; ++k) produced_by[kernel.ops[k].outputs[0].name] = part_of_group[group[k]];
+    std::set<std::string> intermediate_names;
+    for (size_t pi = 0; pi < result.parts.size(); ++pi) {
+        KernelPart &p = result.parts[pi];
+        p.kernel.name = kernel.name + "$part" + std::to_string(pi);
+        p.kernel.source = kernel.source;
+        std::sort(p.kernel.ops.begin(), p.kernel.ops.end(), [](const OpDesc &a, const OpDesc &b) { return a.index < b.index; });
+        std::set<std::string> seen;
+        for (const auto &op : p.kernel.ops)
+            for (const TensorDesc *t : op_inputs(op)) {
+                auto pr = produced_by.find(t->name);
+                if (pr != produced_by.end() && pr->second == static_cast<int>(pi)) continue;
+                if (seen.insert(t->name).second) p.kernel.inputs.push_back(descs.at(t->name));
+            }
+        for (const auto &op : p.kernel.ops) {
+            const std::string &name = op.outputs[0].name;
+            bool used_later = false;
+            for (size_t u : consumers[name]) used_later |= part_of_group[group[u]] != static_cast<int>(pi);
+            if (kernel_outputs.count(name) || used_later) p.kernel.outputs.push_back(op.outputs[0]);
+            if (used_later && !kernel_outputs.count(name) && intermediate_names.insert(name).second)
+                result.intermediates.push_back(op.outputs[0]);
+        }
+    }
+    return result;
+}
+
+} // namespace akg

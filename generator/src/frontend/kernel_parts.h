@@ -1,0 +1,30 @@
+// A kernel with MatMul/BatchMatMul ops is run as parts: one per contraction (the op, the cheap
+// layout and cast ops that only feed it, and the elementwise ops after it over its output's
+// shape, its epilogue) and the other ops between them, in an order that respects every
+// dependence. Each part is a composite kernel of its own; the tensors that cross parts are
+// kernel inputs, kernel outputs, or intermediates the kernel allocates.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "frontend/composite_kernel.h"
+
+namespace akg {
+
+struct KernelPart {
+    CompositeKernel kernel;  // the part's ops; its inputs and outputs are the tensors it reads and gives
+    bool contraction = false; // scheduled by the GEMM path
+};
+
+struct KernelParts {
+    std::vector<KernelPart> parts;            // in execution order
+    std::vector<TensorDesc> intermediates;    // tensors passed between parts, not kernel outputs
+};
+
+bool has_contraction(const CompositeKernel &kernel);
+
+// The parts of a validated kernel with at least one contraction.
+KernelParts split_kernel_parts(const CompositeKernel &kernel);
+
+} // namespace akg

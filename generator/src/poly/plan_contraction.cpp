@@ -1,0 +1,227 @@
+// plan-contraction (plan_contraction.h).
+#include "poly/plan_contraction.h"
+
+#include <sstream>
+
+namespace akg {
+
+using namespace Halide::Internal;
+
+namespace {
+
+bool uses_var(const Halide::Expr &e, const std::string &name) { return expr_uses_var(e, name); }
+
+class ReadCollector : public IRVisitor {
+public:
+    std::vector<const Call *> reads;
+
+private:
+    using IRVisitor::visit;
+    void visit(const Call *op) override {
+        if (op->name.rfind("buf$", 0) == 0) reads.push_back(op);
+        IRVisitor::visit(op);
+    }
+};
+
+// The reads of buffers in `e`, in order.
+std::vector<const Call *> buffer_reads(const Halide::Expr &e) {
+    ReadCollector rc;
+    e.accept(&rc);
+    return rc.reads;
+}
+
+bool is_var(const Halide::Expr &e, const std::string &name) {
+    const Variable *v = e.as<Variable>();
+    return v && v->name == name;
+}
+
+// `operand` as a plain read of a float32 tensor (ContractionPlan::PlainOperand), x being the
+// index variable of its row or column; nothing when it computes or converts anything.
+std::optional<ContractionPlan::PlainOperand> plain_operand(const PolyModel &m, const Halide::Expr &operand, const std::string &x, int rank) {
+    const Call *read = operand.as<Call>();
+    if (!read || read->name.rfind("buf$", 0) != 0 || read->type != Halide::Float(32)) return std::nullopt;
+    const BufferInfo &b = m.buffer(read->name.substr(4));
+    if (b.dtype != DType::Float32 || read->args.size() != b.shape.size()) return std::nullopt;
+    ContractionPlan::PlainOperand p;
+    p.buffer = b.name;
+    p.offset = Halide::Expr(int64_t{0});
+    int64_t stride = 1;
+    for (int d = static_cast<int>(b.shape.size()) - 1; d >= 0; --d) {
+        const Halide::Expr &a = read->args[d];
+        if (is_var(a, x)) p.x_stride = stride;
+        else if (is_var(a, reduce_var(0))) p.k_stride = stride;
+        else if (is_const_zero(a)) {
+        } else {
+            bool batch = false;
+            for (int v = 0; v + 2 < rank; ++v) batch |= is_var(a, index_var(v));
+            if (!batch) return std::nullopt;
+            p.offset = p.offset + a * Halide::Expr(stride);
+        }
+        stride *= b.shape[d];
+    }
+    p.offset = simplify(p.offset);
+    return p;
+}
+
+} // namespace
+
+GemmBlocking gemm_blocking(const Target &t, int64_t m, int64_t n, int64_t k) {
+    GemmBlocking b;
+    if (t.arch == Arch::AArch64) {
+        // ASIMD multiplies by a lane of a register: two registers carry 8 rows of A, three carry
+        // 12 columns of B, and the 8 x 12 accumulators take 24 of the 32 registers.
+        b.mr = 8;
+        b.nr = 3 * t.lanes(32);
+    } else {
+        // Two vectors of B per row of the tile; the rows take what is left of the registers
+        // after those two and one broadcast of A.
+        const int nv = 2;
+        b.nr = nv * t.lanes(32);
+        b.mr = std::max(1, (t.vector_registers - nv - 1) / nv);
+    }
+    // Low et al.: kc so that a kc x nr micro-panel of B stays in L1 while the mr x kc
+    // micro-panels of A stream through the L1 ways it leaves them (one way kept for C).
+    const int64_t l1_way = t.l1d_bytes / t.l1d_ways;
+    int64_t a_ways = std::max<int64_t>(1, (t.l1d_ways - 1) * b.mr / (b.mr + b.nr));
+    int64_t kc_l1 = std::max<int64_t>(16, a_ways * l1_way / (b.mr * 4));
+    // Every panel of k past the first reloads and stores each tile of C, and keeps the tiles in
+    // memory between panels. Panels up to half of L2 for the two micro-panels stream them from
+    // L2 as fast as the micro-kernel uses them (L2 refills L1 at a line per cycle), so k up to
+    // that runs as one panel; longer k in equal panels of at most that.
+    int64_t kc_l2 = std::max(kc_l1, t.l2_bytes / 2 / ((b.mr + b.nr) * 4));
+    int64_t panels = (k + kc_l2 - 1) / kc_l2;
+    b.kc = std::max<int64_t>(1, (k + panels - 1) / panels);
+    // The mc x kc block of A takes the other half of L2.
+    int64_t mc = t.l2_bytes / 2 / (b.kc * 4);
+    b.mc = std::max<int64_t>(b.mr, mc / b.mr * b.mr);
+    // The K x nc panel of B each thread packs takes half of its share of the last-level cache.
+    int64_t nc = t.llc_bytes / std::max(1, t.cores) / 2 / (std::max<int64_t>(k, 1) * 4);
+    b.nc = std::max<int64_t>(b.nr, nc / b.nr * b.nr);
+    (void)m;
+    (void)n;
+    return b;
+}
+
+bool graph_has_contraction(const TensorGraph &graph) {
+    for (const auto &s : graph.stages)
+        if (s.contraction && element_count(s.shape) > 0 && element_count(s.reduce_extents) > 0) return true;
+    return false;
+}
+
+void plan_contraction(PolyModel &m, const ScheduleOptions &options) {
+    ContractionPlan p;
+    for (const auto &st : m.statements) {
+        const Stage &s = *st.stage;
+        if (s.contraction) {
+            if (p.stage && p.stage != &s) throw InternalError("a GEMM part holds two contractions");
+            p.stage = &s;
+            (st.role == StatementRole::ReduceInit ? p.init : p.update) = st.name;
+        }
+    }
+    if (!p.stage) throw InternalError("plan-contraction: no contraction");
+    const Stage &c = *p.stage;
+    const int rank = static_cast<int>(c.shape.size());
+    for (const auto &st : m.statements) {
+        if (st.stage == p.stage) continue;
+        const Stage &s = *st.stage;
+        if (st.role != StatementRole::Assign || s.shape != c.shape)
+            throw UserError("the MatMul's " + s.tensor + shape_string(s.shape) +
+                            " is computed apart from its tiles; only elementwise epilogues over the product's shape are fused");
+        for (const Call *read : buffer_reads(s.value)) {
+            bool tile_value = read->name == "buf$" + c.buffer;
+            for (const auto &e : p.epilogue) tile_value |= read->name == "buf$" + m.statement(e).stage->buffer;
+            if (!tile_value) continue;
+            for (int d = 0; d < rank; ++d)
+                if (c.shape[d] != 1 && !is_var(read->args[d], index_var(d)))
+                    throw UserError("the MatMul's epilogue " + s.tensor + " reads the product at another element");
+        }
+        p.epilogue.push_back(st.name);
+    }
+    p.batch.assign(c.shape.begin(), c.shape.end() - 2);
+    p.m = c.shape[rank - 2];
+    p.n = c.shape[rank - 1];
+    p.k = c.reduce_extents.at(0);
+
+    const Mul *mul = c.value.as<Mul>();
+    if (!mul) throw InternalError("a contraction's body is not a product");
+    const std::string im = index_var(rank - 2), in = index_var(rank - 1);
+    p.lhs = mul->a;
+    p.rhs = mul->b;
+    if (uses_var(p.lhs, in) || uses_var(p.rhs, im)) std::swap(p.lhs, p.rhs);
+    if (uses_var(p.lhs, in) || uses_var(p.rhs, im)) throw InternalError("a contraction's operands mix its rows and columns");
+    for (int d = 0; d + 2 < rank; ++d) p.rhs_batch.push_back(uses_var(p.rhs, index_var(d)));
+    std::vector<const Call *> rhs_reads = buffer_reads(p.rhs);
+    p.rhs_k_inner = !rhs_reads.empty() && uses_var(rhs_reads.front()->args.back(), reduce_var(0)) && p.k > 1;
+
+    const Target &t = *options.target;
+    p.blocking = gemm_blocking(t, p.m, p.n, p.k);
+    GemmBlocking &b = p.blocking;
+    int64_t batch_count = element_count(p.batch);
+    const int threads = std::max(1, options.threads);
+    if (!options.parallel || threads == 1) p.split = GemmSplit::None;
+    else if (batch_count >= threads) p.split = GemmSplit::Batch;
+    else if (p.n <= p.m && p.m >= int64_t{threads} * b.mr) p.split = GemmSplit::Rows;
+    else if (p.n >= int64_t{threads} * b.nr) p.split = GemmSplit::Columns;
+    else if (p.m >= int64_t{threads} * b.mr) p.split = GemmSplit::Rows;
+    int64_t rows = (p.m + b.mr - 1) / b.mr * b.mr;
+    if (p.split == GemmSplit::Rows) {
+        p.slices = threads;
+        p.slice_rows = ((p.m + threads - 1) / threads + b.mr - 1) / b.mr * b.mr;
+        rows = p.slice_rows;
+    }
+    // Panels of columns: as many as the model's nc needs, a multiple of the threads when
+    // they share them out, all of about the same width.
+    int64_t panels = (p.n + b.nc - 1) / b.nc;
+    if (p.split == GemmSplit::Columns) panels = (panels + threads - 1) / threads * threads;
+    b.nc = (((p.n + panels - 1) / panels) + b.nr - 1) / b.nr * b.nr;
+    b.mc = std::min(b.mc, rows);
+    p.k_panels = (p.k + b.kc - 1) / b.kc;
+
+    p.a_plain = plain_operand(m, p.lhs, im, rank);
+    p.b_plain = plain_operand(m, p.rhs, in, rank);
+    std::vector<const Call *> lhs_reads = buffer_reads(p.lhs);
+    p.lhs_k_inner = !lhs_reads.empty() && uses_var(lhs_reads.front()->args.back(), reduce_var(0)) && p.k > 1;
+    // A is read in place when its rows of one thread fit the L2 block (small M): packing would
+    // copy it once per panel of columns for nothing. Rows a multiple of 1 KiB apart share L1
+    // sets, and 14 of them evict each other: those are packed.
+    if (p.a_plain && p.a_plain->k_stride == 1 && rows <= b.mc && (p.a_plain->x_stride * 4) % 1024 != 0) p.pack_a = false;
+    if (p.epilogue.empty() && c.buffer_kind == BufferKind::KernelOutput && m.buffer(c.buffer).dtype == DType::Float32)
+        p.direct_output = c.buffer;
+    // An output that copies the product (a lone MatMul's output stage) is stored to directly too;
+    // its statement stays in the tiles' sequence, run by those stores.
+    if (p.epilogue.size() == 1 && c.buffer_kind == BufferKind::Scratch) {
+        const Stage &copy = *m.statement(p.epilogue[0]).stage;
+        // The product's buffer is a double accumulator of the reduction path: read as float.
+        const Call *read = strip_float_casts(copy.value).as<Call>();
+        if (read && read->name == "buf$" + c.buffer && copy.buffer_kind == BufferKind::KernelOutput && m.buffer(copy.buffer).dtype == DType::Float32) {
+            p.direct_output = copy.buffer;
+        }
+    }
+    m.contraction = p;
+}
+
+std::string contraction_plan_text(const PolyModel &m) {
+    if (!m.contraction) return "";
+    const ContractionPlan &p = *m.contraction;
+    const GemmBlocking &b = p.blocking;
+    std::ostringstream os;
+    const char *split[] = {"none", "batch", "rows", "columns"};
+    os << "contraction " << p.update << ": batch " << shape_string(p.batch) << ", m " << p.m << ", n " << p.n << ", k " << p.k << "\n";
+    os << "micro-tile " << b.mr << " x " << b.nr << ", kc " << b.kc << " (" << p.k_panels << " panel" << (p.k_panels > 1 ? "s" : "")
+       << "), mc " << b.mc << ", nc " << b.nc << "\n";
+    os << "split " << split[static_cast<int>(p.split)];
+    if (p.split == GemmSplit::Rows) os << " (" << p.slices << " x " << p.slice_rows << " rows)";
+    auto how = [](const std::optional<ContractionPlan::PlainOperand> &plain, bool k_inner) {
+        if (!plain) return k_inner ? "computed, k innermost" : "computed";
+        return plain->k_stride == 1 ? "transposed in registers" : plain->x_stride == 1 ? "copied" : "gathered";
+    };
+    os << "; A " << (p.pack_a ? std::string("packed (") + how(p.a_plain, p.lhs_k_inner) + ")" : std::string("read in place")) << "; B packed ("
+       << how(p.b_plain, p.rhs_k_inner) << ")\n";
+    os << "epilogue:";
+    for (const auto &e : p.epilogue) os << " " << e;
+    if (!p.direct_output.empty()) os << " (none: full tiles stored to " << p.direct_output << ")";
+    os << "\n";
+    return os.str();
+}
+
+} // namespace akg

@@ -1,0 +1,207 @@
+// tile-contraction (tile_contraction.h).
+#include "poly/tile_contraction.h"
+
+#include <isl/schedule.h>
+#include <isl/schedule_node.h>
+#include <isl/union_map.h>
+
+#include "poly/schedule_annotation.h"
+
+namespace akg {
+
+namespace {
+
+std::string list(const std::vector<std::string> &items) {
+    std::string s;
+    for (const auto &i : items) s += (s.empty() ? "" : ", ") + i;
+    return s;
+}
+
+std::string floor_div(const std::string &x, int64_t d) { return d == 1 ? x : "floor((" + x + ")/" + std::to_string(d) + ")"; }
+
+// One band member per entry of `parts`, each a list of "Stmt[vars] -> [(expr)]" pieces.
+isl_multi_union_pw_aff *band(isl_ctx *ctx, const std::vector<std::vector<std::string>> &members) {
+    isl_multi_union_pw_aff *mupa = nullptr;
+    for (const auto &pieces : members) {
+        std::string text = "{ " + [&] {
+            std::string s;
+            for (const auto &p : pieces) s += (s.empty() ? "" : "; ") + p;
+            return s;
+        }() + " }";
+        isl_union_map *umap = isl_union_map_read_from_str(ctx, text.c_str());
+        if (!umap) throw InternalError("tile-contraction: bad schedule function " + text);
+        isl_multi_union_pw_aff *member = isl_multi_union_pw_aff_from_union_map(umap);
+        mupa = mupa ? isl_multi_union_pw_aff_flat_range_product(mupa, member) : member;
+    }
+    return mupa;
+}
+
+isl_union_set *filter(isl_ctx *ctx, const std::vector<std::string> &statements, isl_union_set *domain) {
+    isl_union_set *f = isl_union_set_empty(isl_union_set_get_space(domain));
+    for (const auto &s : statements) {
+        isl_union_set *one = isl_union_set_read_from_str(ctx, ("{ " + s + " }").c_str());
+        f = isl_union_set_union(f, isl_union_set_intersect(one, isl_union_set_copy(domain)));
+    }
+    return f;
+}
+
+// Below `node` (taken, a leaf): a sequence of `pack` (one instance per iteration of a band over
+// its index `panel`) and then `rest`; returns the leaf under `rest`.
+isl_schedule_node *pack_first(isl_schedule_node *node, const std::string &pack, const std::string &panel, const std::vector<std::string> &rest) {
+    isl_ctx *ctx = isl_schedule_node_get_ctx(node);
+    isl_union_set *dom = isl_schedule_node_get_domain(node);
+    isl_union_set_list *seq = isl_union_set_list_alloc(ctx, 2);
+    seq = isl_union_set_list_add(seq, filter(ctx, {pack}, dom));
+    seq = isl_union_set_list_add(seq, filter(ctx, rest, dom));
+    isl_union_set_free(dom);
+    node = isl_schedule_node_insert_sequence(node, seq);
+    node = isl_schedule_node_child(isl_schedule_node_child(node, 0), 0);
+    node = isl_schedule_node_insert_partial_schedule(node, band(ctx, {{pack + " -> [(" + panel + ")]"}}));
+    node = isl_schedule_node_parent(isl_schedule_node_parent(node));
+    return isl_schedule_node_child(isl_schedule_node_child(node, 1), 0);
+}
+
+} // namespace
+
+void tile_contraction(PolyModel &m, const ScheduleOptions &options) {
+    (void)options;
+    const ContractionPlan &p = *m.contraction;
+    const GemmBlocking &b = p.blocking;
+    isl_ctx *ctx = m.ctx.get();
+    const int nb = static_cast<int>(p.batch.size());
+    const std::string im = index_var(nb), in = index_var(nb + 1), rk = reduce_var(0);
+
+    // Tuples and domains.
+    std::vector<std::string> out_vars, bvars;
+    for (int d = 0; d < nb + 2; ++d) out_vars.push_back(index_var(d));
+    for (int d = 0; d < nb; ++d) bvars.push_back("b" + std::to_string(d));
+    std::vector<std::string> upd_vars = out_vars;
+    upd_vars.push_back(rk);
+    auto tuple = [](const std::string &name, const std::vector<std::string> &vars) { return name + "[" + list(vars) + "]"; };
+    std::string batch_bounds;
+    for (int d = 0; d < nb; ++d) batch_bounds += " and 0 <= b" + std::to_string(d) + " < " + std::to_string(p.batch[d]);
+    const bool rows = p.split == GemmSplit::Rows;
+    std::vector<std::string> pb_vars = bvars, pa_vars = bvars;
+    if (rows) pb_vars.push_back("s");
+    pb_vars.push_back("jr");
+    pa_vars.insert(pa_vars.end(), {"jt", "pt", "ir"});
+    const std::string pb = tuple("PackB", pb_vars), pa = tuple("PackA", pa_vars);
+    std::string pb_dom = "{ " + pb + " : 0 <= jr < " + std::to_string(p.n_tiles()) + batch_bounds +
+                         (rows ? " and 0 <= s < " + std::to_string(p.slices) : "") + " }";
+    std::string pa_dom = "{ " + pa + " : 0 <= jt < " + std::to_string(p.n_panels()) + " and 0 <= pt < " + std::to_string(p.k_panels) +
+                         " and 0 <= ir < " + std::to_string(p.m_tiles()) + batch_bounds + " }";
+    isl_union_set *domain = isl_union_set_copy(m.domain.get());
+    domain = isl_union_set_union(domain, isl_union_set_read_from_str(ctx, pb_dom.c_str()));
+    if (p.pack_a) domain = isl_union_set_union(domain, isl_union_set_read_from_str(ctx, pa_dom.c_str()));
+
+    std::vector<std::string> tiles = {p.init, p.update};
+    tiles.insert(tiles.end(), p.epilogue.begin(), p.epilogue.end());
+    auto stmt = [&](const std::string &name) { return name == p.update ? tuple(name, upd_vars) : tuple(name, out_vars); };
+
+    // The outer band: batch, slice, column panel.
+    std::vector<std::vector<std::string>> outer;
+    int parallel_loops = 0;
+    for (int d = 0; d < nb; ++d) {
+        if (p.batch[d] == 1) continue;
+        std::vector<std::string> f;
+        for (const auto &t : tiles) f.push_back(stmt(t) + " -> [(" + index_var(d) + ")]");
+        f.push_back(pb + " -> [(b" + std::to_string(d) + ")]");
+        if (p.pack_a) f.push_back(pa + " -> [(b" + std::to_string(d) + ")]");
+        outer.push_back(f);
+        parallel_loops += p.split == GemmSplit::Batch || p.split == GemmSplit::Rows || p.split == GemmSplit::Columns;
+    }
+    if (rows) {
+        std::vector<std::string> f;
+        for (const auto &t : tiles) f.push_back(stmt(t) + " -> [(" + floor_div(im, p.slice_rows) + ")]");
+        f.push_back(pb + " -> [(s)]");
+        if (p.pack_a) f.push_back(pa + " -> [(" + floor_div(std::to_string(b.mr) + "ir", p.slice_rows) + ")]");
+        outer.push_back(f);
+        ++parallel_loops;
+    }
+    {
+        std::vector<std::string> f;
+        for (const auto &t : tiles) f.push_back(stmt(t) + " -> [(" + floor_div(in, b.nc) + ")]");
+        f.push_back(pb + " -> [(" + floor_div(std::to_string(b.nr) + "jr", b.nc) + ")]");
+        if (p.pack_a) f.push_back(pa + " -> [(jt)]");
+        outer.push_back(f);
+        parallel_loops += p.split == GemmSplit::Columns;
+    }
+    if (p.split == GemmSplit::None) parallel_loops = 0;
+
+    isl_schedule *sched = isl_schedule_from_domain(domain);
+    isl_schedule_node *node = isl_schedule_get_root(sched);
+    isl_schedule_free(sched);
+    node = isl_schedule_node_child(node, 0);
+    node = isl_schedule_node_insert_partial_schedule(node, band(ctx, outer));
+    for (int k = 0; k < parallel_loops; ++k) node = isl_schedule_node_band_member_set_coincident(node, k, 1);
+    if (parallel_loops) {
+        node = insert_annotated_mark(node, mark::Parallel{parallel_loops, std::nullopt});
+        node = isl_schedule_node_child(node, 0);
+    }
+    node = isl_schedule_node_child(node, 0);
+    std::vector<std::string> tile_dom;
+    for (const auto &t : tiles) tile_dom.push_back(stmt(t));
+    std::vector<std::string> rest_dom = tile_dom;
+    if (p.pack_a) rest_dom.push_back(pa);
+    node = pack_first(node, pb, "jr", rest_dom);
+    // The rest: panel of k, block of rows.
+    {
+        std::vector<std::string> pt, it;
+        for (const auto &t : tiles) {
+            std::string panel = t == p.init ? "0" : t == p.update ? floor_div(rk, b.kc) : std::to_string(p.k_panels - 1);
+            pt.push_back(stmt(t) + " -> [(" + panel + ")]");
+            it.push_back(stmt(t) + " -> [(" + floor_div(im, b.mc) + ")]");
+        }
+        if (p.pack_a) {
+            pt.push_back(pa + " -> [(pt)]");
+            it.push_back(pa + " -> [(" + floor_div(std::to_string(b.mr) + "ir", b.mc) + ")]");
+        }
+        node = isl_schedule_node_insert_partial_schedule(node, band(ctx, {pt, it}));
+    }
+    node = isl_schedule_node_child(node, 0);
+    if (p.pack_a) node = pack_first(node, pa, "ir", tile_dom);
+    // Tiles of mr x nr, the micro-kernel's.
+    {
+        std::vector<std::string> jr, ir;
+        for (const auto &t : tiles) {
+            jr.push_back(stmt(t) + " -> [(" + floor_div(in, b.nr) + ")]");
+            ir.push_back(stmt(t) + " -> [(" + floor_div(im, b.mr) + ")]");
+        }
+        node = isl_schedule_node_insert_partial_schedule(node, band(ctx, {jr, ir}));
+    }
+    node = isl_schedule_node_child(node, 0);
+    node = insert_annotated_mark(node, mark::MicroKernel{b.mr, b.nr});
+    node = isl_schedule_node_child(node, 0);
+    {
+        isl_union_set *d = isl_schedule_node_get_domain(node);
+        isl_union_set_list *s3 = isl_union_set_list_alloc(ctx, static_cast<int>(tiles.size()));
+        for (const auto &t : tiles) s3 = isl_union_set_list_add(s3, filter(ctx, {stmt(t)}, d));
+        isl_union_set_free(d);
+        node = isl_schedule_node_insert_sequence(node, s3);
+        for (size_t k = 0; k < tiles.size(); ++k) {
+            node = isl_schedule_node_child(isl_schedule_node_child(node, static_cast<int>(k)), 0);
+            std::vector<std::vector<std::string>> point = {{stmt(tiles[k]) + " -> [(" + im + ")]"}, {stmt(tiles[k]) + " -> [(" + in + ")]"}};
+            if (tiles[k] == p.update) point.push_back({stmt(tiles[k]) + " -> [(" + rk + ")]"});
+            node = isl_schedule_node_insert_partial_schedule(node, band(ctx, point));
+            node = isl_schedule_node_parent(isl_schedule_node_parent(node));
+        }
+    }
+    isl_schedule *result = isl_schedule_node_get_schedule(node);
+    isl_schedule_node_free(node);
+    if (!result) throw InternalError("tile-contraction: isl could not build the schedule tree");
+
+    // Legality: every dependence of the products and their epilogue goes forward in time.
+    isl_union_map *time = isl_schedule_get_map(result);
+    isl_union_map *deps = isl_union_map_union(isl_union_map_copy(m.dep_flow.get()), isl_union_map_copy(m.dep_false.get()));
+    isl_union_map *earlier = isl_union_map_lex_lt_union_map(isl_union_map_copy(time), time);
+    bool legal = isl_union_map_is_subset(deps, earlier) == isl_bool_true;
+    isl_union_map_free(deps);
+    isl_union_map_free(earlier);
+    if (!legal) {
+        isl_schedule_free(result);
+        throw InternalError("tile-contraction: the GEMM schedule violates a dependence");
+    }
+    m.schedule = isl::manage(result);
+}
+
+} // namespace akg

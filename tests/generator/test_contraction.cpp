@@ -1,0 +1,229 @@
+// Per-pass tests of the GEMM path: the split of a kernel around its MatMul ops
+// (frontend/kernel_parts.h), the blocking model and plan (plan-contraction), the BLIS tree
+// (tile-contraction) and the marks of isl's AST of it (emit_contraction.h). Each test takes a
+// catalog pattern through the passes before the one under test and reads what that pass made.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include <isl/ctx.h>
+#include <isl/options.h>
+#include <isl/printer.h>
+
+#include "codegen/emit_contraction.h"
+#include "frontend/composite_kernel.h"
+#include "frontend/kernel_parts.h"
+#include "lower/lower_to_halide.h"
+#include "passes/compare_rounded_float16.h"
+#include "passes/materialize.h"
+#include "passes/math_identities.h"
+#include "passes/simplify_stages.h"
+#include "passes/view_reshaped_inputs.h"
+#include "poly/plan_contraction.h"
+#include "poly/schedule_annotation.h"
+#include "poly/tile_contraction.h"
+
+namespace {
+
+akg::CompositeKernel load(const std::string &pattern) {
+    akg::CompositeKernel k = akg::load_composite(std::string(AKG_SOURCE_ROOT) + "/patterns/" + pattern + ".json");
+    akg::validate_composite(k);
+    return k;
+}
+
+// One GEMM part taken through the graph passes and the poly model, as run_pipeline does.
+class GemmPart {
+public:
+    explicit GemmPart(const akg::CompositeKernel &kernel, const akg::Target &target = akg::target_named("x86-64-v4"))
+        : kernel_(kernel), options_(akg::ScheduleOptions::for_target(target)), graph_(normalized(kernel_)),
+          model_(akg::build_poly_model(isl_.ctx, graph_)) {
+        akg::compute_dependences(model_);
+    }
+    akg::PolyModel &model() { return model_; }
+    const akg::ScheduleOptions &options() const { return options_; }
+    bool has_contraction() const { return akg::graph_has_contraction(graph_); }
+
+    std::string tree_text() const {
+        isl_printer *p = isl_printer_to_str(isl_.ctx);
+        p = isl_printer_set_yaml_style(p, ISL_YAML_STYLE_BLOCK);
+        p = isl_printer_print_schedule(p, model_.schedule.get());
+        char *s = isl_printer_get_str(p);
+        std::string text = s ? s : "";
+        free(s);
+        isl_printer_free(p);
+        return text;
+    }
+
+private:
+    struct IslContext {
+        isl_ctx *ctx = isl_ctx_alloc();
+        IslContext() { isl_options_set_on_error(ctx, ISL_ON_ERROR_CONTINUE); }
+        ~IslContext() { isl_ctx_free(ctx); }
+    };
+    static akg::TensorGraph normalized(const akg::CompositeKernel &kernel) {
+        akg::TensorGraph graph = akg::lower_to_halide(kernel);
+        akg::materialize_and_inline(graph, true);
+        akg::view_reshaped_inputs(graph);
+        akg::simplify_stages(graph);
+        akg::rewrite_math_identities(graph);
+        akg::compare_rounded_float16(graph);
+        return graph;
+    }
+    IslContext isl_; // outlives the model's isl objects
+    akg::CompositeKernel kernel_;
+    akg::ScheduleOptions options_;
+    akg::TensorGraph graph_;
+    akg::PolyModel model_;
+};
+
+size_t count(const std::string &text, const std::string &what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+}
+
+TEST(KernelParts, AnEpilogueJoinsItsMatMul) {
+    akg::KernelParts parts = akg::split_kernel_parts(load("gemm_ffn1_bias_gelu_f32"));
+    ASSERT_EQ(parts.parts.size(), 1u);
+    EXPECT_TRUE(parts.parts[0].contraction);
+    EXPECT_GT(parts.parts[0].kernel.ops.size(), 5u); // the MatMul, the bias and GeLU's ops
+    EXPECT_TRUE(parts.intermediates.empty());
+}
+
+TEST(KernelParts, AReductionBesideTheMatMulRunsAsAPartOfItsOwn) {
+    akg::KernelParts parts = akg::split_kernel_parts(load("gemm_dw_bias_grad_f32"));
+    ASSERT_EQ(parts.parts.size(), 2u);
+    EXPECT_EQ(parts.parts[0].contraction + parts.parts[1].contraction, 1);
+    for (const auto &p : parts.parts) EXPECT_EQ(p.kernel.outputs.size(), 1u);
+    EXPECT_TRUE(parts.intermediates.empty()); // both results are kernel outputs
+}
+
+TEST(GemmBlocking, TheMicroTileFillsEachTargetsRegisters) {
+    struct Expect {
+        const char *target;
+        int mr, nr;
+    };
+    for (Expect e : {Expect{"x86-64-v4", 14, 32}, Expect{"x86-64-v3", 6, 16}, Expect{"x86-64-v2", 6, 8}, Expect{"aarch64", 8, 12}}) {
+        akg::GemmBlocking b = akg::gemm_blocking(akg::target_named(e.target), 2048, 3072, 768);
+        EXPECT_EQ(b.mr, e.mr) << e.target;
+        EXPECT_EQ(b.nr, e.nr) << e.target;
+    }
+}
+
+TEST(GemmBlocking, PanelsFollowTheCaches) {
+    const akg::Target &t = akg::target_named("x86-64-v4");
+    akg::GemmBlocking one = akg::gemm_blocking(t, 2048, 3072, 768);
+    EXPECT_EQ(one.kc, 768); // one panel of k: the micro-panels stream from L2
+    EXPECT_LE(one.mc * one.kc * 4, t.l2_bytes / 2);
+    EXPECT_EQ(one.mc % one.mr, 0);
+    EXPECT_LE(768 * one.nc * 4, t.llc_bytes / t.cores / 2);
+    akg::GemmBlocking long_k = akg::gemm_blocking(t, 100, 4096, 12288);
+    EXPECT_LT(long_k.kc, 12288);
+    const int64_t panels = (12288 + long_k.kc - 1) / long_k.kc;
+    EXPECT_LT(panels * long_k.kc - 12288, panels); // equal panels, the last short by less than one k each
+    EXPECT_LE((long_k.mr + long_k.nr) * long_k.kc * 4, t.l2_bytes / 2);
+    // A smaller L2 (x86-64-v2's) gives shorter panels of k.
+    EXPECT_LT(akg::gemm_blocking(akg::target_named("x86-64-v2"), 100, 4096, 12288).kc, long_k.kc);
+}
+
+TEST(PlanContraction, FindsTheOperandsAndTheEpilogue) {
+    GemmPart part(load("gemm_ffn1_bias_gelu_f32"));
+    ASSERT_TRUE(part.has_contraction());
+    akg::plan_contraction(part.model(), part.options());
+    ASSERT_TRUE(part.model().contraction.has_value());
+    const akg::ContractionPlan &p = *part.model().contraction;
+    EXPECT_EQ(p.m, 2048);
+    EXPECT_EQ(p.n, 3072);
+    EXPECT_EQ(p.k, 768);
+    EXPECT_EQ(p.epilogue.size(), 1u); // bias and GeLU, one stage after inlining
+    EXPECT_TRUE(p.direct_output.empty());
+    ASSERT_TRUE(p.a_plain && p.b_plain);
+    EXPECT_EQ(p.a_plain->k_stride, 1); // row-major A: transposed into its panels
+    EXPECT_EQ(p.b_plain->x_stride, 1); // row-major B: copied
+    EXPECT_EQ(p.split, akg::GemmSplit::Columns);
+    EXPECT_EQ(p.n_panels() % p.slices, 0);
+}
+
+TEST(PlanContraction, SharesOutBatchesRowsOrColumns) {
+    {
+        GemmPart part(load("bmm_attn_scores_scale_mask_f32"));
+        akg::plan_contraction(part.model(), part.options());
+        EXPECT_EQ(part.model().contraction->split, akg::GemmSplit::Batch);
+        EXPECT_TRUE(part.model().contraction->rhs_k_inner); // keys transposed
+    }
+    {
+        GemmPart part(load("gemm_dx_f32"));
+        akg::plan_contraction(part.model(), part.options());
+        const akg::ContractionPlan &p = *part.model().contraction;
+        EXPECT_EQ(p.split, akg::GemmSplit::Rows);
+        EXPECT_EQ(p.slice_rows % p.blocking.mr, 0);
+        EXPECT_GE(p.slice_rows * p.slices, p.m);
+        EXPECT_EQ(p.b_plain->k_stride, 1);
+    }
+    {
+        GemmPart part(load("gemm_bare_attn_out_f32"));
+        akg::plan_contraction(part.model(), part.options());
+        EXPECT_FALSE(part.model().contraction->direct_output.empty()); // no epilogue: tiles go to the output
+    }
+}
+
+TEST(PlanContraction, OneThreadSharesNothing) {
+    akg::Target one = akg::target_named("x86-64-v4");
+    one.cores = 1;
+    GemmPart part(load("gemm_qkv_bias_f32"), one);
+    akg::plan_contraction(part.model(), part.options());
+    EXPECT_EQ(part.model().contraction->split, akg::GemmSplit::None);
+}
+
+TEST(TileContraction, BuildsTheBlisTreeWithPackingAndTheMicroKernelMark) {
+    GemmPart part(load("gemm_ffn1_bias_gelu_f32"));
+    akg::plan_contraction(part.model(), part.options());
+    akg::tile_contraction(part.model(), part.options());
+    std::string tree = part.tree_text();
+    EXPECT_EQ(count(tree, "mark: \"parallel(loops=1)\""), 1u) << tree;
+    EXPECT_EQ(count(tree, "mark: \"micro_kernel(14x32)\""), 1u) << tree;
+    EXPECT_NE(tree.find("PackB[jr] -> [(jr)]"), std::string::npos) << tree;
+    EXPECT_NE(tree.find("PackA[jt, pt, ir] -> [(ir)]"), std::string::npos) << tree;
+    // Packing comes before the tiles that read it: PackB's filter is the first of the sequence.
+    EXPECT_LT(tree.find("filter: \"{ PackB"), tree.find("micro_kernel")) << tree;
+}
+
+TEST(TileContraction, EveryMicroKernelMarkOfTheAstKnowsItsTile) {
+    GemmPart part(load("bmm_attn_context_f32"));
+    akg::plan_contraction(part.model(), part.options());
+    akg::tile_contraction(part.model(), part.options());
+    isl_ast_node *ast = akg::build_contraction_ast(part.model());
+    ASSERT_NE(ast, nullptr);
+    struct Found {
+        int marks = 0, annotated = 0;
+    } found;
+    isl_ast_node_foreach_descendant_top_down(
+        ast,
+        [](isl_ast_node *node, void *user) -> isl_bool {
+            if (!akg::mark_as<akg::mark::MicroKernel>(node)) return isl_bool_true;
+            auto *f = static_cast<Found *>(user);
+            ++f->marks;
+            isl_id *id = isl_ast_node_get_annotation(node);
+            f->annotated += id != nullptr;
+            isl_id_free(id);
+            return isl_bool_false; // the point loops below are not emitted
+        },
+        &found);
+    isl_ast_node_free(ast);
+    EXPECT_GE(found.marks, 1);
+    EXPECT_EQ(found.annotated, found.marks);
+}
+
+TEST(TileContraction, AnEmptyProductRunsAsAReduction) {
+    // K = 0: a sum of no terms, which the reduction path initializes; the GEMM path is not taken.
+    akg::CompositeKernel k = akg::parse_composite(R"({"op": "k0", "input_desc": [[{"data_type": "float32", "shape": [5, 0], "tensor_name": "a"}],
+        [{"data_type": "float32", "shape": [0, 7], "tensor_name": "b"}]], "output_desc": [{"data_type": "float32", "shape": [5, 7], "tensor_name": "c"}],
+        "op_desc": [{"name": "MatMul", "attr": [], "input_desc": [[{"data_type": "float32", "shape": [5, 0], "tensor_name": "a"}],
+        [{"data_type": "float32", "shape": [0, 7], "tensor_name": "b"}]], "output_desc": [{"data_type": "float32", "shape": [5, 7], "tensor_name": "c"}]}]})",
+                                                  "k0.json");
+    akg::validate_composite(k);
+    GemmPart part(k);
+    EXPECT_FALSE(part.has_contraction());
+}
+
+} // namespace
