@@ -109,6 +109,21 @@ akg_status akg_bias_gelu_f32(const float *input_0, const float *input_1, float *
  */
 akg_status akg_bias_gelu_grad_f16(const uint16_t *input_10, const uint16_t *input_0, float *input_11, uint16_t *out_output_0_20);
 
+/* bmm_attn_context_f32 (patterns/bmm_attn_context_f32.json)
+ *   in  input_0 float32[16,12,128,128]
+ *   in  input_1 float32[16,12,128,64]
+ *   out output_0_0 float32[16,12,128,64]
+ */
+akg_status akg_bmm_attn_context_f32(const float *input_0, const float *input_1, float *out_output_0_0);
+
+/* bmm_attn_scores_scale_mask_f32 (patterns/bmm_attn_scores_scale_mask_f32.json)
+ *   in  input_0 float32[16,12,128,64]
+ *   in  input_1 float32[16,12,128,64]
+ *   in  input_3 float32[16,1,128,128]
+ *   out output_0_2 float32[16,12,128,128]
+ */
+akg_status akg_bmm_attn_scores_scale_mask_f32(const float *input_0, const float *input_1, const float *input_3, float *out_output_0_2);
+
 /* bn_apply_relu_f16 (patterns/bn_apply_relu_f16.json)
  *   in  input_7 float16[32,512,28,28]
  *   in  input_0 float32[512]
@@ -189,6 +204,100 @@ akg_status akg_conv_bias_residual_relu_f16(const uint16_t *input_1, const uint16
  *   out output_0_4 float32[16,128,768]
  */
 akg_status akg_embedding_sum_f32(const float *input_0, const float *input_1, const float *input_2, float *out_output_0_4);
+
+/* gemm_attn_out_bias_residual_f32 (patterns/gemm_attn_out_bias_residual_f32.json)
+ *   in  input_0 float32[2048,768]
+ *   in  input_1 float32[768,768]
+ *   in  input_2 float32[768]
+ *   in  input_3 float32[2048,768]
+ *   out output_0_2 float32[2048,768]
+ */
+akg_status akg_gemm_attn_out_bias_residual_f32(const float *input_0, const float *input_1, const float *input_2, const float *input_3, float *out_output_0_2);
+
+/* gemm_bare_attn_out_f32 (patterns/gemm_bare_attn_out_f32.json)
+ *   in  input_0 float32[2048,768]
+ *   in  input_1 float32[768,768]
+ *   out output_0_0 float32[2048,768]
+ */
+akg_status akg_gemm_bare_attn_out_f32(const float *input_0, const float *input_1, float *out_output_0_0);
+
+/* gemm_bare_ffn1_f32 (patterns/gemm_bare_ffn1_f32.json)
+ *   in  input_0 float32[2048,768]
+ *   in  input_1 float32[768,3072]
+ *   out output_0_0 float32[2048,3072]
+ */
+akg_status akg_gemm_bare_ffn1_f32(const float *input_0, const float *input_1, float *out_output_0_0);
+
+/* gemm_dw_bias_grad_f32 (patterns/gemm_dw_bias_grad_f32.json)
+ *   in  input_0 float32[2048,768]
+ *   in  input_1 float32[2048,3072]
+ *   out output_0_0 float32[768,3072]
+ *   out output_0_1 float32[3072]
+ */
+akg_status akg_gemm_dw_bias_grad_f32(const float *input_0, const float *input_1, float *out_output_0_0, float *out_output_0_1);
+
+/* gemm_dx_f32 (patterns/gemm_dx_f32.json)
+ *   in  input_0 float32[2048,3072]
+ *   in  input_1 float32[768,3072]
+ *   out output_0_0 float32[2048,768]
+ */
+akg_status akg_gemm_dx_f32(const float *input_0, const float *input_1, float *out_output_0_0);
+
+/* gemm_fc_bias_f32 (patterns/gemm_fc_bias_f32.json)
+ *   in  input_0 float32[32,2048]
+ *   in  input_1 float32[2048,1001]
+ *   in  input_2 float32[1001]
+ *   out output_0_1 float32[32,1001]
+ */
+akg_status akg_gemm_fc_bias_f32(const float *input_0, const float *input_1, const float *input_2, float *out_output_0_1);
+
+/* gemm_ffn1_bias_gelu_f16 (patterns/gemm_ffn1_bias_gelu_f16.json)
+ *   in  input_0 float16[2048,768]
+ *   in  input_1 float16[768,3072]
+ *   in  input_2 float16[3072]
+ *   out output_0_10 float16[2048,3072]
+ */
+akg_status akg_gemm_ffn1_bias_gelu_f16(const uint16_t *input_0, const uint16_t *input_1, const uint16_t *input_2, uint16_t *out_output_0_10);
+
+/* gemm_ffn1_bias_gelu_f32 (patterns/gemm_ffn1_bias_gelu_f32.json)
+ *   in  input_0 float32[2048,768]
+ *   in  input_1 float32[768,3072]
+ *   in  input_2 float32[3072]
+ *   out output_0_10 float32[2048,3072]
+ */
+akg_status akg_gemm_ffn1_bias_gelu_f32(const float *input_0, const float *input_1, const float *input_2, float *out_output_0_10);
+
+/* gemm_ffn2_bias_residual_f32 (patterns/gemm_ffn2_bias_residual_f32.json)
+ *   in  input_0 float32[2048,3072]
+ *   in  input_1 float32[3072,768]
+ *   in  input_2 float32[768]
+ *   in  input_3 float32[2048,768]
+ *   out output_0_2 float32[2048,768]
+ */
+akg_status akg_gemm_ffn2_bias_residual_f32(const float *input_0, const float *input_1, const float *input_2, const float *input_3, float *out_output_0_2);
+
+/* gemm_mlm_head_bias_f32 (patterns/gemm_mlm_head_bias_f32.json)
+ *   in  input_0 float32[320,768]
+ *   in  input_1 float32[21128,768]
+ *   in  input_2 float32[21128]
+ *   out output_0_1 float32[320,21128]
+ */
+akg_status akg_gemm_mlm_head_bias_f32(const float *input_0, const float *input_1, const float *input_2, float *out_output_0_1);
+
+/* gemm_nt_f16 (patterns/gemm_nt_f16.json)
+ *   in  input_0 float16[100352,256]
+ *   in  input_1 float16[128,256]
+ *   out output_0_0 float16[100352,128]
+ */
+akg_status akg_gemm_nt_f16(const uint16_t *input_0, const uint16_t *input_1, uint16_t *out_output_0_0);
+
+/* gemm_qkv_bias_f32 (patterns/gemm_qkv_bias_f32.json)
+ *   in  input_0 float32[2048,768]
+ *   in  input_1 float32[768,2304]
+ *   in  input_2 float32[2304]
+ *   out output_0_1 float32[2048,2304]
+ */
+akg_status akg_gemm_qkv_bias_f32(const float *input_0, const float *input_1, const float *input_2, float *out_output_0_1);
 
 /* global_avgpool_bwd_f16 (patterns/global_avgpool_bwd_f16.json)
  *   in  input_0 float16[32,2048]

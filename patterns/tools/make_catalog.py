@@ -241,6 +241,28 @@ class Graph:
         return self.op('BroadcastTo', [a], list(shape), a.dtype,
                        [('shape', 'listInt', list(shape))])
 
+    # ---- matrix products ----
+    def matmul(self, a, b, ta=False, tb=False, dst=None, batched=False, attrs=None):
+        """MatMul (2-D) or BatchMatMul (leading batch axes broadcast) of a and b, transposed as
+        transpose_a/transpose_b say; attrs in the order MindSpore's GPU expander writes them,
+        unless a corpus kernel's own attr list is given."""
+        dst = dst or a.dtype
+        if a.dtype != b.dtype:
+            raise ValueError('MatMul: dtypes %s and %s differ' % (a.dtype, b.dtype))
+        if (a.shape[-2] if ta else a.shape[-1]) != (b.shape[-1] if tb else b.shape[-2]):
+            raise ValueError('MatMul: %r . %r do not chain' % (a.shape, b.shape))
+        if not batched and (len(a.shape) != 2 or len(b.shape) != 2):
+            raise ValueError('MatMul: operands must be 2-D; use batched=True')
+        M = a.shape[-1] if ta else a.shape[-2]
+        N = b.shape[-2] if tb else b.shape[-1]
+        batch = broadcast(a.shape[:-2], b.shape[:-2]) if batched else []
+        if attrs is None:
+            attrs = [('transpose_a', 'bool', ta), ('transpose_b', 'bool', tb),
+                     ('dst_type', 'str', dst), ('left_format', 'str', 'DefaultFormat'),
+                     ('right_format', 'str', 'DefaultFormat')]
+        return self.op('BatchMatMul' if batched else 'MatMul', [a, b], list(batch) + [M, N], dst,
+                       attrs)
+
     # ---- side effects ----
     def inplace_assign(self, ref, value, passthrough, fake_output):
         assert ref.kind == 'in', 'InplaceAssign must write a kernel input'
@@ -334,10 +356,25 @@ ATTN_SCALE = 0.125      # 1 / sqrt(64), BERT-base head size
 PATTERNS = []
 
 
-def pattern(name, network, dtype, what, source='written for akg'):
+# Pattern-local sizes: keys a pattern's `full=` / `small=` tables may add to FULL / SMALL.
+LOCAL_SIZE_DOC = dict(GM='GEMM rows (M)', GK='GEMM depth, the reduced axis (K)',
+                      GN='GEMM columns (N)')
+
+
+def pattern(name, network, dtype, what, source='written for akg', full=None, small=None):
+    """Register a builder. `full` / `small` override (or, for the keys of LOCAL_SIZE_DOC, add to)
+    the FULL / SMALL size tables for this pattern only; a small override lets a twin cover
+    sizes the shared table does not (a dimension of 1, a prime, several cache panels)."""
+    full, small = dict(full or {}), dict(small or {})
+    for k in set(full) | set(small):
+        if k not in FULL and k not in LOCAL_SIZE_DOC:
+            raise AssertionError('%s: unknown size %s' % (name, k))
+        if k not in FULL and (k not in full or k not in small):
+            raise AssertionError('%s: local size %s needs a full and a small value' % (name, k))
+
     def deco(fn):
         PATTERNS.append(dict(name=name, network=network, dtype=dtype, what=what,
-                             source=source, build=fn))
+                             source=source, build=fn, full=full, small=small))
         return fn
     return deco
 
@@ -1269,6 +1306,199 @@ def _(s):
     g.out(y, 'images (NHWC, fp16)')
     return g
 
+# ------------------------------------------------------------------ matrix products -----------
+# MatMul / BatchMatMul with their fused epilogues (BERT's dense layers and attention products,
+# ResNet's FC and a 1x1 convolution as a GEMM), plus two bare GEMMs, the baselines the epilogue
+# overhead is measured against. The small twins override sizes per pattern so that, together,
+# they cover M, N and K of 1, prime sizes, several panels of k, several panels of columns and
+# several row blocks.
+
+
+def gemm_dims(m, k, n):
+    return dict(GM=m, GK=k, GN=n)
+
+
+@pattern('gemm_qkv_bias_f32', 'BERT', 'float32',
+         'fused Q/K/V projection: x . W + b, the three [768,768] weights side by side',
+         small=dict(T=6781))                              # several row blocks
+def _(s):
+    g = Graph(s)
+    x = g.inp([s['T'], s['H']], 'float32', 'hidden states')
+    w = g.inp([s['H'], 3 * s['H']], 'float32', 'fused Q/K/V weight')
+    b = g.inp([3 * s['H']], 'float32', 'fused Q/K/V bias')
+    g.out(g.add(g.matmul(x, w), b), 'x . W + b')
+    return g
+
+
+@pattern('gemm_attn_out_bias_residual_f32', 'BERT', 'float32',
+         'attention output dense + bias + residual add (the input of the following LayerNorm)')
+def _(s):
+    g = Graph(s)
+    x = g.inp([s['T'], s['H']], 'float32', 'attention context')
+    w = g.inp([s['H'], s['H']], 'float32', 'output dense weight')
+    b = g.inp([s['H']], 'float32', 'output dense bias')
+    r = g.inp([s['T'], s['H']], 'float32', 'residual')
+    g.out(g.add(g.add(g.matmul(x, w), b), r), 'x . W + b + residual')
+    return g
+
+
+def gemm_ffn1(s, dt):
+    g = Graph(s)
+    x = g.inp([s['T'], s['H']], dt, 'hidden states')
+    w = g.inp([s['H'], s['F']], dt, 'intermediate dense weight')
+    b = g.inp([s['F']], dt, 'intermediate bias')
+    h = g.add(g.matmul(x, w, dst=dt), b)
+    g.out(gelu_tanh(g, h, dt), 'gelu(x . W + b)')
+    return g
+
+
+@pattern('gemm_ffn1_bias_gelu_f32', 'BERT', 'float32',
+         'FFN intermediate dense + bias + GeLU (tanh form, expanded Mul/Add/Tanh chain)')
+def _(s):
+    return gemm_ffn1(s, 'float32')
+
+
+@pattern('gemm_ffn1_bias_gelu_f16', 'BERT', 'float16',
+         'FFN intermediate dense + bias + GeLU (tanh form, expanded Mul/Add/Tanh chain), fp16 '
+         'operands, product and epilogue')
+def _(s):
+    return gemm_ffn1(s, 'float16')
+
+
+@pattern('gemm_ffn2_bias_residual_f32', 'BERT', 'float32',
+         'FFN output dense (K = 3072) + bias + residual add',
+         small=dict(T=13, F=7001, H=131))                 # K prime, several panels of k
+def _(s):
+    g = Graph(s)
+    x = g.inp([s['T'], s['F']], 'float32', 'intermediate activations')
+    w = g.inp([s['F'], s['H']], 'float32', 'output dense weight')
+    b = g.inp([s['H']], 'float32', 'output dense bias')
+    r = g.inp([s['T'], s['H']], 'float32', 'residual')
+    g.out(g.add(g.add(g.matmul(x, w), b), r), 'x . W + b + residual')
+    return g
+
+
+@pattern('gemm_mlm_head_bias_f32', 'BERT', 'float32',
+         'MLM head decoder: x . E^T + b with the tied word-embedding table E [vocab, hidden] '
+         '(transpose_b), logits of the masked positions',
+         small=dict(H=3001, V=1531))                      # several column panels
+def _(s):
+    g = Graph(s)
+    x = g.inp([s['M'], s['H']], 'float32', 'masked-token hidden states')
+    e = g.inp([s['V'], s['H']], 'float32', 'word embedding table (tied weight)')
+    b = g.inp([s['V']], 'float32', 'output bias')
+    g.out(g.add(g.matmul(x, e, tb=True), b), 'x . E^T + b (logits)')
+    return g
+
+
+@pattern('bmm_attn_scores_scale_mask_f32', 'BERT', 'float32',
+         'attention scores: BatchMatMul q . k^T per batch and head (transpose_b), * 0.125, + '
+         'additive mask [B,1,S,S] broadcast over the heads')
+def _(s):
+    g = Graph(s)
+    B, NH, S, HD = s['B'], s['NH'], s['S'], s['HD']
+    q = g.inp([B, NH, S, HD], 'float32', 'queries')
+    k = g.inp([B, NH, S, HD], 'float32', 'keys')
+    mask = g.inp([B, 1, S, S], 'float32', 'additive attention mask', 'attn_mask')
+    scores = g.matmul(q, k, tb=True, batched=True)
+    g.out(g.add(g.mul(scores, g.const(ATTN_SCALE, 'float32')), mask), 'q . k^T * 0.125 + mask')
+    return g
+
+
+@pattern('bmm_attn_context_f32', 'BERT', 'float32',
+         'attention context: BatchMatMul probabilities . values per batch and head')
+def _(s):
+    g = Graph(s)
+    B, NH, S, HD = s['B'], s['NH'], s['S'], s['HD']
+    p = g.inp([B, NH, S, S], 'float32', 'attention probabilities')
+    v = g.inp([B, NH, S, HD], 'float32', 'values')
+    g.out(g.matmul(p, v, batched=True), 'probabilities . values')
+    return g
+
+
+@pattern('gemm_dx_f32', 'BERT', 'float32',
+         'dense backward, input gradient of the FFN intermediate dense: dx = dy . W^T '
+         '(transpose_b)',
+         small=dict(F=1))                                 # K = 1
+def _(s):
+    g = Graph(s)
+    dy = g.inp([s['T'], s['F']], 'float32', 'output gradient')
+    w = g.inp([s['H'], s['F']], 'float32', 'weight')
+    g.out(g.matmul(dy, w, tb=True), 'dx = dy . W^T')
+    return g
+
+
+@pattern('gemm_dw_bias_grad_f32', 'BERT', 'float32',
+         'dense backward, parameter gradients of the FFN intermediate dense: dW = x^T . dy '
+         '(transpose_a) and db = column sums of dy')
+def _(s):
+    g = Graph(s)
+    x = g.inp([s['T'], s['H']], 'float32', 'layer input')
+    dy = g.inp([s['T'], s['F']], 'float32', 'output gradient')
+    g.out(g.matmul(x, dy, ta=True), 'dW = x^T . dy')
+    g.out(g.reduce_sum(dy, [0], False), 'db = column sums of dy')
+    return g
+
+
+@pattern('gemm_fc_bias_f32', 'ResNet-50', 'float32',
+         'final FC layer over the pooled features: x . W + b (2048 -> 1001 classes)',
+         small=dict(K=1))                                 # N = 1
+def _(s):
+    g = Graph(s)
+    x = g.inp([s['N'], s['C4']], 'float32', 'pooled features')
+    w = g.inp([s['C4'], s['K']], 'float32', 'fc weight')
+    b = g.inp([s['K']], 'float32', 'fc bias')
+    g.out(g.add(g.matmul(x, w), b), 'x . W + b (logits)')
+    return g
+
+
+# The corpus kernel's attrs, in its order (with its `Akg` flag).
+NT_CORPUS_ATTRS = [('Akg', 'bool', True), ('transpose_a', 'bool', False),
+                   ('dst_type', 'str', 'float16'), ('transpose_b', 'bool', True),
+                   ('right_format', 'str', 'DefaultFormat'), ('left_format', 'str', 'DefaultFormat')]
+
+
+@pattern('gemm_nt_f16', 'ResNet-50', 'float16',
+         'a 1x1 convolution as a GEMM over NHWC rows (batch 32 x 56 x 56 = 100352 rows, 256 -> 128 '
+         'channels, the first conv of stage 2): a . b^T with the weight stored [out, in] '
+         '(transpose_b)',
+         CORPUS + 'networks/gpu/resnet101/level1_tensorcore/'
+         'Fused_MatMul_split_18216185450033920336.info (op for op, its shape; attrs in its order)',
+         full=gemm_dims(100352, 256, 128),
+         small=gemm_dims(1, 39, 37))                      # M = 1
+def _(s):
+    g = Graph(s)
+    a = g.inp([s['GM'], s['GK']], 'float16', 'activations')
+    b = g.inp([s['GN'], s['GK']], 'float16', 'weight (transposed)')
+    g.out(g.matmul(a, b, tb=True, dst='float16', attrs=NT_CORPUS_ATTRS), 'a . b^T')
+    return g
+
+
+def bare_gemm(s, x_role, w_role):
+    g = Graph(s)
+    x = g.inp([s['GM'], s['GK']], 'float32', x_role)
+    w = g.inp([s['GK'], s['GN']], 'float32', w_role)
+    g.out(g.matmul(x, w), 'x . W')
+    return g
+
+
+@pattern('gemm_bare_ffn1_f32', 'BERT', 'float32',
+         'bare GEMM x . W at the FFN intermediate shape (no bias, no GeLU): the baseline of '
+         '`gemm_ffn1_bias_gelu_f32`\'s epilogue overhead',
+         full=gemm_dims(FULL['T'], FULL['H'], FULL['F']),
+         small=gemm_dims(29, 31, 41))
+def _(s):
+    return bare_gemm(s, 'hidden states', 'intermediate dense weight')
+
+
+@pattern('gemm_bare_attn_out_f32', 'BERT', 'float32',
+         'bare GEMM x . W at the attention output shape (no bias, no residual): the baseline of '
+         '`gemm_attn_out_bias_residual_f32`\'s epilogue overhead',
+         full=gemm_dims(FULL['T'], FULL['H'], FULL['H']),
+         small=gemm_dims(53, 1, 53))                      # K = 1, M and N prime
+def _(s):
+    return bare_gemm(s, 'attention context', 'output dense weight')
+
 
 # --------------------------------------------------------------------------------------------
 # Domains of the inputs, for test-data generators (documented in README.md).
@@ -1306,8 +1536,8 @@ def build_all():
     assert len(names) == len(set(names)), 'duplicate pattern names'
     out = []
     for p in sorted(PATTERNS, key=lambda p: p['name']):
-        full = p['build'](FULL)
-        small = p['build'](SMALL)
+        full = p['build'](dict(FULL, **p['full']))
+        small = p['build'](dict(SMALL, **p['small']))
         out.append((p, full, small, full.to_json(p['name']), small.to_json(p['name'])))
     return out
 
@@ -1337,8 +1567,12 @@ def render_readme(built, extra):
       '"Adding a pattern".\n')
     w('Ops used: Add/TensorAdd, Sub, Mul, RealDiv, Neg, Abs, Exp, Log, Sqrt, Rsqrt, Tanh, Maximum, '
       'Greater, LessEqual, NotEqual, Select, Cast, ReduceSum, ReduceMax, Reshape, Transpose, '
-      'BroadcastTo, AddN, InplaceAssign. No MatMul/Conv2D: the kernels are the fused epilogues '
-      'and element-wise/reduction chains around them. Source "corpus" means the graph is the '
+      'BroadcastTo, AddN, InplaceAssign, MatMul, BatchMatMul. MatMul and BatchMatMul appear only '
+      'in the `gemm_*` / `bmm_*` kernels (BERT\'s dense layers and attention products, ResNet\'s '
+      'FC and a 1x1 convolution as a GEMM, each with its fused epilogue, and two bare GEMMs, the '
+      'baselines of the epilogue overhead); there is no Conv2D: the other kernels are the fused '
+      'epilogues and element-wise/reduction chains around the matrix products and convolutions. '
+      'Source "corpus" means the graph is the '
       'one MindSpore emitted in that file of `../shared/akg-corpus/` (regenerated here op for op '
       'with the same ops, attributes and constants; tensors renumbered in first-use order; shapes '
       'rescaled where noted); "written for akg" means written from the op semantics following '
@@ -1381,8 +1615,8 @@ def render_readme(built, extra):
         w('\n%d ops; largest input/output %.1f MB.\n' % (len(full.ops), big / 1e6))
     w('## Adding a pattern\n')
     w('1. Preferred: add a builder to `patterns/tools/make_catalog.py` (a function of the size '
-      'table decorated with `@pattern(name, network, dtype, what, source)`; see the existing '
-      'ones) and run `python3 patterns/tools/make_catalog.py`. That writes `patterns/<name>.json`, '
+      'table decorated with `@pattern(name, network, dtype, what, source)`, optionally with '
+      '`full=` / `small=` size overrides; see the existing ones) and run `python3 patterns/tools/make_catalog.py`. That writes `patterns/<name>.json`, '
       'the small twin `tests/patterns_small/<name>.json`, `patterns/meson.build` and this README.')
     w('2. Or drop a composite JSON (for instance one MindSpore dumped with '
       '`context.set_context(save_graphs=True)` / the `kernel_meta` folder) into `patterns/` as '
@@ -1410,6 +1644,18 @@ def render_readme(built, extra):
     w('|---|---|---|---|')
     for k in FULL:
         w('| `%s` | %s | %d | %d |' % (k, SIZE_DOC[k], FULL[k], SMALL[k]))
+    w('')
+    w('* A pattern may override sizes for itself only (`@pattern(..., full={...}, small={...})`), '
+      'or add the pattern-local sizes %s. The matrix-product twins use this so that, together, '
+      'they cover M, N and K of 1, prime sizes, several panels of k, several panels of columns '
+      'and several row blocks:\n' % ', '.join('`%s` = %s' % kv for kv in LOCAL_SIZE_DOC.items()))
+    w('| kernel | full | small |')
+    w('|---|---|---|')
+    for p, _, _, _, _ in built:
+        if p['full'] or p['small']:
+            def kv(d):
+                return ', '.join('%s=%d' % (k, d[k]) for k in d) or '-'
+            w('| `%s` | %s | %s |' % (p['name'], kv(p['full']), kv(p['small'])))
     w('')
     w('* Output is deterministic: keys sorted, `indent=1`; `id` is a CRC of the name, so adding '
       'a pattern changes no other file. `--check` reports files that are out of date.')
