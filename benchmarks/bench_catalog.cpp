@@ -9,6 +9,9 @@
 //   <kernel>/stream_nt/<threads>      the same with non-temporal stores
 //   <kernel>/halide_*/<threads>       Halide 14 JIT of the front end's Halide IR (bench_halide.cpp)
 //   <kernel>/onednn_*/<threads>       oneDNN primitives (bench_onednn.cpp)
+//   <kernel>/openblas_*/<threads>     GEMM kernels: OpenBLAS sgemm (+ epilogue pass), oneDNN matmul
+//                                     (bench_gemm.cpp, from its own shape table)
+//   fma_peak/avx512|avx2/<threads>    the FMA peak, the compute roofline of the GEMM kernels
 // at 1 and 2 threads. The stream probes read and write exactly the kernel's compulsory bytes
 // (every input read once, every output and in-place input written once) with the same
 // read:write mix and array sizes (in-place inputs as an in-place update stream), so min(stream, stream_nt) is the kernel's roofline time.
@@ -383,6 +386,7 @@ int main(int argc, char **argv) {
     }
     register_onednn(akg_catalog_kernels, akg_catalog_kernel_count);
     register_halide(akg_catalog_kernels, akg_catalog_kernel_count, root);
+    register_gemm(akg_catalog_kernels, akg_catalog_kernel_count);
     if (!skipped_second.empty())
         std::fprintf(stderr, "bench_catalog: akg_%s skipped: %s\n", kSecondTarget, skipped_second.c_str());
     benchmark::AddCustomContext("akg_cpu_isa", akg_cpu_isa());

@@ -46,5 +46,8 @@ void register_skip(const std::string &kernel, const std::string &impl, const std
 // Optional peers; each returns the number of benchmarks it registered and prints what it skipped.
 int register_onednn(const akg_kernel *const *kernels, size_t count);
 int register_halide(const akg_kernel *const *kernels, size_t count, const std::string &source_root);
+// GEMM peers (oneDNN matmul, OpenBLAS) of the catalog's MatMul kernels and the FMA peak probes
+// (bench_gemm.cpp); they run from their own shape table, with or without the catalog kernels.
+int register_gemm(const akg_kernel *const *kernels, size_t count);
 
 } // namespace akgbench

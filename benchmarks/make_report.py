@@ -23,16 +23,19 @@ FAMILIES = [
     ("akg", [OURS]),
     ("akg AVX2 (x86-64-v3)", [AVX2]),
     ("akg unfused", [UNFUSED]),
-    ("oneDNN", ["onednn", "onednn_nChw16c"]),
+    ("oneDNN", ["onednn", "onednn_nChw16c", "onednn_packed"]),
+    ("OpenBLAS + epilogue", ["openblas_epilogue"]),
     ("Halide", ["halide_Adams2019", "halide_Mullapudi2016"]),
     ("PyTorch", ["pytorch_ops", "pytorch_native"]),
 ]
-PEERS = ["onednn", "onednn_nChw16c", "halide_Adams2019", "halide_Mullapudi2016", "pytorch_ops", "pytorch_native"]
-COLUMNS = [OURS, AVX2, UNFUSED, "onednn", "onednn_nChw16c", "halide_Adams2019", "halide_Mullapudi2016",
+# openblas_bare (a GEMM without its epilogue) is not a peer: the GEMM section shows it apart.
+PEERS = ["onednn", "onednn_nChw16c", "onednn_packed", "openblas_epilogue", "halide_Adams2019", "halide_Mullapudi2016", "pytorch_ops", "pytorch_native"]
+COLUMNS = [OURS, AVX2, UNFUSED, "onednn", "onednn_nChw16c", "onednn_packed", "openblas_epilogue", "halide_Adams2019", "halide_Mullapudi2016",
            "pytorch_ops", "pytorch_native"]
 HEAD = {OURS: "akg", AVX2: "akg AVX2 (x86-64-v3)", UNFUSED: "akg unfused", "onednn": "oneDNN", "onednn_nChw16c": "oneDNN nChw16c",
         "halide_Adams2019": "Halide Adams2019", "halide_Mullapudi2016": "Halide Mullapudi2016",
-        "pytorch_ops": "PyTorch op-by-op", "pytorch_native": "PyTorch native ops"}
+        "pytorch_ops": "PyTorch op-by-op", "pytorch_native": "PyTorch native ops",
+        "onednn_packed": "oneDNN packed W", "openblas_epilogue": "OpenBLAS + epilogue", "openblas_bare": "OpenBLAS bare sgemm"}
 
 
 def to_ms(v, unit):
@@ -40,6 +43,7 @@ def to_ms(v, unit):
 
 
 labels = {}  # (kernel, impl) -> label (oneDNN: the primitives and their implementations)
+flops = {}  # kernel -> flop per call (the GEMM benchmarks' "flop" counter; fma_peak: per call at its threads)
 
 
 def load_gbench(path):
@@ -65,6 +69,8 @@ def load_gbench(path):
         if b.get("label"):
             labels[(kernel, impl)] = b["label"]
         times[(kernel, impl, threads)] = to_ms(b["real_time"], b.get("time_unit", "ns"))
+        if "flop" in b:
+            flops[(kernel, impl, threads)] = b["flop"]
         if "compulsory_MB" in b:
             mb[kernel] = b["compulsory_MB"]
     return data.get("context", {}), times, skips, mb, stat
@@ -154,10 +160,28 @@ def main():
     compiled = context.get("akg_variants", "")
     has_avx2 = any((k, AVX2, t) in times for k in kernels for t in threads_list)
 
+    # GEMM kernels (bench_gemm.cpp's table, in the results' context): their roofline is the larger
+    # of the memory time and the FMA peak's time for 2·M·N·K·batch flops at the same threads.
+    gemm_specs = json.loads(context["akg_gemm_specs"]) if context.get("akg_gemm_specs") else {}
+
+    def fma_peak(t, isa="avx512"):
+        """GFLOP/s of the FMA probe at t threads (avx512, else avx2 where the build has no AVX-512)."""
+        for i in ([isa] if isa != "avx512" else ["avx512", "avx2"]):
+            ms, fl = times.get(("fma_peak", i, t)), flops.get(("fma_peak", i, t))
+            if ms and fl:
+                return fl / (ms * 1e6)
+        return None
+
+    def compute_ms(k, t):
+        peak = fma_peak(t)
+        return gemm_specs[k]["flop"] / (peak * 1e6) if k in gemm_specs and peak else None
+
     def roofline(k, t):
         s = [times.get((k, "stream", t)), times.get((k, "stream_nt", t))]
         s = [x for x in s if x]
-        return min(s) if s else None
+        mem = min(s) if s else None
+        c = compute_ms(k, t)
+        return max(x for x in (mem, c) if x) if (mem or c) else None
 
     def best_peer(k, t, impls=PEERS):
         c = [(times[(k, i, t)], i) for i in impls if (k, i, t) in times]
@@ -192,7 +216,8 @@ def main():
                  "written once) / the bandwidth of a STREAM-style probe that reads and writes exactly those "
                  "byte counts (same array sizes, same read:write mix, statically split across the same "
                  "number of threads), measured in the same process, interleaved with the kernels; the faster "
-                 "of normal and non-temporal stores. **% RL** = roofline time / time. **vs best peer** = best "
+                 "of normal and non-temporal stores; for the GEMM kernels the larger of that and the time of "
+                 "2·M·N·K·batch flops at the FMA peak measured in the same run (see the GEMM section). **% RL** = roofline time / time. **vs best peer** = best "
                  "peer time / akg time (>1: akg faster).")
     lines.append("")
 
@@ -343,8 +368,105 @@ def main():
                 rel = f"{machine[name] / base:.2f}×" if base else ""
                 lines.append(f"| `{name}`: {words} | {machine[name]:.3f} | {rel} |")
         lines.append("")
+    # ---- GEMM kernels ----
+    gemm_summary = {}
+    gemm_kernels = [k for k in gemm_specs if any((k, i, t) in times for i in [OURS] + PEERS + ["openblas_bare"]
+                                                 for t in threads_list)]
+    if gemm_kernels or any(("fma_peak", i, t) in times for i in ("avx512", "avx2") for t in threads_list):
+        peaks = {i: {t: fma_peak(t, i) for t in threads_list} for i in ("avx512", "avx2")}
+        gemm_summary["fma_peak_gflops"] = peaks
+        lines.append("## GEMM kernels: MatMul / BatchMatMul with fused epilogues")
+        lines.append("")
+        lines.append("FMA peak measured in this run (`fma_peak`: independent FMA chains, 16 zmm / 12 ymm "
+                     "accumulators, pinned threads): " + "; ".join(
+                         f"{t} thread{'s' if t > 1 else ''}: AVX-512 {peaks['avx512'][t]:.0f} GFLOP/s, AVX2 "
+                         f"{peaks['avx2'][t]:.0f} GFLOP/s" if peaks["avx512"].get(t) and peaks["avx2"].get(t) else
+                         f"{t}: –" for t in threads_list) + ". Flops = 2·M·N·K·batch (epilogues not counted); "
+                     "% peak = GFLOP/s / the AVX-512 peak at the same threads.")
+        lines.append("")
+        lines.append("Peers: **oneDNN** matmul with the epilogue as its bias argument and post-ops (output scale, "
+                     "binary add of residual / mask, eltwise gelu_tanh), the better of plain and prepacked "
+                     "weights (`format_tag::any`, reordered once outside the timing; only where B is a weight); "
+                     "**OpenBLAS + epilogue**: `cblas_sgemm` then one separate row-parallel pass (float16 kernels: "
+                     "the conversions to and from float timed in); **OpenBLAS bare**: `cblas_sgemm` alone, no "
+                     "epilogue (not a peer: the stretch goal); **PyTorch**: `torch.addmm` / `torch.matmul` and the "
+                     "epilogue ops, eager. **epilogue overhead** = akg fused / akg bare twin (a catalog kernel "
+                     "`gemm_bare_*` / `bmm_bare_*` of the same A and B shapes; – where there is none). Ratios are "
+                     "peer time / akg time (>1: akg faster).")
+        lines.append("")
+
+        def cell(k, t, impls):
+            c = [(times[(k, i, t)], i) for i in impls if (k, i, t) in times]
+            if not c:
+                return None, None, "–"
+            ms, i = min(c)
+            gf = gemm_specs[k]["flop"] / (ms * 1e6)
+            pk = peaks["avx512"].get(t) or peaks["avx2"].get(t)
+            txt = f"{fmt_ms(ms)} ms, {gf:.0f} GF/s" + (f", {100 * gf / pk:.0f}%" if pk else "")
+            if len(impls) > 1 and i in ("onednn", "onednn_packed"):
+                txt += " (packed)" if i == "onednn_packed" else " (plain)"
+            return ms, i, txt
+
+        def twin(k):
+            a = gemm_specs[k]
+            for o, b in gemm_specs.items():
+                if o != k and b.get("bare") and b["a_shape"] == a["a_shape"] and b["b_shape"] == a["b_shape"] \
+                        and b["dtype"] == a["dtype"] and any((o, OURS, t) in times for t in threads_list):
+                    return o
+            return None
+
+        groups = [("akg", [OURS]), ("oneDNN", ["onednn", "onednn_packed"]), ("OpenBLAS + epilogue", ["openblas_epilogue"]),
+                  ("OpenBLAS bare", ["openblas_bare"]), ("PyTorch", ["pytorch_native", "pytorch_ops"])]
+        lines.append("| kernel | thr | GFLOP | " + " | ".join(g for g, _ in groups) +
+                     " | vs oneDNN | vs OpenBLAS+epi | vs OpenBLAS bare | vs PyTorch | epilogue overhead |")
+        lines.append("|---|---|---|" + "---|" * len(groups) + "---|---|---|---|---|")
+        kern_sum = {}
+        for k in gemm_kernels:
+            spec = gemm_specs[k]
+            tw = twin(k)
+            per_t = {}
+            for t in threads_list:
+                res = {g: cell(k, t, impls) for g, impls in groups}
+                ours = res["akg"][0]
+                ratio = lambda g: (res[g][0] / ours) if ours and res[g][0] else None
+                rf = lambda x: f"{x:.2f}×" if x else "–"
+                over = times[(k, OURS, t)] / times[(tw, OURS, t)] if tw and (k, OURS, t) in times and (tw, OURS, t) in times else None
+                lines.append(f"| `{k}` | {t} | {spec['flop'] / 1e9:.2f} | " + " | ".join(res[g][2] for g, _ in groups) +
+                             f" | {rf(ratio('oneDNN'))} | {rf(ratio('OpenBLAS + epilogue'))} | {rf(ratio('OpenBLAS bare'))}"
+                             f" | {rf(ratio('PyTorch'))} | {rf(over)}{f' (`{tw}`)' if over else ''} |")
+                pk = peaks["avx512"].get(t) or peaks["avx2"].get(t)
+                entry = {}
+                for impl in [OURS, "onednn", "onednn_packed", "openblas_epilogue", "openblas_bare", "pytorch_native", "pytorch_ops"]:
+                    if (k, impl, t) in times:
+                        ms = times[(k, impl, t)]
+                        gf = spec["flop"] / (ms * 1e6)
+                        entry[impl] = {"ms": ms, "gflops": gf, "pct_fma_peak": 100 * gf / pk if pk else None}
+                per_t[t] = {"impls": entry, "onednn_best": res["oneDNN"][1],
+                            "vs_onednn": ratio("oneDNN"), "vs_openblas_epilogue": ratio("OpenBLAS + epilogue"),
+                            "vs_openblas_bare": ratio("OpenBLAS bare"), "vs_pytorch": ratio("PyTorch"),
+                            "bare_twin": tw, "epilogue_overhead": over}
+            kern_sum[k] = {"spec": spec, "threads": per_t}
+        lines.append("")
+        gemm_summary["kernels"] = kern_sum
+        for t in threads_list:
+            g = {}
+            for key in ("vs_onednn", "vs_openblas_epilogue", "vs_openblas_bare", "vs_pytorch"):
+                g[key] = geomean([v["threads"][t][key] for v in kern_sum.values() if v["threads"].get(t, {}).get(key)])
+            pct = sorted(v["threads"][t]["impls"][OURS]["pct_fma_peak"] for v in kern_sum.values()
+                         if OURS in v["threads"].get(t, {}).get("impls", {}) and v["threads"][t]["impls"][OURS]["pct_fma_peak"])
+            g["akg_median_pct_fma_peak"] = pct[len(pct) // 2] if pct else None
+            gemm_summary.setdefault("geomeans", {})[t] = g
+        if not any((k, OURS, t) in times for k in gemm_kernels for t in threads_list):
+            lines.append("- No akg GEMM kernel in these results yet (the catalog's MatMul kernels are not generated): "
+                         "the peers and the FMA peak only.")
+            lines.append("")
+
     lines.append("## Peers")
     lines.append("")
+    if context.get("openblas"):
+        lines.append(f"- **OpenBLAS** (GEMM kernels): {context['openblas']}" +
+                     (f"; OPENBLAS_CORETYPE={meta['openblas_coretype']} (Debian's 0.3.21 does not know Zen 5 and "
+                      "would run its Haswell AVX2 kernels)" if meta.get("openblas_coretype") else "") + ".")
     lines.append("- **akg unfused**: the same pattern generated with fusion off (`akg-gen kernel --unfused`: one "
                  "loop nest per op, intermediates in memory); the ablation of what fusion buys." +
                  (" ≡: the same code as the fused kernel (see the summary)." if same_code else ""))
@@ -409,7 +531,7 @@ def main():
     with open(os.path.join(args.out_dir, "summary.json"), "w") as f:
         json.dump({"date": now, "cpu": cpu, "akg_variant": variant or None, "akg_cpu_isa": isa or None,
                    "akg_variants": compiled.split(",") if compiled else None, "summary": summary,
-                   "ns_per_vector_in_l1": machine}, f, indent=1)
+                   "ns_per_vector_in_l1": machine, "gemm": gemm_summary}, f, indent=1)
     print(f"make_report: wrote {out_md}", file=sys.stderr)
 
     # ---- chart ----
@@ -421,12 +543,16 @@ def main():
         print("make_report: python3-matplotlib missing: no chart", file=sys.stderr)
         return
     fams = [(name, impls) for name, impls in FAMILIES if any((k, i, t) in times for k in kernels for i in impls for t in threads_list)]
-    colors = {"akg": "#d62728", "akg AVX2 (x86-64-v3)": "#8c564b", "akg unfused": "#ff9896", "oneDNN": "#1f77b4", "Halide": "#2ca02c", "PyTorch": "#9467bd"}
+    colors = {"akg": "#d62728", "akg AVX2 (x86-64-v3)": "#8c564b", "akg unfused": "#ff9896", "oneDNN": "#1f77b4", "Halide": "#2ca02c", "PyTorch": "#9467bd",
+              "OpenBLAS + epilogue": "#17becf"}
     cap = 120
     fig_h = 0.42 * len(kernels) + 2.2
     fig, axes = plt.subplots(1, len(threads_list), figsize=(7.5 * len(threads_list), 0.42 * len(kernels) + 2.2),
                              sharey=True, squeeze=False)
     nb = len(fams)
+    if nb == 0 or not kernels:  # e.g. a run of the GEMM peers alone (no akg row)
+        print("make_report: no akg kernel in the results: no chart", file=sys.stderr)
+        return
     h = 0.8 / nb
     for ax, t in zip(axes[0], threads_list):
         for fi, (name, impls) in enumerate(fams):

@@ -127,6 +127,17 @@ class Graph:
                 dims = axis if axis else list(range(x.dim()))
                 r = f(x, dim=dims, keepdim=keep)
                 return r.reshape(out_shape) if list(r.shape) != out_shape else r
+        elif n in ("MatMul", "BatchMatMul"):
+            # MindSpore's attributes: transpose_a / transpose_b swap the last two dimensions; an
+            # optional third input is a bias over the columns.
+            ta, tb = bool(attr(op, "transpose_a", False)), bool(attr(op, "transpose_b", False))
+            a, b = first[0], first[1]
+            bias = first[2] if len(first) > 2 else None
+
+            def fn(env, a=a, b=b, bias=bias, ta=ta, tb=tb):
+                x, y = a(env), b(env)
+                r = torch.matmul(x.transpose(-1, -2) if ta else x, y.transpose(-1, -2) if tb else y)
+                return r + bias(env) if bias is not None else r
         elif n == "Reshape":
             a = first[0]
             fn = lambda env: a(env).reshape(out_shape)
@@ -254,6 +265,74 @@ def native_impls():
     }
 
 
+# The catalog's MatMul kernels with epilogues (bench_gemm.cpp's table): the PyTorch code a user
+# writes for them, from tensors of the kernel's shapes made here, so they run before (and
+# whatever the input order of) the kernels' patterns. nn.Linear's addmm carries the bias (its
+# beta·C), the rest are eager ops. ta / tb: A stored [K, M], B stored [N, K].
+GEMM_SPECS = {
+    "gemm_qkv_bias_f32": dict(batch=(), m=2048, n=2304, k=768, epi={"bias"}),
+    "gemm_attn_out_bias_residual_f32": dict(batch=(), m=2048, n=768, k=768, epi={"bias", "residual"}),
+    "gemm_ffn1_bias_gelu_f32": dict(batch=(), m=2048, n=3072, k=768, epi={"bias", "gelu"}),
+    "gemm_ffn1_bias_gelu_f16": dict(batch=(), m=2048, n=3072, k=768, epi={"bias", "gelu"}, f16=True),
+    "gemm_ffn2_bias_residual_f32": dict(batch=(), m=2048, n=768, k=3072, epi={"bias", "residual"}),
+    "gemm_mlm_head_bias_f32": dict(batch=(), m=320, n=21128, k=768, tb=True, epi={"bias"}),
+    "bmm_attn_scores_scale_mask_f32": dict(batch=(16, 12), m=128, n=128, k=64, tb=True, epi={"scale", "mask"}),
+    "bmm_attn_context_f32": dict(batch=(16, 12), m=128, n=64, k=128, epi=set()),
+    "gemm_dx_f32": dict(batch=(), m=2048, n=768, k=3072, tb=True, epi=set()),
+    "gemm_dw_bias_grad_f32": dict(batch=(), m=768, n=3072, k=2048, ta=True, epi={"colsum"}),
+    "gemm_fc_bias_f32": dict(batch=(), m=32, n=1001, k=2048, epi={"bias"}),
+    "gemm_nt_f16": dict(batch=(), m=100352, n=128, k=256, tb=True, epi=set(), f16=True),
+}
+
+
+def gemm_native(spec):
+    """-> (fn, info): the eager PyTorch code of one GEMM kernel over inputs made here. float16
+    matmuls PyTorch 1.13 does not implement on CPU run in float32 between casts (timed)."""
+    f16 = spec.get("f16", False)
+    dt = torch.float16 if f16 else torch.float32
+    batch, m, n, k = tuple(spec["batch"]), spec["m"], spec["n"], spec["k"]
+    epi = spec["epi"]
+
+    def make(shape, scale=1.0):
+        t = make_input({"shape": list(shape), "data_type": "float32"}) * scale - 0.25 * scale
+        return t.to(dt)
+
+    a = make(batch + ((k, m) if spec.get("ta") else (m, k)), 4.0 / k)
+    b = make(batch + ((n, k) if spec.get("tb") else (k, n)))
+    bias = make((n,), 0.1) if "bias" in epi else None
+    res = make(batch + (m, n)) if "residual" in epi else None
+    mask = make((batch[0], 1, m, n), -1.0).float() if "mask" in epi else None
+    F = torch.nn.functional
+
+    def run(cast):
+        x = a.float() if cast else a
+        w = b.float() if cast else b
+        x = x.transpose(-1, -2) if spec.get("ta") else x
+        w = w.transpose(-1, -2) if spec.get("tb") else w
+        bb = bias.float() if cast and bias is not None else bias
+        if "colsum" in epi:
+            return [torch.matmul(x, w), b.sum(dim=0)]
+        y = torch.addmm(bb, x, w) if bb is not None and not batch else torch.matmul(x, w)
+        if "scale" in epi:
+            y = y * 0.125
+        if "mask" in epi:
+            y = y + mask
+        if "residual" in epi:
+            y = y + (res.float() if cast else res)
+        if "gelu" in epi:
+            y = F.gelu(y, approximate="tanh")
+        return [y.to(dt) if cast else y]
+
+    try:
+        run(False)
+        return (lambda: run(False)), {"float16_upcasts": 0}
+    except RuntimeError as e:
+        if "Half" not in str(e):
+            raise
+        run(True)
+        return (lambda: run(True)), {"float16_upcasts": 1}
+
+
 def time_batch(fn, min_time):
     fn()  # warm-up, untimed (as for every implementation of the suite)
     calls = 0
@@ -302,6 +381,14 @@ def main():
                 cases.append((name, "pytorch_native", (lambda f=f, a=inputs: f(*a)), {}))
             except Exception as e:
                 skipped.append({"kernel": name, "impl": "pytorch_native", "error": f"{type(e).__name__}: {e}"})
+    for name, spec in GEMM_SPECS.items():
+        if args.filter and args.filter not in name:
+            continue
+        try:
+            fn, info = gemm_native(spec)
+            cases.append((name, "pytorch_native", fn, info))
+        except Exception as e:
+            skipped.append({"kernel": name, "impl": "pytorch_native", "error": f"{type(e).__name__}: {e}"})
     for s in skipped:
         print(f"torch_catalog: {s['kernel']}/{s['impl']} skipped: {s['error']}", file=sys.stderr)
 

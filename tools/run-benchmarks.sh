@@ -45,7 +45,10 @@ if [ "$install" = 1 ] && command -v apt-get >/dev/null; then
             nlohmann-json3-dev libcli11-dev libbenchmark-dev)
   # Debian's oneDNN is built with an OpenCL GPU runtime: its CMake package needs the OpenCL
   # headers and loader (a Recommends of libdnnl-dev, which --no-install-recommends skips).
-  optional=(libdnnl-dev ocl-icd-opencl-dev python3-torch python3-matplotlib)
+  # OpenBLAS's OpenMP build: the GEMM peers' sgemm runs on the same pinned libgomp threads as the
+  # kernels (the pthreads build would add a second spinning pool on 2 cores); it also becomes
+  # PyTorch's BLAS (Debian's torch calls libblas.so.3, else the netlib reference).
+  optional=(libdnnl-dev ocl-icd-opencl-dev libopenblas-openmp-dev libopenblas-dev python3-torch python3-matplotlib)
   missing=()
   for p in "${required[@]}" "${optional[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
   if [ ${#missing[@]} -gt 0 ]; then
@@ -63,10 +66,15 @@ if [ ! -f "$build/build.ninja" ]; then
 else
   meson setup --reconfigure "$build" >/dev/null   # picks up a newly installed oneDNN
 fi
-ninja -C "$build" benchmarks/bench_catalog benchmarks/bench_machine
+ninja -C "$build" benchmarks/bench_catalog benchmarks/bench_machine benchmarks/bench_gemm
 out="$build/bench-results"
 mkdir -p "$out"
 rm -f "$out"/gbench.json "$out"/torch.json "$out"/machine.json
+
+# Debian's OpenBLAS 0.3.21 does not recognise Zen 5 and falls back to its Haswell (AVX2) kernels
+# (~120 GFLOP/s instead of ~210 at one thread): on an AVX-512 CPU ask for its SkylakeX kernels,
+# the strongest peer, unless the caller chose a core. Read by bench_catalog and by PyTorch's BLAS.
+if [ -z "${OPENBLAS_CORETYPE:-}" ] && grep -qw avx512f /proc/cpuinfo; then export OPENBLAS_CORETYPE=SkylakeX; fi
 
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 bench_start=$(date +%s)
@@ -106,7 +114,7 @@ onednn=$(dpkg-query -W -f='${Version}' libdnnl-dev 2>/dev/null || echo "not inst
 import json, sys
 json.dump({"date": "$(date -u '+%Y-%m-%d %H:%M UTC')", "cpu": """$cpu""", "cores": $(nproc),
            "loadavg_before": "$load_before", "loadavg_after": "$(cut -d' ' -f1-3 /proc/loadavg)",
-           "repetitions": $reps, "seconds": $((end - bench_start)), "seconds_with_build": $((end - start)), "onednn": "oneDNN $onednn",
+           "repetitions": $reps, "openblas_coretype": "${OPENBLAS_CORETYPE:-}", "seconds": $((end - bench_start)), "seconds_with_build": $((end - start)), "onednn": "oneDNN $onednn",
            "note": """$note""", "messages": $(printf '%s\n' "${messages[@]:-}" | /usr/bin/python3 -c 'import json,sys; print(json.dumps([l for l in sys.stdin.read().splitlines() if l]))')},
           open(sys.argv[1], "w"), indent=1)
 EOF
