@@ -1,6 +1,7 @@
 // The graph walk: binds kernel inputs and inline constants to names, runs the ops in order
-// (op_desc is topologically sorted), checks every op's result against its output_desc, performs
-// the buffer writes of InplaceAssign/Assign, and collects the outputs.
+// (op_desc is topologically sorted), checks every op's result against its output_desc, rounds it
+// as EvalOptions says, performs the buffer writes of InplaceAssign/Assign, and collects the
+// outputs.
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -79,28 +80,69 @@ std::vector<double> propagated_bound(const OpFunction &fn, const OpCall &call, c
   return bound;
 }
 
-// Converts every value to `dtype` as a store would (float16 rounding, integer truncation); an
-// error bound is carried along through the conversion.
-Tensor stored_as(const Tensor &t, const Shape &shape, const std::string &dtype) {
-  Tensor r{shape, dtype, t.data};
-  const DtypeInfo info(dtype);
-  for (double &v : r.data) v = info.convert(v);
-  if (!t.error_bound.empty()) {
-    // Through the conversion for every dtype: a float16 store rounds a value within the bound
-    // to either neighbour of the exact one's rounding.
-    r.error_bound = t.error_bound;
-    for (size_t i = 0; i < r.data.size(); ++i) {
-      const double e = t.error_bound[i];
-      r.error_bound[i] = std::max(deviation(info.convert(t.data[i] + e), r.data[i]),
-                                  deviation(info.convert(t.data[i] - e), r.data[i]));
+// Replaces every value x of `t` by convert(x). An error bound is carried through the conversion:
+// the conversion is monotone, so a value within [x - e, x + e] converts to one within the
+// conversions of the ends (for float16, a value near a rounding boundary may round to either
+// neighbour of x's rounding: one float16 step more).
+template <class Convert>
+void convert_in_place(Tensor *t, Convert convert) {
+  const bool bounded = !t->error_bound.empty();
+  for (size_t i = 0; i < t->data.size(); ++i) {
+    const double x = t->data[i];
+    const double r = convert(x);
+    if (bounded) {
+      const double e = t->error_bound[i];
+      t->error_bound[i] = std::max(deviation(convert(x + e), r), deviation(convert(x - e), r));
     }
+    t->data[i] = r;
   }
+}
+
+// Converts every value to `dtype` as a store would (float16 rounding, integer truncation).
+Tensor stored_as(const Tensor &t, const Shape &shape, const std::string &dtype) {
+  Tensor r{shape, dtype, t.data, t.error_bound};
+  const DtypeInfo info(dtype);
+  convert_in_place(&r, [&](double v) { return info.convert(v); });
   return r;
+}
+
+// Ops whose float results kernels compute with the vector math functions of akg_vmath.h, to
+// within kApproximationError relative (their stated accuracy is 1-2.5 float32 ulps, 2^-22.7; the
+// bound leaves a margin). Arithmetic, Sqrt and division are correctly rounded in float32, and a
+// float32 result of float16 operands rounds to float16 as the exact one does (float32 has more
+// than 2 x 11 + 2 bits), so their per-op float16 roundings match exactly.
+const std::set<std::string> kApproximatedOps = {"Exp", "Log", "Tanh", "Erf", "Pow", "Rsqrt"};
+constexpr double kApproximationError = 0x1p-20;
+
+double round_to_float32(double x) { return static_cast<double>(static_cast<float>(x)); }
+
+// The rounding an op's float result gets before later ops read it (EvalOptions); integer and
+// bool results are already in their dtype. Rounding an already rounded value (a Cast's, a
+// Reshape's) changes nothing.
+void round_per_op(const EvalOptions &options, const std::string &op, Tensor *result) {
+  const bool is_float16 = result->dtype == "float16";
+  if (is_float16 && options.float16 == Float16Rounding::PerOp) {
+    if (kApproximatedOps.count(op)) {
+      // A kernel computes these functions to a few float32 ulps, not exactly: where that error
+      // reaches a float16 rounding boundary the kernel's rounding may go the other way, so the
+      // value is bounded by the function's error before it is rounded (one float16 step after).
+      if (result->error_bound.empty()) result->error_bound.assign(result->data.size(), 0.0);
+      for (size_t i = 0; i < result->data.size(); ++i)
+        if (std::isfinite(result->data[i]))
+          result->error_bound[i] = std::max(result->error_bound[i], std::fabs(result->data[i]) * kApproximationError);
+    }
+    const DtypeInfo info("float16");  // round_to_float16_in_evaluation: ties may be flipped
+    convert_in_place(result, [&](double v) { return info.convert(v); });
+  } else if (options.round_float32_per_op && (is_float16 || result->dtype == "float32")) {
+    // With AtStores, float16 ops are computed in float32 (the generator's
+    // --float16-intermediates=float32); their stores still round to float16.
+    convert_in_place(result, round_to_float32);
+  }
 }
 
 class Evaluation {
  public:
-  explicit Evaluation(const nlohmann::json &kernel) : kernel_(kernel) {}
+  Evaluation(const nlohmann::json &kernel, const EvalOptions &options) : kernel_(kernel), options_(options) {}
 
   Result run(const std::vector<Tensor> &inputs) {
     bind_inputs(inputs);
@@ -202,6 +244,8 @@ class Evaluation {
       OpCall call{label, &op, operands, out.shape, out.dtype};
       result = (*fn)(call);
       if (kBoundingOps.count(name) == 0) result.error_bound = propagated_bound(*fn, call, result);
+      // After the bound: a rounding widens it where the value could round either way.
+      if (result.dtype == out.dtype) round_per_op(options_, name, &result);
     }
     if (!same_shape(result.shape, out.shape)) {
       throw Error(label + ": result shape is " + shape_to_string(result.shape) + " but output_desc says " +
@@ -275,6 +319,7 @@ class Evaluation {
   }
 
   const nlohmann::json &kernel_;
+  const EvalOptions options_;
   std::vector<TensorDesc> input_descs_;
   std::unordered_map<std::string, size_t> input_index_;      // kernel input name -> index
   std::unordered_map<std::string, Tensor> values_;           // live tensors by name
@@ -291,9 +336,9 @@ std::vector<Tensor> kernel_inputs_signature(const nlohmann::json &kernel) {
   return signature;
 }
 
-Result evaluate(const nlohmann::json &kernel, const std::vector<Tensor> &inputs) {
+Result evaluate(const nlohmann::json &kernel, const std::vector<Tensor> &inputs, const EvalOptions &options) {
   try {
-    return Evaluation(kernel).run(inputs);
+    return Evaluation(kernel, options).run(inputs);
   } catch (const Error &) {
     throw;
   } catch (const std::bad_alloc &) {
@@ -304,9 +349,19 @@ Result evaluate(const nlohmann::json &kernel, const std::vector<Tensor> &inputs)
   }
 }
 
-Result evaluate_with_float16_ties_flipped(const nlohmann::json &kernel, const std::vector<Tensor> &inputs) {
+Result evaluate_with_float16_ties_flipped(const nlohmann::json &kernel, const std::vector<Tensor> &inputs,
+                                          const EvalOptions &options) {
   Float16TiesFlipped flipped;
-  return evaluate(kernel, inputs);
+  return evaluate(kernel, inputs, options);
+}
+
+Float16Rounding float16_rounding_of(const nlohmann::json &kernel) {
+  constexpr const char *kKey = "float16_intermediates";
+  if (!kernel.is_object() || !kernel.contains(kKey)) return Float16Rounding::PerOp;
+  const nlohmann::json &value = kernel[kKey];
+  if (value == "float16") return Float16Rounding::PerOp;
+  if (value == "float32") return Float16Rounding::AtStores;
+  throw Error(std::string(kKey) + " must be \"float16\" or \"float32\", got " + value.dump());
 }
 
 }  // namespace akg::reference

@@ -36,7 +36,8 @@ struct OpCall {
 
 // Computes the op's result. Its shape must be the op's own idea of the output shape; the
 // evaluator checks it against output_desc. Its data must already be in out_dtype's domain
-// (integers integral, bool 0/1), but float16 values are not rounded (docs/DESIGN.md, "Numerics").
+// (integers integral, bool 0/1), but float values are not rounded: the evaluator rounds every
+// op's result as EvalOptions says, after computing its error bound from the unrounded one.
 using OpFunction = std::function<Tensor(const OpCall &)>;
 using OpTable = std::map<std::string, OpFunction>;
 

@@ -1,8 +1,8 @@
 // Elementwise ops: arithmetic, math functions, comparisons, logic, Select, Cast, AddN, and the
 // elementwise reduction-to-flag ElemAny.
 //
-// Floating-point ops are computed in double (float16 results are not rounded here; see
-// docs/DESIGN.md, "Numerics"). Ops whose output dtype is an integer use exact 64-bit integer
+// Floating-point ops are computed in double and not rounded here (the evaluator rounds float16
+// results per op, EvalOptions). Ops whose output dtype is an integer use exact 64-bit integer
 // arithmetic wrapped to the dtype's width, so int32 results are what two's-complement int32 code
 // computes; RealDiv on integers truncates toward zero.
 #include <cmath>
@@ -20,7 +20,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 bool integer_output(const OpCall &call) { return is_integer_dtype(call.out_dtype); }
 
 // Brings computed values into the output dtype's domain: integers and bools are converted as
-// Cast would; float results (float16 included) are left unrounded.
+// Cast would; float results (float16 included) are left to the evaluator's rounding.
 void finish_values(const OpCall &call, Tensor *t) {
   const DtypeInfo info(call.out_dtype);
   if (info.cls() == DtypeClass::Float) return;

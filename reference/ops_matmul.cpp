@@ -4,8 +4,8 @@
 // ignored), and an optional third input, a bias broadcast onto the result (numpy; [N] is added to
 // every row) before it is stored.
 //
-// The products are accumulated in double and the result is not rounded here: like every float16
-// op, a float16 dst_type is rounded only where it is stored. Each result carries an error bound
+// The products are accumulated in double and the result is not rounded here: like every op's, a
+// float16 (or float32) result is rounded by the evaluator as EvalOptions says. Each result carries an error bound
 // (Tensor::error_bound): what a float32 kernel summing the K products in any order may differ
 // by, documented in README.md, "Matrix products".
 #include <algorithm>

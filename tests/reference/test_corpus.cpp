@@ -219,11 +219,14 @@ TEST(Corpus, OverflowCheckKernelByHand) {
   EXPECT_EQ(r.outputs[0].data[100], std::numeric_limits<double>::infinity());
   EXPECT_EQ(r.outputs[1].data, std::vector<double>{1.0});
   EXPECT_EQ(r.updated_inputs.at(2).data, std::vector<double>{1.0});
-  // 40000 fits in float16 and 40000 * 2 is not rounded to float16 before IsInf: float16
-  // arithmetic runs in wider precision (docs/DESIGN.md, "Numerics"), so no overflow is flagged,
-  // although the stored float16 output does overflow.
+  // 40000 fits in float16 but 40000 * 2 does not: the float16 Mul rounds its result to inf
+  // before IsInf (per-op rounding, as MindSpore computes it), so the overflow is flagged.
   inputs[0].data[100] = 40000.0;
   r = evaluate(kernel, inputs);
+  EXPECT_EQ(r.outputs[0].data[100], std::numeric_limits<double>::infinity());
+  EXPECT_EQ(r.outputs[1].data, std::vector<double>{1.0});
+  // With float16 intermediates kept wider (AtStores), only the stored output overflows.
+  r = evaluate(kernel, inputs, {Float16Rounding::AtStores});
   EXPECT_EQ(r.outputs[0].data[100], std::numeric_limits<double>::infinity());
   EXPECT_EQ(r.outputs[1].data, std::vector<double>{0.0});
 }

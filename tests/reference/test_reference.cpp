@@ -1,5 +1,6 @@
 // Hand-computed cases for the reference evaluator: every op, broadcasting, reductions, layouts,
-// assignments, float16 rounding, tolerance checks, random inputs, and error reporting.
+// assignments, float16 rounding (per op and at stores), tolerance checks, ill-conditioned elements,
+// random inputs, and error reporting.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -416,18 +417,24 @@ TEST(Graph, AssignReturnsTheValueAndRoundsFloat16Updates) {
   EXPECT_EQ(r.updated_inputs.at(1).dtype, "float16");
 }
 
-TEST(Graph, Float16IntermediatesAreNotRoundedOnlyOutputs) {
-  // (x + 2^-12) - x is 2^-12 in exact arithmetic, but 0 if 1 + 2^-12 were rounded to float16.
+TEST(Graph, Float16IntermediatesRoundPerOpOrAtStores) {
+  // (x + 2^-12) - x: 1 + 2^-12 rounds to the float16 1 after the Add (per op), giving 0; kept
+  // unrounded (AtStores), the difference is the exact 2^-12.
   const json x = desc("x", {1}, "float16"), s = desc("s", {1}, "float16"), d = desc("d", {1}, "float16");
   const json k = kernel({x}, {op("Add", {x, constant(std::ldexp(1.0, -12), "float16")}, s), op("Sub", {s, x}, d)}, {d});
-  EXPECT_EQ(evaluate(k, {tensor({1}, {1.0}, "float16")}).outputs[0].data[0], std::ldexp(1.0, -12));
-  // The stored output is rounded: 1 + 2^-12 becomes 1.
+  const std::vector<Tensor> one = {tensor({1}, {1.0}, "float16")};
+  EXPECT_EQ(evaluate(k, one).outputs[0].data[0], 0.0);
+  EXPECT_EQ(evaluate(k, one, {Float16Rounding::PerOp}).outputs[0].data[0], 0.0);
+  EXPECT_EQ(evaluate(k, one, {Float16Rounding::AtStores}).outputs[0].data[0], std::ldexp(1.0, -12));
+  // A stored output is rounded in both modes: 1 + 2^-12 becomes 1.
   const json k2 = kernel({x}, {op("Add", {x, constant(std::ldexp(1.0, -12), "float16")}, s)}, {s});
-  EXPECT_EQ(evaluate(k2, {tensor({1}, {1.0}, "float16")}).outputs[0].data[0], 1.0);
-  // A float32 output is not rounded at all (the constant itself is the float32 0.1).
+  EXPECT_EQ(evaluate(k2, one, {Float16Rounding::AtStores}).outputs[0].data[0], 1.0);
+  // A float32 result is not rounded (the constant itself is the float32 0.1) unless asked to.
   const json y = desc("y", {1}), t = desc("t", {1});
   const json k3 = kernel({y}, {op("Mul", {y, constant(0.1)}, t)}, {t});
   EXPECT_EQ(evaluate(k3, {tensor({1}, {3.0})}).outputs[0].data[0], 3.0 * static_cast<double>(0.1f));
+  EXPECT_EQ(evaluate(k3, {tensor({1}, {3.0})}, {Float16Rounding::PerOp, true}).outputs[0].data[0],
+            static_cast<double>(3.0f * 0.1f));
 }
 
 TEST(Graph, AssignToAnIntermediateOutput) {
@@ -824,6 +831,171 @@ TEST(RandomInputs, StableValues) {
                                         0.50436563264292511};
   ASSERT_EQ(t.data.size(), expected.size());
   for (size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(t.data[i], expected[i], 1e-12) << i;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-op rounding (EvalOptions)
+
+// The LayerNorm-backward pattern: a float16 Add whose results a float32 column sum adds up.
+// Per op, the sum adds the float16-rounded values; AtStores, the exact ones. Here a = +-m with m
+// in (1, 2) (float16 spacing 2^-10) cancels in pairs, and b = 0.75 * 2^-10 makes every a + b
+// round up by 2^-12: the rounded sum is 2048 * 2^-10 = 2, the exact one 1.5.
+TEST(PerOpRounding, Float16SumOfRoundedValues) {
+  const int64_t n = 2048;
+  const json a = desc("a", {n}, "float16"), b = desc("b", {n}, "float16"), s = desc("s", {n}, "float16");
+  const json c = desc("c", {n}), sum32 = desc("sum32", {1}), sum16 = desc("sum16", {1}, "float16");
+  json k = kernel({a, b},
+                  {op("Add", {a, b}, s), op("Cast", {s}, c, {{"dst_type", "float32"}}),
+                   op("ReduceSum", {c}, sum32, {{"axis", {0}}, {"keep_dims", true}}),
+                   op("ReduceSum", {s}, sum16, {{"axis", {0}}, {"keep_dims", true}})},
+                  {sum32, sum16});
+  Tensor ta = tensor({n}, std::vector<double>(n), "float16");
+  const Tensor tb = tensor({n}, std::vector<double>(n, 0.75 * std::ldexp(1.0, -10)), "float16");
+  double rounded = 0, exact = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double m = 1 + static_cast<double>((i / 2 * 37) % 1023 + 1) / 1024;
+    ta.data[i] = i % 2 == 0 ? m : -m;
+    rounded += round_to_float16(ta.data[i] + tb.data[i]);
+    exact += ta.data[i] + tb.data[i];
+  }
+  ASSERT_EQ(rounded, 2.0);
+  ASSERT_EQ(exact, 1.5);
+  const Result per_op = evaluate(k, {ta, tb});
+  EXPECT_EQ(per_op.outputs[0].data[0], rounded);
+  EXPECT_EQ(per_op.outputs[1].data[0], rounded);
+  const Result at_stores = evaluate(k, {ta, tb}, {Float16Rounding::AtStores});
+  EXPECT_EQ(at_stores.outputs[0].data[0], exact);
+  EXPECT_EQ(at_stores.outputs[1].data[0], exact);
+  EXPECT_FALSE(compare(at_stores.outputs[0].data, per_op.outputs[0]).ok);
+
+  // The kernel's own key selects the mode.
+  EXPECT_EQ(float16_rounding_of(k), Float16Rounding::PerOp);
+  k["float16_intermediates"] = "float16";
+  EXPECT_EQ(float16_rounding_of(k), Float16Rounding::PerOp);
+  k["float16_intermediates"] = "float32";
+  EXPECT_EQ(float16_rounding_of(k), Float16Rounding::AtStores);
+  EXPECT_EQ(evaluate(k, {ta, tb}, {float16_rounding_of(k)}).outputs[0].data[0], exact);
+  k["float16_intermediates"] = "bfloat16";
+  expect_error([&] { float16_rounding_of(k); }, {"float16_intermediates", "\"bfloat16\""});
+  k["float16_intermediates"] = 16;
+  expect_error([&] { float16_rounding_of(k); }, {"float16_intermediates"});
+}
+
+TEST(PerOpRounding, TiesFlipInIntermediates) {
+  // 1 + 2^-11 is a tie between the float16 values 1 and 1 + 2^-10: it rounds to even (1) after
+  // the Add, and the other way in the tie-flipped evaluation; Sub shows which.
+  const json x = desc("x", {1}, "float16"), s = desc("s", {1}, "float16"), d = desc("d", {1}, "float16");
+  const json k = kernel({x}, {op("Add", {x, constant(std::ldexp(1.0, -11), "float16")}, s), op("Sub", {s, x}, d)}, {d});
+  const std::vector<Tensor> one = {tensor({1}, {1.0}, "float16")};
+  EXPECT_EQ(evaluate(k, one).outputs[0].data[0], 0.0);
+  EXPECT_EQ(evaluate_with_float16_ties_flipped(k, one).outputs[0].data[0], std::ldexp(1.0, -10));
+  EXPECT_EQ(evaluate_with_float16_ties_flipped(k, one, {Float16Rounding::AtStores}).outputs[0].data[0],
+            std::ldexp(1.0, -11));
+}
+
+TEST(PerOpRounding, ErrorBoundsWidenWhereTheRoundingCouldGoEitherWay) {
+  // The product 1 + 2^-11 is a float16 tie: within its bound it may round to 1 or 1 + 2^-10, so
+  // the rounded product's bound is one float16 step; the float16 Sub after it keeps that bound.
+  const json da = desc("a", {1, 2}, "float16"), db = desc("b", {2, 1}, "float16");
+  const json mm = desc("mm", {1, 1}, "float16"), d = desc("d", {1, 1}, "float16");
+  const json k = kernel({da, db},
+                        {op("MatMul", {da, db}, mm, mm_attrs(false, false, "float16")),
+                         op("Sub", {mm, constant(1.0, "float16")}, d)},
+                        {mm, d});
+  const Result r = evaluate(k, {tensor({1, 2}, {1, std::ldexp(1.0, -6)}, "float16"),
+                                tensor({2, 1}, {1, std::ldexp(1.0, -5)}, "float16")});
+  EXPECT_EQ(r.outputs[0].data[0], 1.0);
+  EXPECT_EQ(r.outputs[0].error_bound[0], std::ldexp(1.0, -10));
+  EXPECT_EQ(r.outputs[1].data[0], 0.0);
+  EXPECT_EQ(r.outputs[1].error_bound[0], std::ldexp(1.0, -10));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conditioning: the per-op evaluation in the tensors' dtypes against the one in double
+
+// (x + 1e6) - 1e6 in float32: the Add keeps x only to 1/16 (the float32 spacing at 1e6), so per
+// op the result differs from x by up to 1/32, far beyond the tolerance, wherever x is not a
+// multiple of 1/16.
+TEST(Conditioning, CancellationIsIllConditionedNotAFailure) {
+  const json x = desc("x", {4}), t = desc("t", {4}), u = desc("u", {4});
+  const json k = kernel({x}, {op("Add", {x, constant(1e6)}, t), op("Sub", {t, constant(1e6)}, u)}, {u});
+  const double x0 = static_cast<double>(0.3f);
+  const std::vector<Tensor> in = {tensor({4}, {x0, 0.5, -2.25, 1.0})};
+  const Tensor e = evaluate(k, in).outputs[0];
+  const Tensor d = evaluate(k, in, {Float16Rounding::PerOp, true}).outputs[0];
+  EXPECT_EQ(e.data, in[0].data);  // exact in double
+  EXPECT_EQ(d.data, (std::vector<double>{0.3125, 0.5, -2.25, 1.0}));
+
+  // Matching either evaluation passes; element 0 is counted as ill-conditioned.
+  for (const std::vector<double> &actual : {e.data, d.data}) {
+    const Comparison c = compare_conditioned(actual, e, d);
+    EXPECT_TRUE(c.ok) << c.message;
+    EXPECT_EQ(c.ill_conditioned, 1u);
+    expect_contains(c.message, "1 ill-conditioned");
+  }
+  EXPECT_FALSE(compare(d.data, e).ok);  // the plain check calls the per-op result a failure
+  // Within tol(D) + |D - E| of D: accepted there; further away, or wrong anywhere else: rejected.
+  EXPECT_TRUE(compare_conditioned({0.3125 + 0.01, 0.5, -2.25, 1.0}, e, d).ok);
+  const Comparison far = compare_conditioned({0.3125 + 0.02, 0.5, -2.25, 1.0}, e, d);
+  EXPECT_FALSE(far.ok);
+  EXPECT_EQ(far.mismatches, 1u);
+  const Comparison wrong = compare_conditioned({x0, 0.5, -2.25, 1.01}, e, d);
+  EXPECT_FALSE(wrong.ok);
+  EXPECT_EQ(wrong.mismatches, 1u);
+  EXPECT_EQ(wrong.worst_index, 3u);
+  EXPECT_EQ(wrong.ill_conditioned, 1u);
+  bool ill = false;
+  EXPECT_TRUE(element_matches_conditioned(0.3125, e, d, 0, &ill));
+  EXPECT_TRUE(ill);
+  EXPECT_FALSE(element_matches_conditioned(1.01, e, d, 3, &ill));
+  EXPECT_FALSE(ill);
+}
+
+TEST(Conditioning, OverflowPerOpIsIllConditioned) {
+  // x * 1e20 * 1e20 * 1e-20 overflows float32 in the middle: the per-op result is inf, the
+  // double one 1e20 * x. Either is accepted, nothing else.
+  const json x = desc("x", {1}), a = desc("a", {1}), b = desc("b", {1}), c = desc("c", {1});
+  const json k = kernel({x},
+                        {op("Mul", {x, constant(1e20)}, a), op("Mul", {a, constant(1e20)}, b),
+                         op("Mul", {b, constant(1e-20)}, c)},
+                        {c});
+  const Tensor e = evaluate(k, {tensor({1}, {1})}).outputs[0];
+  const Tensor d = evaluate(k, {tensor({1}, {1})}, {Float16Rounding::PerOp, true}).outputs[0];
+  ASSERT_EQ(d.data[0], kInf);
+  ASSERT_TRUE(std::isfinite(e.data[0]));
+  EXPECT_EQ(compare_conditioned({kInf}, e, d).ill_conditioned, 1u);
+  EXPECT_TRUE(compare_conditioned({kInf}, e, d).ok);
+  EXPECT_TRUE(compare_conditioned(e.data, e, d).ok);
+  EXPECT_FALSE(compare_conditioned({5.0}, e, d).ok);
+  EXPECT_FALSE(compare_conditioned({-kInf}, e, d).ok);
+  EXPECT_FALSE(compare_conditioned({kNaN}, e, d).ok);
+}
+
+TEST(Conditioning, WellConditionedGraphsHaveNoIllConditionedElements) {
+  // Random inputs through float32 arithmetic, a transcendental function and a row sum, and a
+  // float16 chain from float16 inputs; the per-op evaluation stays within the tolerance of the
+  // double one. (A Cast of float32 results to float16 would not do: one in about 2^13 float32
+  // values rounds to a float16 tie and then the other way than its double value, an element
+  // that is rightly counted as ill-conditioned.)
+  const json x = desc("x", {64, 128}), y = desc("y", {64, 128}), m = desc("m", {64, 128});
+  const json ad = desc("ad", {64, 128}), th = desc("th", {64, 128}), rs = desc("rs", {64, 1});
+  const json h = desc("h", {64, 128}, "float16"), hm = desc("hm", {64, 128}, "float16");
+  const json hs = desc("hs", {64, 1}, "float16");
+  const json k = kernel({x, y, h},
+                        {op("Mul", {x, y}, m), op("Add", {m, x}, ad), op("Tanh", {ad}, th),
+                         op("ReduceSum", {th}, rs, {{"axis", {1}}, {"keep_dims", true}}), op("Mul", {h, h}, hm),
+                         op("ReduceSum", {hm}, hs, {{"axis", {1}}, {"keep_dims", true}})},
+                        {th, rs, hm, hs});
+  const std::vector<Tensor> in = random_inputs(k, 7);
+  const Result e = evaluate(k, in);
+  const Result d = evaluate(k, in, {Float16Rounding::PerOp, true});
+  for (size_t o = 0; o < e.outputs.size(); ++o) {
+    for (const Result *actual : {&e, &d}) {
+      const Comparison c = compare_conditioned(actual->outputs[o].data, e.outputs[o], d.outputs[o]);
+      EXPECT_TRUE(c.ok) << o << ": " << c.message;
+      EXPECT_EQ(c.ill_conditioned, 0u) << o << ": " << c.message;
+    }
+  }
 }
 
 }  // namespace
