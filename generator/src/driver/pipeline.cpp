@@ -2,6 +2,9 @@
 // transforms, and dumps its result when asked (--dump-after=<pass>).
 #include "driver/pipeline.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <functional>
 #include <sstream>
 
@@ -47,6 +50,30 @@ const std::vector<std::string> &pipeline_pass_names() {
                                                    "dependences", "schedule", "fuse-reductions", "join-reductions", "order-loops", "tile-transposes", "parallelize", "split-bands", "sink-columns", "interleave-channels", "pair-rows", "group-rows", "stream-outputs",
                                                    "line-runs", "vectorize", "promote", "stage-float16", "prefetch-rows", "prefetch-streams", "plan-reductions", "plan-contraction", "tile-contraction", "ast", "emit"};
     return names;
+}
+
+void PassTimes::add(const std::string &pass, double seconds) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    seconds_[pass] += seconds;
+}
+
+std::string PassTimes::report() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<std::pair<double, std::string>> rows;
+    double total = 0;
+    for (const auto &[pass, s] : seconds_) {
+        rows.push_back({s, pass});
+        total += s;
+    }
+    std::sort(rows.rbegin(), rows.rend());
+    std::string out = "time per pass (all kernels):\n";
+    char line[128];
+    for (const auto &[s, pass] : rows) {
+        std::snprintf(line, sizeof line, "  %-22s %8.3f s %5.1f%%\n", pass.c_str(), s, total > 0 ? 100 * s / total : 0.0);
+        out += line;
+    }
+    std::snprintf(line, sizeof line, "  %-22s %8.3f s\n", "total", total);
+    return out + line;
 }
 
 namespace {
@@ -279,9 +306,12 @@ std::string run_contraction(const TensorGraph &graph, const CompositeKernel &ker
 } // namespace
 
 std::string run_pipeline(const CompositeKernel &kernel, const PipelineOptions &options) {
+    auto last = std::chrono::steady_clock::now();
     auto dump = [&](const std::string &pass, const std::function<std::string()> &text) {
-        if (!options.dump || (options.dump_after != pass && options.dump_after != "all")) return;
-        *options.dump << "// ---- after " << pass << " ----\n" << text();
+        if (options.times) options.times->add(pass, std::chrono::duration<double>(std::chrono::steady_clock::now() - last).count());
+        if (options.dump && (options.dump_after == pass || options.dump_after == "all"))
+            *options.dump << "// ---- after " << pass << " ----\n" << text();
+        last = std::chrono::steady_clock::now(); // a dump's own time is nobody's
     };
 
     validate_composite(kernel);
@@ -322,7 +352,11 @@ std::string run_pipeline(const CompositeKernel &kernel, const PipelineOptions &o
         compute_dependences(model);
         dump("dependences", [&] { return "flow: " + str(model.dep_flow) + "\nfalse: " + str(model.dep_false) + "\n"; });
         compute_schedule(model, options.schedule);
-        dump("schedule", [&] { return dump_schedule(model); });
+        dump("schedule", [&] {
+            std::string notes;
+            for (const auto &n : model.schedule_notes) notes += "# " + n + "\n";
+            return notes + dump_schedule(model);
+        });
         fuse_sibling_reductions(model);
         dump("fuse-reductions", [&] { return dump_schedule(model); });
         join_reduction_inputs(model);

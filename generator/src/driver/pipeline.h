@@ -1,4 +1,6 @@
 #pragma once
+#include <map>
+#include <mutex>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -12,12 +14,25 @@ extern const char *const kGeneratorVersion;
 // The passes, in the order run_pipeline runs them.
 const std::vector<std::string> &pipeline_pass_names();
 
+// Seconds spent in each pass, summed over the kernels given to run_pipeline (any thread).
+class PassTimes {
+public:
+    void add(const std::string &pass, double seconds);
+    // One line per pass, slowest first, with its share of the total.
+    std::string report() const;
+
+private:
+    mutable std::mutex mutex_;
+    std::map<std::string, double> seconds_;
+};
+
 struct PipelineOptions {
     ScheduleOptions schedule;
     EmitOptions emit;
     // Print the IR after this pass ("all" for every pass) to `dump`.
     std::string dump_after;
     std::ostream *dump = nullptr;
+    PassTimes *times = nullptr; // when set, each pass's time is added to it
 };
 
 // Composite kernel → C++ source of the kernel (see emit_cpp.h).

@@ -5,6 +5,7 @@
 // component as a whole, without maximizing band depth or serializing SCCs, and preferring
 // outer coincidence gives one parallel row loop that contains the reductions and the
 // elementwise tail in sequence.
+#include "poly/bounded_schedule.h"
 #include "poly/fuse_sibling_reductions.h"
 #include "poly/join_reduction_inputs.h"
 #include "poly/order_band_members.h"
@@ -12,6 +13,10 @@
 #include "poly/schedule_transforms.h"
 
 #include <cstdlib>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
 
 #include <isl/ctx.h>
 #include <isl/options.h>
@@ -202,10 +207,45 @@ ScheduleCost schedule_cost(PolyModel &m, const ScheduleOptions &options) {
     return cost;
 }
 
-// isl's schedule of `rest` after the preamble (a copy is used), or null beyond the operation
-// quota. `fuse_inner_loops`: the second candidate, see compute_schedule.
+// Schedules found, by candidate and schedule constraints (as text), for the whole process.
+class ScheduleCache {
+public:
+    struct Entry {
+        ScheduleOutcome outcome;
+        std::string schedule;
+    };
+    std::optional<Entry> find(const std::string &key) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        auto it = entries_.find(key);
+        if (it == entries_.end()) return std::nullopt;
+        return it->second;
+    }
+    void insert(const std::string &key, Entry entry) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        entries_.emplace(key, std::move(entry));
+    }
+
+private:
+    std::mutex mutex_;
+    std::unordered_map<std::string, Entry> entries_;
+};
+
+ScheduleCache &schedule_cache() {
+    static ScheduleCache cache;
+    return cache;
+}
+
+// CPU seconds for the first candidate (beyond them the kernel gets the unfused schedule) and
+// for the second (beyond them the first is kept). Every catalog and corpus kernel schedules each
+// candidate in well under a second; the searches that blow up do not end in minutes.
+constexpr int kFusedCandidateSeconds = 3;
+constexpr int kFewerLoopsCandidateSeconds = 1;
+
+// isl's schedule of `rest` after the preamble (a copy is used), or null when isl stopped at its
+// operation quota or time bound (`outcome` says which). `fuse_inner_loops`: the second
+// candidate, see compute_schedule.
 isl_schedule *fused_candidate(PolyModel &m, const isl::union_set &rest, const isl::union_map &deps, const isl::union_map &proximity,
-                              isl_schedule *preamble, bool fuse_inner_loops, bool &over_quota) {
+                              isl_schedule *preamble, bool fuse_inner_loops, ScheduleOutcome &outcome) {
     isl_ctx *ctx = m.ctx.get();
     isl_options_set_schedule_whole_component(ctx, fuse_inner_loops ? 0 : 1);
     isl_options_set_schedule_outer_coincidence(ctx, fuse_inner_loops ? 0 : 1);
@@ -213,13 +253,22 @@ isl_schedule *fused_candidate(PolyModel &m, const isl::union_set &rest, const is
     sc = isl_schedule_constraints_set_validity(sc, deps.copy());
     sc = isl_schedule_constraints_set_coincidence(sc, deps.copy());
     sc = isl_schedule_constraints_set_proximity(sc, proximity.copy());
-    isl_ctx_reset_operations(ctx);
-    isl_ctx_set_max_operations(ctx, max_schedule_operations());
-    isl_schedule *fused = isl_schedule_constraints_compute_schedule(sc);
-    over_quota = !fused && isl_ctx_last_error(ctx) == isl_error_quota;
-    isl_ctx_set_max_operations(ctx, 0);
-    isl_ctx_reset_operations(ctx);
-    if (over_quota) isl_ctx_reset_error(ctx);
+    int seconds = schedule_seconds(fuse_inner_loops ? kFewerLoopsCandidateSeconds : kFusedCandidateSeconds);
+    // The variants of a kernel for each target pose isl the same problem: solve it once.
+    char *text = isl_schedule_constraints_to_str(sc);
+    std::string key = std::string(fuse_inner_loops ? "fewer-loops " : "fused ") + std::to_string(seconds) + " " + (text ? text : "");
+    free(text);
+    isl_schedule *fused = nullptr;
+    if (auto cached = schedule_cache().find(key)) {
+        isl_schedule_constraints_free(sc);
+        outcome = cached->outcome;
+        if (outcome == ScheduleOutcome::Done) fused = isl_schedule_read_from_str(ctx, cached->schedule.c_str());
+    } else {
+        fused = compute_schedule_bounded(sc, seconds, max_schedule_operations(), outcome);
+        char *result = fused ? isl_schedule_to_str(fused) : nullptr;
+        schedule_cache().insert(key, {outcome, result ? result : ""});
+        free(result);
+    }
     if (fused && preamble) fused = isl_schedule_sequence(isl_schedule_copy(preamble), fused);
     return fused;
 }
@@ -231,6 +280,7 @@ void compute_schedule(PolyModel &m, const ScheduleOptions &options) {
     isl::union_map deps = m.dep_flow.unite(m.dep_false);
     if (!options.fuse) {
         sequence_schedule(m);
+        m.schedule_notes.push_back("unfused: --unfused");
         return;
     }
     isl_options_set_schedule_maximize_band_depth(ctx, 0);
@@ -255,11 +305,12 @@ void compute_schedule(PolyModel &m, const ScheduleOptions &options) {
     // Proximity adds the fusion hints (dep_input) to the dependences.
     isl::union_map proximity = deps.unite(m.dep_input.intersect_domain(rest).intersect_range(rest));
     // The first candidate schedules each component as a whole and prefers outer coincidence.
-    bool over_quota = false;
-    isl_schedule *fused = fused_candidate(m, rest, deps, proximity, preamble, false, over_quota);
-    if (over_quota) {
+    ScheduleOutcome outcome = ScheduleOutcome::Done;
+    isl_schedule *fused = fused_candidate(m, rest, deps, proximity, preamble, false, outcome);
+    if (outcome == ScheduleOutcome::OverQuota || outcome == ScheduleOutcome::TimedOut) {
         isl_schedule_free(preamble);
         sequence_schedule(m);
+        m.schedule_notes.push_back(std::string("unfused: isl's fused schedule was ") + outcome_name(outcome));
         return;
     }
     m.schedule = isl::manage(fused);
@@ -274,7 +325,8 @@ void compute_schedule(PolyModel &m, const ScheduleOptions &options) {
     // has fewer loops and is no worse otherwise, including parallelism and vectorization
     // (sequential_contiguous_loops: fusing softmax's exponentials into the loop of their sum
     // has fewer loops too, but runs that loop scalar, 8x slower).
-    isl_schedule *fewer_loops = fused_candidate(m, rest, deps, proximity, preamble, true, over_quota);
+    isl_schedule *fewer_loops = fused_candidate(m, rest, deps, proximity, preamble, true, outcome);
+    if (!fewer_loops) m.schedule_notes.push_back(std::string("fewer-loops candidate ") + outcome_name(outcome) + ": not considered");
     isl_options_set_schedule_whole_component(ctx, 1);
     isl_options_set_schedule_outer_coincidence(ctx, 1);
     isl_schedule_free(preamble);
@@ -287,6 +339,7 @@ void compute_schedule(PolyModel &m, const ScheduleOptions &options) {
             kept = m.schedule;
             fused_cost = cost;
         }
+        m.schedule_notes.push_back(better ? "fewer-loops candidate kept" : "fewer-loops candidate not better");
     }
     // Cost model: fusion must not cost locality. Fusing per-channel statistics into an NCHW
     // BatchNorm apply makes the channel the outer loop and walks the batch inside it, a stride
@@ -297,6 +350,7 @@ void compute_schedule(PolyModel &m, const ScheduleOptions &options) {
     // then with less traffic (fused on a tie).
     sequence_schedule(m);
     ScheduleCost unfused_cost = schedule_cost(m, options);
+    m.schedule_notes.push_back(unfused_cost < fused_cost ? "unfused: walks memory in order with fewer inversions or less traffic" : "fused");
     m.schedule = unfused_cost < fused_cost ? m.schedule : kept;
 }
 

@@ -195,6 +195,8 @@ struct PolyModel {
     // passes after it shape them as any other, and the emitter runs them on the calling thread.
     std::set<std::string> serial_statements;
     isl::schedule schedule;   // the schedule tree, transformed by the passes
+    // Set by schedule: which candidate was taken and why, in order (shown by --dump-after=schedule).
+    std::vector<std::string> schedule_notes;
     // Indexed by a parallel mark's mark::Parallel::body_plans (see stage_float16.h).
     std::vector<std::vector<Float16Staging>> float16_stagings;
     // Indexed by the same K (prefetch-rows keeps both vectors the same length).
