@@ -33,8 +33,8 @@ static void akg_bias_gelu_f16__aarch64_parallel_body_1(int64_t c0, int64_t c1, c
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = ((c1 + c3) + c4);
-                    const float v_cse0 = (block_c4_0[(c4 - c4_first)] + ((float)t0[((c1 + c3) + c4)]));
-                    blk_out1[c4] = akg_div_one_plus_exp_h(v_cse0, (v_cse0 * (((v_cse0 * v_cse0) * -0.0713410974f) + -1.59570312f)));
+                    const float v_cse0 = akg_round_f16((block_c4_0[(c4 - c4_first)] + ((float)t0[((c1 + c3) + c4)])));
+                    blk_out1[c4] = (akg_round_f16((v_cse0 * akg_round_f16((akg_round_f16(akg_tanh(akg_round_f16((akg_round_f16((v_cse0 + akg_round_f16((akg_round_f16((akg_round_f16((v_cse0 * v_cse0)) * v_cse0)) * 0.044708252f)))) * 0.797851562f)))) + 1.0f)))) * 0.5f);
                 }
             }
             akg_stream_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(3072)) + (c1 + c3))), 64);

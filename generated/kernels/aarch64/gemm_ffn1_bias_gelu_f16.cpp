@@ -75,8 +75,8 @@ extern "C" int akg_kernel_fn_gemm_ffn1_bias_gelu_f16__aarch64(void *const *buffe
                                             for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
                                                 const int64_t i1 = akg_j + akg_c;
                                                 const float v_tile_t0 = akg_round_f16(akg_tile[akg_r * 12 + akg_c]);
-                                                const float v_out0_cse0 = (v_tile_t0 + akg_f16_to_f32(in2[i1]));
-                                                const float v_tile_out0 = akg_div_one_plus_exp_h(v_out0_cse0, (v_out0_cse0 * (((v_out0_cse0 * v_out0_cse0) * -0.0713410974f) + -1.59570312f)));
+                                                const float v_out0_cse0 = akg_round_f16((v_tile_t0 + akg_f16_to_f32(in2[i1])));
+                                                const float v_tile_out0 = (akg_round_f16((v_out0_cse0 * akg_round_f16((akg_round_f16(akg_tanh(akg_round_f16((akg_round_f16((v_out0_cse0 + akg_round_f16((akg_round_f16((akg_round_f16((v_out0_cse0 * v_out0_cse0)) * v_out0_cse0)) * 0.044708252f)))) * 0.797851562f)))) + 1.0f)))) * 0.5f);
                                                 out0[i0 * 3072 + i1] = akg_f32_to_f16(v_tile_out0);
                                             }
                                         }

@@ -23,7 +23,7 @@ static void akg_conv_bias_residual_relu_f16__x86_64_v2_parallel_body_0(int64_t c
                             [[maybe_unused]] const int64_t i0 = c0;
                             [[maybe_unused]] const int64_t i1 = (c1 + c2);
                             [[maybe_unused]] const int64_t i2 = (c3 + c4);
-                            s_out0[(i1 - (c1)) * 196 + (i2 - (0))] = akg_fmax_c(((block_c4_0[(c4 - c4_first)] + hoisted0) + block_c4_1[(c4 - c4_first)]), 0.0f);
+                            s_out0[(i1 - (c1)) * 196 + (i2 - (0))] = akg_fmax_c(akg_round_f16((akg_round_f16((block_c4_0[(c4 - c4_first)] + hoisted0)) + block_c4_1[(c4 - c4_first)])), 0.0f);
                         }
                     }
                 }
@@ -40,7 +40,7 @@ static void akg_conv_bias_residual_relu_f16__x86_64_v2_parallel_body_0(int64_t c
                             [[maybe_unused]] const int64_t i0 = c0;
                             [[maybe_unused]] const int64_t i1 = (c1 + c2);
                             [[maybe_unused]] const int64_t i2 = (c4 + 192);
-                            s_out0[(i1 - (c1)) * 196 + (i2 - (0))] = akg_fmax_c(((block_c4_0[(c4 - c4_first)] + hoisted0) + block_c4_1[(c4 - c4_first)]), 0.0f);
+                            s_out0[(i1 - (c1)) * 196 + (i2 - (0))] = akg_fmax_c(akg_round_f16((akg_round_f16((block_c4_0[(c4 - c4_first)] + hoisted0)) + block_c4_1[(c4 - c4_first)])), 0.0f);
                         }
                     }
                 }

@@ -77,7 +77,7 @@ static void akg_attention_softmax_dropout_f16__x86_64_v3_parallel_body_0(int64_t
                         const int64_t c4 = c4_block + c4_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c4;
-                            lanes_c4[c4_lane] = akg_max_ordered(lanes_c4[c4_lane], ((block_c4_0[c4_lane] * 0.125f) + ((float)s_in1[(c4 - (0))])));
+                            lanes_c4[c4_lane] = akg_max_ordered(lanes_c4[c4_lane], (((float)s_in1[(c4 - (0))]) + akg_round_f16((block_c4_0[c4_lane] * 0.125f))));
                         }
                     }
                     akg_end_of_lane_block();
@@ -91,7 +91,7 @@ static void akg_attention_softmax_dropout_f16__x86_64_v3_parallel_body_0(int64_t
                         const int64_t c4 = c4_last + c4_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c4;
-                            lanes_c4[c4_lane] = akg_max_ordered(lanes_c4[c4_lane], akg_select(c4 >= c4_full, float(((block_c4_0[c4_lane] * 0.125f) + ((float)s_in1[(c4 - (0))]))), float(-__builtin_inff())));
+                            lanes_c4[c4_lane] = akg_max_ordered(lanes_c4[c4_lane], akg_select(c4 >= c4_full, float((((float)s_in1[(c4 - (0))]) + akg_round_f16((block_c4_0[c4_lane] * 0.125f)))), float(-__builtin_inff())));
                         }
                     }
                 }
@@ -99,12 +99,13 @@ static void akg_attention_softmax_dropout_f16__x86_64_v3_parallel_body_0(int64_t
                 for (int64_t c4 = c4_begin; c4 < c4_end; ++c4) {
                     {
                         [[maybe_unused]] const int64_t r0 = c4;
-                        lanes_c4[0] = akg_max_ordered(lanes_c4[0], ((akg_f16_to_f32(in0[c0 * 196608 + c1 * 16384 + c2 * 128 + c4]) * 0.125f) + ((float)s_in1[(c4 - (0))])));
+                        lanes_c4[0] = akg_max_ordered(lanes_c4[0], (((float)s_in1[(c4 - (0))]) + akg_round_f16((akg_f16_to_f32(in0[c0 * 196608 + c1 * 16384 + c2 * 128 + c4]) * 0.125f))));
                     }
                 }
             }
             acc1 = akg_combine_lanes<32>(lanes_c4, [](float a, float b) { return akg_max_ordered(a, b); });
         }
+        acc1 = akg_round_f16(acc1);
         acc = akg_max_ordered(acc, acc1);
         t2[(i2 - (c2))] = (double)(acc);
     }
@@ -130,7 +131,7 @@ static void akg_attention_softmax_dropout_f16__x86_64_v3_parallel_body_0(int64_t
                         const int64_t c4 = c4_block + c4_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c4;
-                            lanes_c4[c4_lane] = akg_max_ordered(lanes_c4[c4_lane], ((block_c4_0[c4_lane] * 0.125f) + ((float)s_in1[(c4 - (0))])));
+                            lanes_c4[c4_lane] = akg_max_ordered(lanes_c4[c4_lane], (((float)s_in1[(c4 - (0))]) + akg_round_f16((block_c4_0[c4_lane] * 0.125f))));
                         }
                     }
                     akg_end_of_lane_block();
@@ -144,7 +145,7 @@ static void akg_attention_softmax_dropout_f16__x86_64_v3_parallel_body_0(int64_t
                         const int64_t c4 = c4_last + c4_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c4;
-                            lanes_c4[c4_lane] = akg_max_ordered(lanes_c4[c4_lane], akg_select(c4 >= c4_full, float(((block_c4_0[c4_lane] * 0.125f) + ((float)s_in1[(c4 - (0))]))), float(-__builtin_inff())));
+                            lanes_c4[c4_lane] = akg_max_ordered(lanes_c4[c4_lane], akg_select(c4 >= c4_full, float((((float)s_in1[(c4 - (0))]) + akg_round_f16((block_c4_0[c4_lane] * 0.125f)))), float(-__builtin_inff())));
                         }
                     }
                 }
@@ -152,12 +153,13 @@ static void akg_attention_softmax_dropout_f16__x86_64_v3_parallel_body_0(int64_t
                 for (int64_t c4 = c4_begin; c4 < c4_end; ++c4) {
                     {
                         [[maybe_unused]] const int64_t r0 = c4;
-                        lanes_c4[0] = akg_max_ordered(lanes_c4[0], ((akg_f16_to_f32(in0[c0 * 196608 + c1 * 16384 + (c2 + INT64_C(1)) * 128 + c4]) * 0.125f) + ((float)s_in1[(c4 - (0))])));
+                        lanes_c4[0] = akg_max_ordered(lanes_c4[0], (((float)s_in1[(c4 - (0))]) + akg_round_f16((akg_f16_to_f32(in0[c0 * 196608 + c1 * 16384 + (c2 + INT64_C(1)) * 128 + c4]) * 0.125f))));
                     }
                 }
             }
             acc1 = akg_combine_lanes<32>(lanes_c4, [](float a, float b) { return akg_max_ordered(a, b); });
         }
+        acc1 = akg_round_f16(acc1);
         acc = akg_max_ordered(acc, acc1);
         t2[(i2 - (c2))] = (double)(acc);
     }
@@ -173,7 +175,7 @@ static void akg_attention_softmax_dropout_f16__x86_64_v3_parallel_body_0(int64_t
                     [[maybe_unused]] const int64_t i1 = c1;
                     [[maybe_unused]] const int64_t i2 = c2;
                     [[maybe_unused]] const int64_t i3 = (c4 + c5);
-                    t0[(i2 - (c2)) * 128 + (i3 - (0))] = (float)(akg_exp_h_no_overflow((((block_c5_0[(c5 - c5_first)] * 0.125f) + ((float)s_in1[((c4 + c5) - (0))])) - ((float)t2[(c2 - (c2))]))));
+                    t0[(i2 - (c2)) * 128 + (i3 - (0))] = (float)(akg_round_f16(akg_exp(akg_round_f16((akg_round_f16((((float)s_in1[((c4 + c5) - (0))]) + akg_round_f16((block_c5_0[(c5 - c5_first)] * 0.125f)))) - ((float)t2[(c2 - (c2))]))))));
                 }
             }
         }
@@ -190,7 +192,7 @@ static void akg_attention_softmax_dropout_f16__x86_64_v3_parallel_body_0(int64_t
                     [[maybe_unused]] const int64_t i1 = c1;
                     [[maybe_unused]] const int64_t i2 = (c2 + 1);
                     [[maybe_unused]] const int64_t i3 = (c4 + c5);
-                    t0[(i2 - (c2)) * 128 + (i3 - (0))] = (float)(akg_exp_h_no_overflow((((block_c5_0[(c5 - c5_first)] * 0.125f) + ((float)s_in1[((c4 + c5) - (0))])) - ((float)t2[((c2 + INT64_C(1)) - (c2))]))));
+                    t0[(i2 - (c2)) * 128 + (i3 - (0))] = (float)(akg_round_f16(akg_exp(akg_round_f16((akg_round_f16((((float)s_in1[((c4 + c5) - (0))]) + akg_round_f16((block_c5_0[(c5 - c5_first)] * 0.125f)))) - ((float)t2[((c2 + INT64_C(1)) - (c2))]))))));
                 }
             }
         }
@@ -338,7 +340,7 @@ static void akg_attention_softmax_dropout_f16__x86_64_v3_parallel_body_0(int64_t
                 [[maybe_unused]] const int64_t i1 = c1;
                 [[maybe_unused]] const int64_t i2 = c2;
                 [[maybe_unused]] const int64_t i3 = (c4 + c5);
-                blk_out1[c5] = (((((float)t0[(c2 - (c2)) * 128 + ((c4 + c5) - (0))]) / ((float)t1[(c2 - (c2))])) * akg_select<float>(akg_flt(in2[c0 * 196608 + c1 * 16384 + c2 * 128 + (c4 + c5)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f);
+                blk_out1[c5] = (akg_round_f16((akg_round_f16((((float)t0[(c2 - (c2)) * 128 + ((c4 + c5) - (0))]) / ((float)t1[(c2 - (c2))]))) * 1.11132812f)) * akg_select<float>(akg_flt(in2[c0 * 196608 + c1 * 16384 + c2 * 128 + (c4 + c5)], 0.900146484f), 1.0f, 0.0f));
             }
         }
         akg_stream_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4)))), 64);
@@ -361,7 +363,7 @@ static void akg_attention_softmax_dropout_f16__x86_64_v3_parallel_body_0(int64_t
                 [[maybe_unused]] const int64_t i1 = c1;
                 [[maybe_unused]] const int64_t i2 = (c2 + 1);
                 [[maybe_unused]] const int64_t i3 = (c4 + c5);
-                blk_out1[c5] = (((((float)t0[((c2 + INT64_C(1)) - (c2)) * 128 + ((c4 + c5) - (0))]) / ((float)t1[((c2 + INT64_C(1)) - (c2))])) * akg_select<float>(akg_flt(in2[c0 * 196608 + c1 * 16384 + (c2 + INT64_C(1)) * 128 + (c4 + c5)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f);
+                blk_out1[c5] = (akg_round_f16((akg_round_f16((((float)t0[((c2 + INT64_C(1)) - (c2)) * 128 + ((c4 + c5) - (0))]) / ((float)t1[((c2 + INT64_C(1)) - (c2))]))) * 1.11132812f)) * akg_select<float>(akg_flt(in2[c0 * 196608 + c1 * 16384 + (c2 + INT64_C(1)) * 128 + (c4 + c5)], 0.900146484f), 1.0f, 0.0f));
             }
         }
         akg_stream_f32_to_f16_n(blk_out0, out0 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4))) + INT64_C(128))), 64);

@@ -20,9 +20,9 @@ static void akg_bias_dropout_residual_f16__x86_64_v3_parallel_body_1(int64_t c0,
         {
             const int64_t c2_first = 0;
             float block_c2_0[64];
-            akg_f16_to_f32_n(in1 + (((c0 * INT64_C(768)) + (c1 + c2_first))), block_c2_0, 64);
+            akg_f16_to_f32_n(in3 + (((c0 * INT64_C(768)) + (c1 + c2_first))), block_c2_0, 64);
             float block_c2_1[64];
-            akg_f16_to_f32_n(in3 + (((c0 * INT64_C(768)) + (c1 + c2_first))), block_c2_1, 64);
+            akg_f16_to_f32_n(in1 + (((c0 * INT64_C(768)) + (c1 + c2_first))), block_c2_1, 64);
             alignas(64) float blk_out1[64];
             #pragma omp simd
             for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
@@ -34,7 +34,7 @@ static void akg_bias_dropout_residual_f16__x86_64_v3_parallel_body_1(int64_t c0,
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                    blk_out1[c2] = ((((block_c2_0[(c2 - c2_first)] + ((float)t0[(c1 + c2)])) * akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + block_c2_1[(c2 - c2_first)]);
+                    blk_out1[c2] = (block_c2_0[(c2 - c2_first)] + akg_round_f16((akg_round_f16((akg_round_f16((block_c2_1[(c2 - c2_first)] + ((float)t0[(c1 + c2)]))) * 1.11132812f)) * akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f))));
                 }
             }
             akg_f32_to_f16_n(blk_out1, out1 + (((c0 * INT64_C(768)) + c1)), 64);

@@ -61,18 +61,18 @@ static void akg_bias_dropout_residual_layernorm_f16__x86_64_v3_parallel_body_2(i
                 for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 64) {
                     alignas(64) float side_out0[64];
                     float block_c1_0[64];
-                    akg_f16_to_f32_n(in0 + (((c0 * INT64_C(768)) + c1_block)), block_c1_0, 64);
+                    akg_f16_to_f32_n(in3 + (((c0 * INT64_C(768)) + c1_block)), block_c1_0, 64);
                     float block_c1_1[64];
-                    akg_f16_to_f32_n(in1 + (c1_block), block_c1_1, 64);
+                    akg_f16_to_f32_n(in0 + (((c0 * INT64_C(768)) + c1_block)), block_c1_1, 64);
                     float block_c1_2[64];
-                    akg_f16_to_f32_n(in3 + (((c0 * INT64_C(768)) + c1_block)), block_c1_2, 64);
+                    akg_f16_to_f32_n(in1 + (c1_block), block_c1_2, 64);
                     #pragma omp simd
                     for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
                         const int64_t c1 = c1_block + c1_lane;
                         {
                             [[maybe_unused]] const int64_t i0 = c0;
                             [[maybe_unused]] const int64_t i1 = c1;
-                            t0[(i1 - (0))] = (float)(((((block_c1_0[c1_lane] + block_c1_1[c1_lane]) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + block_c1_2[c1_lane]));
+                            t0[(i1 - (0))] = (float)(akg_round_f16((block_c1_0[c1_lane] + akg_round_f16((akg_round_f16((akg_round_f16((block_c1_1[c1_lane] + block_c1_2[c1_lane])) * 1.11132812f)) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f))))));
                         }
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
@@ -96,18 +96,18 @@ static void akg_bias_dropout_residual_layernorm_f16__x86_64_v3_parallel_body_2(i
                     const int64_t c1_last = c1_end - 64;
                     alignas(64) float side_out0[64];
                     float block_c1_0[64];
-                    akg_f16_to_f32_n(in0 + (((c0 * INT64_C(768)) + c1_last)), block_c1_0, 64);
+                    akg_f16_to_f32_n(in3 + (((c0 * INT64_C(768)) + c1_last)), block_c1_0, 64);
                     float block_c1_1[64];
-                    akg_f16_to_f32_n(in1 + (c1_last), block_c1_1, 64);
+                    akg_f16_to_f32_n(in0 + (((c0 * INT64_C(768)) + c1_last)), block_c1_1, 64);
                     float block_c1_2[64];
-                    akg_f16_to_f32_n(in3 + (((c0 * INT64_C(768)) + c1_last)), block_c1_2, 64);
+                    akg_f16_to_f32_n(in1 + (c1_last), block_c1_2, 64);
                     #pragma omp simd
                     for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
                         const int64_t c1 = c1_last + c1_lane;
                         {
                             [[maybe_unused]] const int64_t i0 = c0;
                             [[maybe_unused]] const int64_t i1 = c1;
-                            t0[(i1 - (0))] = (float)(((((block_c1_0[c1_lane] + block_c1_1[c1_lane]) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + block_c1_2[c1_lane]));
+                            t0[(i1 - (0))] = (float)(akg_round_f16((block_c1_0[c1_lane] + akg_round_f16((akg_round_f16((akg_round_f16((block_c1_1[c1_lane] + block_c1_2[c1_lane])) * 1.11132812f)) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f))))));
                         }
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
@@ -131,7 +131,7 @@ static void akg_bias_dropout_residual_layernorm_f16__x86_64_v3_parallel_body_2(i
                     {
                         [[maybe_unused]] const int64_t i0 = c0;
                         [[maybe_unused]] const int64_t i1 = c1;
-                        t0[(i1 - (0))] = (float)(((((akg_f16_to_f32(in0[c0 * 768 + c1]) + akg_f16_to_f32(in1[c1])) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)) * 1.11132812f) + akg_f16_to_f32(in3[c0 * 768 + c1])));
+                        t0[(i1 - (0))] = (float)(akg_round_f16((akg_f16_to_f32(in3[c0 * 768 + c1]) + akg_round_f16((akg_round_f16((akg_round_f16((akg_f16_to_f32(in0[c0 * 768 + c1]) + akg_f16_to_f32(in1[c1]))) * 1.11132812f)) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f))))));
                     }
                     {
                         [[maybe_unused]] const int64_t r0 = c1;
@@ -177,8 +177,8 @@ static void akg_bias_dropout_residual_layernorm_f16__x86_64_v3_parallel_body_2(i
                         const int64_t c1 = c1_block + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
-                            const float v_cse0 = (((float)t0[(c1 - (0))]) - (akg_round_f16(((float)t4[0])) * 0.00130176544f));
-                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + (v_cse0 * v_cse0);
+                            const float v_cse0 = akg_round_f16((((float)t0[(c1 - (0))]) - akg_round_f16((akg_round_f16(((float)t4[0])) * 0.00130176544f))));
+                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_round_f16((v_cse0 * v_cse0));
                         }
                     }
                     akg_end_of_lane_block();
@@ -190,8 +190,8 @@ static void akg_bias_dropout_residual_layernorm_f16__x86_64_v3_parallel_body_2(i
                         const int64_t c1 = c1_last + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
-                            const float v_cse0 = (((float)t0[(c1 - (0))]) - (akg_round_f16(((float)t4[0])) * 0.00130176544f));
-                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_select(c1 >= c1_full, float((v_cse0 * v_cse0)), float(0.0f));
+                            const float v_cse0 = akg_round_f16((((float)t0[(c1 - (0))]) - akg_round_f16((akg_round_f16(((float)t4[0])) * 0.00130176544f))));
+                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_select(c1 >= c1_full, float(akg_round_f16((v_cse0 * v_cse0))), float(0.0f));
                         }
                     }
                 }
@@ -199,8 +199,8 @@ static void akg_bias_dropout_residual_layernorm_f16__x86_64_v3_parallel_body_2(i
                 for (int64_t c1 = c1_begin; c1 < c1_end; ++c1) {
                     {
                         [[maybe_unused]] const int64_t r0 = c1;
-                        const float v_cse0 = (((float)t0[(c1 - (0))]) - (akg_round_f16(((float)t4[0])) * 0.00130176544f));
-                        lanes_c1[0] = lanes_c1[0] + (v_cse0 * v_cse0);
+                        const float v_cse0 = akg_round_f16((((float)t0[(c1 - (0))]) - akg_round_f16((akg_round_f16(((float)t4[0])) * 0.00130176544f))));
+                        lanes_c1[0] = lanes_c1[0] + akg_round_f16((v_cse0 * v_cse0));
                     }
                 }
             }
@@ -217,7 +217,7 @@ static void akg_bias_dropout_residual_layernorm_f16__x86_64_v3_parallel_body_2(i
     {
         [[maybe_unused]] const int64_t i0 = c0;
         [[maybe_unused]] const int64_t i1 = 0;
-        t1[0] = (float)(akg_rsqrt(((akg_round_f16_scalar(((float)t5[0])) * 0.00130176544f) + 1.1920929e-07f)));
+        t1[0] = (float)(akg_round_f16_scalar(akg_rsqrt(akg_round_f16_scalar((akg_round_f16_scalar((akg_round_f16_scalar(((float)t5[0])) * 0.00130176544f)) + 1.1920929e-07f)))));
     }
     for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
         alignas(64) float blk_out1[64];
@@ -226,7 +226,7 @@ static void akg_bias_dropout_residual_layernorm_f16__x86_64_v3_parallel_body_2(i
             {
                 [[maybe_unused]] const int64_t i0 = c0;
                 [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                blk_out1[c2] = ((((((float)t0[((c1 + c2) - (0))]) - (akg_round_f16(((float)t4[0])) * 0.00130176544f)) * ((float)t1[0])) * ((float)t2[(c1 + c2)])) + ((float)t3[(c1 + c2)]));
+                blk_out1[c2] = (akg_round_f16((akg_round_f16((akg_round_f16((((float)t0[((c1 + c2) - (0))]) - akg_round_f16((akg_round_f16(((float)t4[0])) * 0.00130176544f)))) * ((float)t1[0]))) * ((float)t2[(c1 + c2)]))) + ((float)t3[(c1 + c2)]));
             }
         }
         akg_f32_to_f16_n(blk_out1, out1 + (((c0 * INT64_C(768)) + c1)), 64);

@@ -17,7 +17,7 @@ static void akg_pooler_bias_tanh_f16__x86_64_v3_parallel_body_0(int64_t c0, cons
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                    blk_out0[c2] = akg_tanh_h((block_c2_0[(c2 - c2_first)] + akg_round_f16(in0[(c1 + c2)])));
+                    blk_out0[c2] = akg_tanh(akg_round_f16((block_c2_0[(c2 - c2_first)] + akg_round_f16(in0[(c1 + c2)]))));
                 }
             }
             akg_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(768)) + c1)), 64);

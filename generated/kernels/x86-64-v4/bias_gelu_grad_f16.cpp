@@ -23,9 +23,9 @@ static void akg_bias_gelu_grad_f16__x86_64_v4_row_chunk_0(int64_t chunk, float *
                         [[maybe_unused]] const int64_t i0 = c0;
                         [[maybe_unused]] const int64_t i1 = (c1 + c2);
                         const float v_cse0 = block_c2_0[(c2 - c2_first)];
-                        const float v_cse1 = (v_cse0 * v_cse0);
-                        const float v_cse2 = akg_tanh_h(((((v_cse1 * v_cse0) * 0.044708252f) + v_cse0) * 0.797851562f));
-                        t0[(i1 - (c1))] = (float)(((((v_cse2 + (((1.0f - (v_cse2 * v_cse2)) * v_cse0) * ((v_cse1 * 0.107035995f) + 0.797851562f))) * 0.5f) + 0.5f) * block_c2_1[(c2 - c2_first)]));
+                        const float v_cse1 = akg_round_f16((v_cse0 * v_cse0));
+                        const float v_cse2 = akg_round_f16(akg_tanh(akg_round_f16((akg_round_f16((v_cse0 + akg_round_f16((akg_round_f16((v_cse0 * v_cse1)) * 0.044708252f)))) * 0.797851562f))));
+                        t0[(i1 - (c1))] = (float)(akg_round_f16((block_c2_1[(c2 - c2_first)] * akg_round_f16((akg_round_f16((akg_round_f16((v_cse2 + 1.0f)) * 0.5f)) + akg_round_f16((akg_round_f16((akg_round_f16((v_cse0 * 0.5f)) * akg_round_f16((1.0f - akg_round_f16((v_cse2 * v_cse2)))))) * akg_round_f16((akg_round_f16((akg_round_f16((v_cse1 * 0.134155273f)) + 1.0f)) * 0.797851562f)))))))));
                     }
                     {
                         [[maybe_unused]] const int64_t i0 = (c1 + c2);

@@ -43,6 +43,11 @@ PipelineOptions make_options(const std::string &pattern, const std::string &sour
     return o;
 }
 
+// --float16-intermediates: "" keeps the kernel's own choice (its JSON, float16 by default).
+void apply_float16_mode(CompositeKernel &kernel, const std::string &mode) {
+    if (!mode.empty()) kernel.float16_per_op = mode == "float16";
+}
+
 // The targets named in a comma-separated list; "all" names every target.
 std::vector<const Target *> parse_targets(const std::string &list) {
     std::vector<const Target *> out;
@@ -73,7 +78,7 @@ int list_targets() {
 
 int generate(const std::vector<std::string> &patterns, const std::string &out_dir, const std::string &source_root,
              const std::string &suffix, const std::string &table, bool typed, bool fuse, bool check_only, bool quiet,
-             const std::vector<const Target *> &targets) {
+             const std::vector<const Target *> &targets, const std::string &float16_mode, PassTimes *times) {
     std::vector<CatalogEntry> entries;
     std::vector<std::pair<std::string, std::string>> files; // path, content
     auto start = std::chrono::steady_clock::now();
@@ -82,9 +87,11 @@ int generate(const std::vector<std::string> &patterns, const std::string &out_di
         ++i;
         auto t0 = std::chrono::steady_clock::now();
         CompositeKernel kernel = load_composite(pattern);
+        apply_float16_mode(kernel, float16_mode);
         std::string name, symbol;
         for (const Target *t : targets) {
             PipelineOptions o = make_options(pattern, source_root, suffix, fuse, kernel, true, *t);
+            o.times = times;
             // Messages name the file as given relative to the project.
             kernel.source = o.emit.pattern_file;
             files.push_back({out_dir + "/kernels/" + t->name + "/" + o.emit.kernel_name + ".cpp", run_pipeline(kernel, o)});
@@ -115,6 +122,7 @@ int generate(const std::vector<std::string> &patterns, const std::string &out_di
         changed = write_files_if_changed(files);
     }
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (times) std::cerr << times->report();
     if (check_only) {
         if (stale) {
             std::cerr << stale << " generated file(s) are stale; regenerate with: meson compile -C build regenerate\n";
@@ -136,7 +144,14 @@ int main(int argc, char **argv) {
 
     std::vector<std::string> patterns;
     std::string out_dir, source_root, suffix, table = "akg_catalog", target_list = "all", target_name;
-    bool no_typed = false, unfused = false, check = false, quiet = false;
+    bool no_typed = false, unfused = false, check = false, quiet = false, time_passes = false;
+    std::string float16_mode;
+    const char *float16_help = "float16 (every op with a float16 result rounds it, as MindSpore does; the default) or float32 "
+                               "(float16 chains stay in float32, rounded at casts and stores); overrides the kernel's own "
+                               "\"float16_intermediates\"";
+    auto float16_option = [&](CLI::App *cmd, std::string &into) {
+        cmd->add_option("--float16-intermediates", into, float16_help)->check(CLI::IsMember({"float16", "float32"}));
+    };
     auto *gen = app.add_subcommand("generate", "generate kernels and the dispatch table from composite JSON files");
     gen->add_option("patterns", patterns, "composite JSON files")->required()->check(CLI::ExistingFile);
     gen->add_option("-o,--out-dir", out_dir, "output folder (kernels/, akg_catalog.cpp, akg/akg_catalog.h)")->required();
@@ -149,6 +164,8 @@ int main(int argc, char **argv) {
         ->capture_default_str();
     gen->add_flag("--check", check, "write nothing; exit 1 if any output file differs (staleness check)");
     gen->add_flag("-q,--quiet", quiet, "no progress output");
+    gen->add_flag("--time-passes", time_passes, "print the time spent in each pass, summed over the kernels");
+    float16_option(gen, float16_mode);
 
     std::string show_pattern, dump_after = "schedule";
     bool show_unfused = false;
@@ -157,6 +174,7 @@ int main(int argc, char **argv) {
     show->add_option("--dump-after", dump_after, "pass name, or 'all' (see 'akg-gen passes')")->capture_default_str();
     show->add_flag("--unfused", show_unfused, "schedule without fusion");
     show->add_option("--target", target_name, "the target to schedule for (default: the best this machine runs)");
+    float16_option(show, float16_mode);
 
     auto *targets_cmd = app.add_subcommand("targets", "list the targets, the CPU features each needs and their compiler flags");
 
@@ -170,6 +188,7 @@ int main(int argc, char **argv) {
     one->add_option("--symbol-suffix", suffix, "suffix of every generated C symbol");
     one->add_flag("--unfused", unfused, "one loop nest per op (the fusion ablation)");
     one->add_option("--target", target_name, "the target of this variant (default: the best this machine runs)");
+    float16_option(one, float16_mode);
 
     std::vector<std::string> table_patterns;
     auto *cat = app.add_subcommand("catalog", "generate the dispatch table (akg_catalog.cpp, akg/akg_catalog.h) of a set of kernels");
@@ -187,6 +206,7 @@ int main(int argc, char **argv) {
     compile->add_option("-o,--output", compile_out, "the .so to write")->required();
     compile->add_option("--keep-sources", keep_dir, "keep the generated sources and objects in this folder");
     compile->add_option("--target", target_name, "the target to generate and compile for (default: the best this machine runs)");
+    float16_option(compile, float16_mode);
 
     CheckOptions check_options;
     auto *check_cmd = app.add_subcommand("check", "generate, compile and run kernels on random inputs against the reference evaluator");
@@ -205,13 +225,20 @@ int main(int argc, char **argv) {
                         "run every loop nest in a parallel region, however little its work (small graphs then test the parallel code)");
     check_cmd->add_option("--work-dir", check_options.work_dir, "keep the generated sources and libraries in this folder");
     check_cmd->add_option("--target", target_name, "the target to generate and compile for (default: the best this machine runs)");
+    float16_option(check_cmd, check_options.float16_intermediates);
+    check_cmd->add_flag("--time-passes", check_options.time_passes, "print the time spent in each pass, summed over the kernels");
+    check_cmd->add_flag("--generate-only", check_options.generate_only, "generate the kernels and report the time it took; compile and run nothing");
 
     CLI11_PARSE(app, argc, argv);
     try {
         if (*targets_cmd) return list_targets();
-        if (*gen) return generate(patterns, out_dir, source_root, suffix, table, !no_typed, !unfused, check, quiet, parse_targets(target_list));
+        PassTimes times;
+        if (*gen)
+            return generate(patterns, out_dir, source_root, suffix, table, !no_typed, !unfused, check, quiet, parse_targets(target_list),
+                            float16_mode, time_passes ? &times : nullptr);
         if (*one) {
             CompositeKernel kernel = load_composite(kernel_pattern);
+            apply_float16_mode(kernel, float16_mode);
             PipelineOptions o = make_options(kernel_pattern, source_root, suffix, !unfused, kernel, true, target_or_host(target_name));
             kernel.source = o.emit.pattern_file;
             // A build output: its time stamp must move even when its content does not, or
@@ -237,6 +264,7 @@ int main(int argc, char **argv) {
         }
         if (*compile) {
             CompositeKernel kernel = load_composite(compile_json);
+            apply_float16_mode(kernel, float16_mode);
             const Target &target = target_or_host(target_name);
             PipelineOptions o = make_options(compile_json, "", "", true, kernel, false, target);
             std::vector<CatalogEntry> entries{{o.emit.kernel_name, sanitize_identifier(o.emit.kernel_name), kernel}};
@@ -268,6 +296,7 @@ int main(int argc, char **argv) {
                 return 2;
             }
             CompositeKernel kernel = load_composite(show_pattern);
+            apply_float16_mode(kernel, float16_mode);
             PipelineOptions o = make_options(show_pattern, "", "", !show_unfused, kernel, true, target_or_host(target_name));
             o.dump_after = dump_after;
             o.dump = &std::cout;

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <dlfcn.h>
 #include <filesystem>
 #include <fstream>
@@ -37,6 +38,8 @@ struct Item {
     std::string detail;
     std::string scaled; // how the shapes were scaled, empty when the kernel runs at its real shapes
     bool generated = false;
+    double generate_seconds = 0;
+    size_t ill_conditioned = 0, elements = 0;
 };
 
 std::vector<std::string> collect(const std::vector<std::string> &paths, bool &any_exists) {
@@ -99,8 +102,15 @@ int check_kernels(const CheckOptions &options, const Toolchain &toolchain, const
 
     // 1. Generate every kernel.
     std::vector<Item> items(files.size());
+    PassTimes times;
     for (size_t i = 0; i < files.size(); ++i) {
         Item &it = items[i];
+        auto t0 = std::chrono::steady_clock::now();
+        struct Timer {
+            Item &it;
+            std::chrono::steady_clock::time_point t0;
+            ~Timer() { it.generate_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
+        } timer{it, t0};
         it.path = files[i];
         it.name = fs::path(files[i]).stem().string();
         it.symbol = "k" + std::to_string(i);
@@ -126,7 +136,12 @@ int check_kernels(const CheckOptions &options, const Toolchain &toolchain, const
                             " elements (" + scaled->description + ")";
             }
             it.json = nlohmann::json::parse(json_text);
+            if (!options.float16_intermediates.empty()) {
+                it.kernel.float16_per_op = options.float16_intermediates == "float16";
+                it.json["float16_intermediates"] = options.float16_intermediates; // the reference follows
+            }
             PipelineOptions o;
+            if (options.time_passes) o.times = &times;
             o.schedule = ScheduleOptions::for_target(target);
             o.emit.kernel_name = it.kernel.name;
             o.emit.symbol = variant_symbol(it.symbol, target);
@@ -147,6 +162,34 @@ int check_kernels(const CheckOptions &options, const Toolchain &toolchain, const
     }
 
     auto generated_at = std::chrono::steady_clock::now();
+    auto print_generation_summary = [&] {
+        const Item *slowest = nullptr;
+        double generating = 0;
+        for (const auto &it : items) {
+            generating += it.generate_seconds;
+            if (!slowest || it.generate_seconds > slowest->generate_seconds) slowest = &it;
+        }
+        if (slowest) {
+            char line[512];
+            std::snprintf(line, sizeof line, "generation: %.2f s in all, %.1f kernels/s, the slowest %.2f s (%s)\n", generating,
+                          generating > 0 ? items.size() / generating : 0.0, slowest->generate_seconds, slowest->path.c_str());
+            std::cout << line;
+        }
+        if (options.time_passes) std::cout << times.report();
+    };
+    if (options.generate_only) {
+        std::map<Outcome, int> counts;
+        for (const auto &it : items) {
+            ++counts[it.outcome];
+            if (it.outcome == Outcome::Fail) std::cout << "FAIL " << it.path << ": " << it.detail << "\n";
+        }
+        std::cout << "akg-gen check --generate-only: " << items.size() << " kernels: " << counts[Outcome::Pass] << " generated, "
+                  << counts[Outcome::Fail] << " failed, " << counts[Outcome::Unsupported] << " unsupported, " << counts[Outcome::Skipped]
+                  << " skipped\n";
+        print_generation_summary();
+        if (options.work_dir.empty()) fs::remove_all(work);
+        return counts[Outcome::Fail] > 0 ? 1 : 0;
+    }
     // 2. Compile in batches (one shared object each); a batch that fails is retried kernel by kernel.
     std::map<size_t, void *> handle_of; // item index → dlopen handle
     std::vector<size_t> pending;
@@ -204,6 +247,8 @@ int check_kernels(const CheckOptions &options, const Toolchain &toolchain, const
         try {
             for (uint64_t seed : options.seeds) {
                 auto r = reference::check_kernel(k, it.json, seed, run);
+                it.ill_conditioned += r.ill_conditioned;
+                it.elements += r.elements;
                 if (!r.ok) {
                     it.outcome = Outcome::Fail;
                     std::string first = r.message.substr(0, r.message.find('\n'));
@@ -212,6 +257,9 @@ int check_kernels(const CheckOptions &options, const Toolchain &toolchain, const
                 }
                 it.detail = "worst abs error " + std::to_string(r.worst_abs_error);
             }
+            if (it.outcome == Outcome::Pass && it.ill_conditioned > 0)
+                it.detail += "; " + std::to_string(it.ill_conditioned) + " of " + std::to_string(it.elements) +
+                             " elements ill-conditioned (matched the per-op result)";
         } catch (const std::exception &e) {
             it.outcome = Outcome::Unsupported;
             it.detail = std::string("reference: ") + e.what();
@@ -233,6 +281,7 @@ int check_kernels(const CheckOptions &options, const Toolchain &toolchain, const
         });
     std::map<Outcome, int> counts;
     std::map<std::string, int> reasons;
+    size_t ill_conditioned = 0, ill_kernels = 0;
     int scaled_count = 0;
     for (size_t i = 0; i < items.size(); ++i) {
         {
@@ -243,6 +292,8 @@ int check_kernels(const CheckOptions &options, const Toolchain &toolchain, const
         ++counts[it.outcome];
         if (it.outcome == Outcome::Unsupported) ++reasons[it.detail];
         if (!it.scaled.empty()) ++scaled_count;
+        ill_conditioned += it.ill_conditioned;
+        ill_kernels += it.ill_conditioned > 0;
         std::string detail = it.detail;
         if (!it.scaled.empty()) detail += (detail.empty() ? "" : "; ") + it.scaled;
         std::cout << "[" << i + 1 << "/" << items.size() << "] " << label(it.outcome) << " " << it.path
@@ -261,6 +312,10 @@ int check_kernels(const CheckOptions &options, const Toolchain &toolchain, const
               << counts[Outcome::Skipped] << " skipped (" << scaled_count << " run at scaled shapes); generating "
               << secs(start, generated_at) << " s, compiling " << secs(generated_at, compiled_at) << " s, running "
               << secs(compiled_at, now) << " s\n";
+    print_generation_summary();
+    std::cout << "ill-conditioned elements: " << ill_conditioned << " in " << ill_kernels
+              << " kernel(s) (the per-op float32/float16 result and the exact one disagree there; compared with the per-op one)\n";
+
     if (options.work_dir.empty()) fs::remove_all(work);
     bool failed = counts[Outcome::Fail] > 0 || (options.unsupported_is_failure && counts[Outcome::Unsupported] > 0);
     return failed ? 1 : 0;

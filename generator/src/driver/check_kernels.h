@@ -19,11 +19,17 @@ struct CheckOptions {
     bool unfused = false;            // check the fusion ablation's kernels (one loop nest per op)
     bool all_parallel = false;       // every loop nest in a parallel region, however small (ScheduleOptions::serial_accesses = 0)
     std::string work_dir;            // scratch folder (default: a fresh one under /tmp)
+    std::string float16_intermediates; // "float16" / "float32" override the kernels' own (CompositeKernel::float16_per_op)
+    bool time_passes = false;        // print the time spent in each pass
+    bool generate_only = false;      // generate and report, compile and run nothing
 };
 
 // `akg-gen check`: generates, compiles and runs every kernel under the paths on random inputs
 // and compares it with the reference evaluator. One line per kernel (PASS / FAIL with the
-// worst error / UNSUPPORTED with the reason / SKIPPED with why), then a summary.
+// worst error / UNSUPPORTED with the reason / SKIPPED with why), then a summary with the
+// generation time (total, largest, kernels per second) and the ill-conditioned elements: those
+// where the graph evaluated per op in its dtypes and in double disagree (reference/README.md),
+// which are compared with the per-op result and counted, not failed.
 // Returns the process exit status: non-zero when a kernel failed.
 int check_kernels(const CheckOptions &options, const Toolchain &toolchain, const Target &target);
 

@@ -67,6 +67,11 @@ struct CompositeKernel {
     std::vector<TensorDesc> inputs;  // flattened top-level input_desc, constants removed
     std::vector<TensorDesc> outputs; // top-level output_desc
     std::vector<OpDesc> ops;
+    // Every op whose output is float16 rounds its result to float16 before later ops read it, as
+    // MindSpore, AKG and numpy do. False ("float16_intermediates": "float32" at the top level, or
+    // --float16-intermediates=float32): float16 chains stay in float32 and round only where a
+    // Cast or a store says so, faster and closer to exact, but not what the framework computes.
+    bool float16_per_op = true;
 };
 
 // Parses composite JSON text. `source` names the file in error messages.

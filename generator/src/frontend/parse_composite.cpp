@@ -113,6 +113,12 @@ CompositeKernel parse_composite(const std::string &text, const std::string &sour
     const auto &op = member(ctx, j, "op");
     if (!op.is_string() || op.get<std::string>().empty()) fail(ctx, "\"op\" (the kernel name) must be a non-empty string");
     kernel.name = op.get<std::string>();
+    if (j.contains("float16_intermediates")) {
+        const auto &mode = j.at("float16_intermediates");
+        if (!mode.is_string() || (mode != "float16" && mode != "float32"))
+            fail(ctx, "\"float16_intermediates\" must be \"float16\" (round every float16 op, the default) or \"float32\"");
+        kernel.float16_per_op = mode == "float16";
+    }
 
     for (auto &group : parse_nested(ctx, member(ctx, j, "input_desc"), "input_desc"))
         for (auto &t : group)

@@ -65,6 +65,11 @@ Expr convert(const Expr &x, DType to) {
     return v;
 }
 
+// Ops whose float16 result is exactly one of their float16 operands (or a constant): rounding it
+// again would change nothing, so per-op rounding skips them.
+const std::set<std::string> kExactInFloat16 = {"Neg", "Abs", "Maximum", "Minimum", "Select", "BroadcastTo", "Reshape", "ExpandDims",
+                                                "Transpose", "Tile", "InplaceAssign", "Assign", "Cast"};
+
 const std::set<std::string> kBinaryArithmetic = {"Add", "TensorAdd", "Sub", "Mul", "RealDiv", "Pow", "Maximum", "Minimum",
                                                  "Greater", "GreaterEqual", "Less", "LessEqual", "Equal", "NotEqual"};
 
@@ -182,6 +187,7 @@ private:
         auto idx = out_index(out.shape.size());
         auto arg = [&](size_t k) { return read_broadcast(*ins[k], idx); };
         const std::string &n = op.name;
+        const bool half_precision_math = out.dtype == DType::Float16 && !kernel_.float16_per_op;
 
         // The two operands of a binary op in one type: MindSpore's always agree, a graph that
         // mixes them is computed in the wider one (float over int), as the reference does.
@@ -205,14 +211,16 @@ private:
             s.value = a.type().is_float() ? a / b : math("akg_idiv", a.type(), {a, b});
         } else if (n == "Neg") s.value = arith('*', arg(0), constant_of(ct, -1));
         else if (n == "Abs") s.value = math("akg_abs", ct, {arg(0)});
-        // An exponential or tanh declared float16 is computed to float16 precision (relative
-        // error below 2^-16, akg_vmath.h): a float16 value carries 11 bits, and the full float32
-        // polynomials cost a third more.
-        else if (n == "Exp") s.value = math(out.dtype == DType::Float16 ? "akg_exp_h" : "akg_exp", ct, {arg(0)});
+        // With float32 intermediates, an exponential or tanh declared float16 is computed to
+        // float16 precision (relative error below 2^-16, akg_vmath.h): a float16 value carries
+        // 11 bits, and the full float32 polynomials cost a third more. Rounded per op, it takes
+        // the float32 functions: an error of 2^-16 would round 1 in 32 results the other way
+        // from the framework's, 2.5 float32 ulps about 1 in 4000.
+        else if (n == "Exp") s.value = math(half_precision_math ? "akg_exp_h" : "akg_exp", ct, {arg(0)});
         else if (n == "Log") s.value = math("akg_log", ct, {arg(0)});
         else if (n == "Sqrt") s.value = math("akg_sqrt", ct, {arg(0)});
         else if (n == "Rsqrt") s.value = math("akg_rsqrt", ct, {arg(0)});
-        else if (n == "Tanh") s.value = math(out.dtype == DType::Float16 ? "akg_tanh_h" : "akg_tanh", ct, {arg(0)});
+        else if (n == "Tanh") s.value = math(half_precision_math ? "akg_tanh_h" : "akg_tanh", ct, {arg(0)});
         else if (n == "Erf") s.value = math("akg_erf", ct, {arg(0)});
         else if (n == "Reciprocal") s.value = constant_of(ct, 1) / arg(0);
         else if (n == "Pow") s.value = math("akg_pow", ct, {x0, x1});
@@ -288,6 +296,25 @@ private:
             op_error(kernel_, op, "op is not supported by the lowering");
         }
         if (s.kind == StageKind::Compute && s.value.type() != ct) s.value = convert(s.value, out.dtype);
+        if (out.dtype == DType::Float16 && kernel_.float16_per_op) {
+            if (s.kind == StageKind::Compute && !kExactInFloat16.count(n) && !float16_rounded_operand(s.value).defined())
+                s.value = Cast::make(Halide::Float(32), Cast::make(Halide::Float(16), s.value));
+            if (s.kind == StageKind::Reduce && !s.contraction && s.reduce_kind != ReduceKind::Max && s.reduce_kind != ReduceKind::Min) {
+                // The sum (or product) accumulates unrounded; a stage after it rounds the result
+                // once, and later ops read that.
+                Stage rounded;
+                rounded.tensor = s.tensor;
+                rounded.shape = s.shape;
+                rounded.dtype = DType::Float16;
+                rounded.kind = StageKind::Compute;
+                s.tensor += "$unrounded";
+                s.dtype = DType::Float32;
+                rounded.value = convert(tensor_read(s.tensor, s.dtype, out_index(s.shape.size())), DType::Float16);
+                add(std::move(s));
+                add(std::move(rounded));
+                return;
+            }
+        }
         add(std::move(s));
     }
 
