@@ -10,6 +10,7 @@
 #include "poly/join_reduction_inputs.h"
 #include "poly/order_band_members.h"
 #include "poly/poly_model.h"
+#include "poly/schedule_small_extents.h"
 #include "poly/schedule_transforms.h"
 
 #include <cstdlib>
@@ -213,6 +214,7 @@ public:
     struct Entry {
         ScheduleOutcome outcome;
         std::string schedule;
+        bool small_extents; // found on extents cut to kSmallExtent (schedule_small_extents.h)
     };
     std::optional<Entry> find(const std::string &key) {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -240,6 +242,9 @@ ScheduleCache &schedule_cache() {
 // candidate in well under a second; the searches that blow up do not end in minutes.
 constexpr int kFusedCandidateSeconds = 3;
 constexpr int kFewerLoopsCandidateSeconds = 1;
+// Beyond them, the same problem on every dimension cut to this many values (see
+// schedule_small_extents.h).
+constexpr int kSmallExtent = 16;
 
 // isl's schedule of `rest` after the preamble (a copy is used), or null when isl stopped at its
 // operation quota or time bound (`outcome` says which). `fuse_inner_loops`: the second
@@ -259,16 +264,29 @@ isl_schedule *fused_candidate(PolyModel &m, const isl::union_set &rest, const is
     std::string key = std::string(fuse_inner_loops ? "fewer-loops " : "fused ") + std::to_string(seconds) + " " + (text ? text : "");
     free(text);
     isl_schedule *fused = nullptr;
+    bool small_extents = false;
     if (auto cached = schedule_cache().find(key)) {
         isl_schedule_constraints_free(sc);
         outcome = cached->outcome;
+        small_extents = cached->small_extents;
         if (outcome == ScheduleOutcome::Done) fused = isl_schedule_read_from_str(ctx, cached->schedule.c_str());
     } else {
         fused = compute_schedule_bounded(sc, seconds, max_schedule_operations(), outcome);
+        if (!fused && (outcome == ScheduleOutcome::TimedOut || outcome == ScheduleOutcome::OverQuota)) {
+            ScheduleOutcome small_outcome;
+            fused = schedule_on_small_extents(rest, deps, proximity, kSmallExtent, seconds, max_schedule_operations(), small_outcome);
+            if (fused) {
+                outcome = ScheduleOutcome::Done;
+                small_extents = true;
+            }
+        }
         char *result = fused ? isl_schedule_to_str(fused) : nullptr;
-        schedule_cache().insert(key, {outcome, result ? result : ""});
+        schedule_cache().insert(key, {outcome, result ? result : "", small_extents});
         free(result);
     }
+    if (small_extents)
+        m.schedule_notes.push_back(std::string(fuse_inner_loops ? "fewer-loops" : "fused") + " candidate over its time bound at full extents: " +
+                                   "scheduled on extents cut to " + std::to_string(kSmallExtent) + ", legal on the whole domain");
     if (fused && preamble) fused = isl_schedule_sequence(isl_schedule_copy(preamble), fused);
     return fused;
 }
