@@ -751,4 +751,25 @@ AKG_VM_INLINE void akg_f32_to_f16_n(const float *src, uint16_t *dst, int64_t n) 
     for (; i < n; ++i) dst[i] = akg_f32_to_f16(src[i]);
 }
 
+/* Round every element of a float array to the nearest float16 value in place (RNE, as
+ * akg_round_f16), with the hardware conversions where the target has them: a float16 chain
+ * rounds once per op, and the vector loop that computes it is latency-bound on akg_round_f16's
+ * ten dependent operations, so the generator's block staging computes each rounded operand of
+ * a block into an array first and rounds the array here (expr_printer.cpp). */
+AKG_VM_INLINE void akg_round_f16_n(float *p, int64_t n) {
+    int64_t i = 0;
+#if defined(__AVX512F__)
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(p + i, _mm512_maskz_cvtph_ps((__mmask16)0xffff,
+                                                      _mm512_maskz_cvtps_ph((__mmask16)0xffff, _mm512_loadu_ps(p + i),
+                                                                            _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
+#elif defined(__F16C__) && defined(__AVX__)
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(p + i, _mm256_cvtph_ps(_mm256_cvtps_ph(_mm256_loadu_ps(p + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
+#elif defined(__aarch64__) && defined(__ARM_NEON)
+    for (; i + 4 <= n; i += 4) vst1q_f32(p + i, vcvt_f32_f16(vcvt_f16_f32(vld1q_f32(p + i))));
+#endif
+    for (; i < n; ++i) p[i] = akg_round_f16(p[i]);
+}
+
 #endif /* AKG_VMATH_H */

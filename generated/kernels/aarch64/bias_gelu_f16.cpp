@@ -6,11 +6,18 @@
 #include "akg_kernel_support.h"
 
 static void akg_bias_gelu_f16__aarch64_parallel_body_0(int64_t c0, const float *__restrict in0, const uint16_t *__restrict in1, float *__restrict t0, uint16_t *__restrict out0, uint16_t *__restrict out1) {
-    #pragma omp simd
-    for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
-        {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            t0[i0] = (float)(akg_round_f16(in0[(c0 + c1)]));
+    {
+        const int64_t c1_first = 0;
+        alignas(64) float rounded_c1_0[64];
+        #pragma omp simd
+        for (int64_t c1 = c1_first; c1 < c1_first + 64; c1 += 1) rounded_c1_0[(c1 - c1_first)] = in0[(c0 + c1)];
+        akg_round_f16_n(rounded_c1_0, 64);
+        #pragma omp simd
+        for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = (c0 + c1);
+                t0[i0] = (float)(rounded_c1_0[(c1 - c1_first)]);
+            }
         }
     }
 }
@@ -21,6 +28,42 @@ static void akg_bias_gelu_f16__aarch64_parallel_body_1(int64_t c0, int64_t c1, c
             const int64_t c4_first = 0;
             float block_c4_0[64];
             akg_f16_to_f32_n(in1 + (((c0 * INT64_C(3072)) + ((c1 + c3) + c4_first))), block_c4_0, 64);
+            alignas(64) float rounded_c4_0[64];
+            #pragma omp simd
+            for (int64_t c4 = c4_first; c4 < c4_first + 64; c4 += 1) rounded_c4_0[(c4 - c4_first)] = (block_c4_0[(c4 - c4_first)] + ((float)t0[((c1 + c3) + c4)]));
+            akg_round_f16_n(rounded_c4_0, 64);
+            alignas(64) float rounded_c4_1[64];
+            #pragma omp simd
+            for (int64_t c4 = c4_first; c4 < c4_first + 64; c4 += 1) rounded_c4_1[(c4 - c4_first)] = (rounded_c4_0[(c4 - c4_first)] * rounded_c4_0[(c4 - c4_first)]);
+            akg_round_f16_n(rounded_c4_1, 64);
+            alignas(64) float rounded_c4_2[64];
+            #pragma omp simd
+            for (int64_t c4 = c4_first; c4 < c4_first + 64; c4 += 1) rounded_c4_2[(c4 - c4_first)] = (rounded_c4_1[(c4 - c4_first)] * rounded_c4_0[(c4 - c4_first)]);
+            akg_round_f16_n(rounded_c4_2, 64);
+            alignas(64) float rounded_c4_3[64];
+            #pragma omp simd
+            for (int64_t c4 = c4_first; c4 < c4_first + 64; c4 += 1) rounded_c4_3[(c4 - c4_first)] = (rounded_c4_2[(c4 - c4_first)] * 0.044708252f);
+            akg_round_f16_n(rounded_c4_3, 64);
+            alignas(64) float rounded_c4_4[64];
+            #pragma omp simd
+            for (int64_t c4 = c4_first; c4 < c4_first + 64; c4 += 1) rounded_c4_4[(c4 - c4_first)] = (rounded_c4_0[(c4 - c4_first)] + rounded_c4_3[(c4 - c4_first)]);
+            akg_round_f16_n(rounded_c4_4, 64);
+            alignas(64) float rounded_c4_5[64];
+            #pragma omp simd
+            for (int64_t c4 = c4_first; c4 < c4_first + 64; c4 += 1) rounded_c4_5[(c4 - c4_first)] = (rounded_c4_4[(c4 - c4_first)] * 0.797851562f);
+            akg_round_f16_n(rounded_c4_5, 64);
+            alignas(64) float rounded_c4_6[64];
+            #pragma omp simd
+            for (int64_t c4 = c4_first; c4 < c4_first + 64; c4 += 1) rounded_c4_6[(c4 - c4_first)] = akg_tanh(rounded_c4_5[(c4 - c4_first)]);
+            akg_round_f16_n(rounded_c4_6, 64);
+            alignas(64) float rounded_c4_7[64];
+            #pragma omp simd
+            for (int64_t c4 = c4_first; c4 < c4_first + 64; c4 += 1) rounded_c4_7[(c4 - c4_first)] = (rounded_c4_6[(c4 - c4_first)] + 1.0f);
+            akg_round_f16_n(rounded_c4_7, 64);
+            alignas(64) float rounded_c4_8[64];
+            #pragma omp simd
+            for (int64_t c4 = c4_first; c4 < c4_first + 64; c4 += 1) rounded_c4_8[(c4 - c4_first)] = (rounded_c4_0[(c4 - c4_first)] * rounded_c4_7[(c4 - c4_first)]);
+            akg_round_f16_n(rounded_c4_8, 64);
             alignas(64) float blk_out0[64];
             alignas(64) float blk_out1[64];
             #pragma omp simd
@@ -33,8 +76,8 @@ static void akg_bias_gelu_f16__aarch64_parallel_body_1(int64_t c0, int64_t c1, c
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = ((c1 + c3) + c4);
-                    const float v_cse0 = akg_round_f16((block_c4_0[(c4 - c4_first)] + ((float)t0[((c1 + c3) + c4)])));
-                    blk_out1[c4] = (akg_round_f16((v_cse0 * akg_round_f16((akg_round_f16(akg_tanh(akg_round_f16((akg_round_f16((v_cse0 + akg_round_f16((akg_round_f16((akg_round_f16((v_cse0 * v_cse0)) * v_cse0)) * 0.044708252f)))) * 0.797851562f)))) + 1.0f)))) * 0.5f);
+                    const float v_cse0 = rounded_c4_0[(c4 - c4_first)];
+                    blk_out1[c4] = (rounded_c4_8[(c4 - c4_first)] * 0.5f);
                 }
             }
             akg_stream_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(3072)) + (c1 + c3))), 64);

@@ -11,13 +11,21 @@ static void akg_pooler_bias_tanh_f16__aarch64_parallel_body_0(int64_t c0, const 
             const int64_t c2_first = 0;
             float block_c2_0[64];
             akg_f16_to_f32_n(in1 + (((c0 * INT64_C(768)) + (c1 + c2_first))), block_c2_0, 64);
+            alignas(64) float rounded_c2_0[64];
+            #pragma omp simd
+            for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_0[(c2 - c2_first)] = in0[(c1 + c2)];
+            akg_round_f16_n(rounded_c2_0, 64);
+            alignas(64) float rounded_c2_1[64];
+            #pragma omp simd
+            for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_1[(c2 - c2_first)] = (block_c2_0[(c2 - c2_first)] + rounded_c2_0[(c2 - c2_first)]);
+            akg_round_f16_n(rounded_c2_1, 64);
             alignas(64) float blk_out0[64];
             #pragma omp simd
             for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                    blk_out0[c2] = akg_tanh(akg_round_f16((block_c2_0[(c2 - c2_first)] + akg_round_f16(in0[(c1 + c2)]))));
+                    blk_out0[c2] = akg_tanh(rounded_c2_1[(c2 - c2_first)]);
                 }
             }
             akg_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(768)) + c1)), 64);

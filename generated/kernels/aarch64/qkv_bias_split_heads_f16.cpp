@@ -6,11 +6,18 @@
 #include "akg_kernel_support.h"
 
 static void akg_qkv_bias_split_heads_f16__aarch64_parallel_body_0(int64_t c0, const float *__restrict in0, const uint16_t *__restrict in1, float *__restrict t0, uint16_t *__restrict out0) {
-    #pragma omp simd
-    for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
-        {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            t0[i0] = (float)(akg_round_f16(in0[(c0 + c1)]));
+    {
+        const int64_t c1_first = 0;
+        alignas(64) float rounded_c1_0[64];
+        #pragma omp simd
+        for (int64_t c1 = c1_first; c1 < c1_first + 64; c1 += 1) rounded_c1_0[(c1 - c1_first)] = in0[(c0 + c1)];
+        akg_round_f16_n(rounded_c1_0, 64);
+        #pragma omp simd
+        for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = (c0 + c1);
+                t0[i0] = (float)(rounded_c1_0[(c1 - c1_first)]);
+            }
         }
     }
 }

@@ -15,15 +15,23 @@ static void akg_conv_bias_residual_relu_f16__x86_64_v2_parallel_body_0(int64_t c
                     const int64_t c4_first = 0;
                     float block_c4_0[64];
                     akg_f16_to_f32_n(in0 + (((c0 * INT64_C(200704)) + (((c1 + c2) * INT64_C(196)) + (c3 + c4_first)))), block_c4_0, 64);
+                    alignas(64) float rounded_c4_0[64];
+                    #pragma omp simd
+                    for (int64_t c4 = c4_first; c4 < c4_first + 64; c4 += 1) rounded_c4_0[(c4 - c4_first)] = (block_c4_0[(c4 - c4_first)] + hoisted0);
+                    akg_round_f16_n(rounded_c4_0, 64);
                     float block_c4_1[64];
                     akg_f16_to_f32_n(in2 + (((c0 * INT64_C(200704)) + (((c1 + c2) * INT64_C(196)) + (c3 + c4_first)))), block_c4_1, 64);
+                    alignas(64) float rounded_c4_1[64];
+                    #pragma omp simd
+                    for (int64_t c4 = c4_first; c4 < c4_first + 64; c4 += 1) rounded_c4_1[(c4 - c4_first)] = (rounded_c4_0[(c4 - c4_first)] + block_c4_1[(c4 - c4_first)]);
+                    akg_round_f16_n(rounded_c4_1, 64);
                     #pragma omp simd
                     for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
                         {
                             [[maybe_unused]] const int64_t i0 = c0;
                             [[maybe_unused]] const int64_t i1 = (c1 + c2);
                             [[maybe_unused]] const int64_t i2 = (c3 + c4);
-                            s_out0[(i1 - (c1)) * 196 + (i2 - (0))] = akg_fmax_c(akg_round_f16((akg_round_f16((block_c4_0[(c4 - c4_first)] + hoisted0)) + block_c4_1[(c4 - c4_first)])), 0.0f);
+                            s_out0[(i1 - (c1)) * 196 + (i2 - (0))] = akg_fmax_c(rounded_c4_1[(c4 - c4_first)], 0.0f);
                         }
                     }
                 }
@@ -32,15 +40,23 @@ static void akg_conv_bias_residual_relu_f16__x86_64_v2_parallel_body_0(int64_t c
                     const int64_t c4_first = 0;
                     alignas(64) float block_c4_0[AKG_F16_BLOCK_FLOATS(4)];
                     akg_f16_to_f32_padded(in0 + ((((c0 * INT64_C(200704)) + (((c1 + c2) * INT64_C(196)) + c4_first)) + INT64_C(192))), block_c4_0, 4);
+                    alignas(64) float rounded_c4_0[4];
+                    #pragma omp simd
+                    for (int64_t c4 = c4_first; c4 < c4_first + 4; c4 += 1) rounded_c4_0[(c4 - c4_first)] = (block_c4_0[(c4 - c4_first)] + hoisted0);
+                    akg_round_f16_n(rounded_c4_0, 4);
                     alignas(64) float block_c4_1[AKG_F16_BLOCK_FLOATS(4)];
                     akg_f16_to_f32_padded(in2 + ((((c0 * INT64_C(200704)) + (((c1 + c2) * INT64_C(196)) + c4_first)) + INT64_C(192))), block_c4_1, 4);
+                    alignas(64) float rounded_c4_1[4];
+                    #pragma omp simd
+                    for (int64_t c4 = c4_first; c4 < c4_first + 4; c4 += 1) rounded_c4_1[(c4 - c4_first)] = (rounded_c4_0[(c4 - c4_first)] + block_c4_1[(c4 - c4_first)]);
+                    akg_round_f16_n(rounded_c4_1, 4);
                     #pragma omp simd
                     for (int64_t c4 = 0; (c4 <= 3); c4 += 1) {
                         {
                             [[maybe_unused]] const int64_t i0 = c0;
                             [[maybe_unused]] const int64_t i1 = (c1 + c2);
                             [[maybe_unused]] const int64_t i2 = (c4 + 192);
-                            s_out0[(i1 - (c1)) * 196 + (i2 - (0))] = akg_fmax_c(akg_round_f16((akg_round_f16((block_c4_0[(c4 - c4_first)] + hoisted0)) + block_c4_1[(c4 - c4_first)])), 0.0f);
+                            s_out0[(i1 - (c1)) * 196 + (i2 - (0))] = akg_fmax_c(rounded_c4_1[(c4 - c4_first)], 0.0f);
                         }
                     }
                 }

@@ -72,12 +72,16 @@ static void akg_attention_softmax_dropout_f16__x86_64_v3_parallel_body_0(int64_t
                 for (int64_t c4_block = c4_begin; c4_block < c4_full; c4_block += 32) {
                     float block_c4_0[32];
                     akg_f16_to_f32_n(in0 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4_block)))), block_c4_0, 32);
+                    alignas(64) float rounded_c4_0[32];
+                    #pragma omp simd
+                    for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) { const int64_t c4 = c4_block + c4_lane; rounded_c4_0[c4_lane] = (block_c4_0[c4_lane] * 0.125f); }
+                    akg_round_f16_n(rounded_c4_0, 32);
                     #pragma omp simd
                     for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) {
                         const int64_t c4 = c4_block + c4_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c4;
-                            lanes_c4[c4_lane] = akg_max_ordered(lanes_c4[c4_lane], (((float)s_in1[(c4 - (0))]) + akg_round_f16((block_c4_0[c4_lane] * 0.125f))));
+                            lanes_c4[c4_lane] = akg_max_ordered(lanes_c4[c4_lane], (((float)s_in1[(c4 - (0))]) + rounded_c4_0[c4_lane]));
                         }
                     }
                     akg_end_of_lane_block();
@@ -86,12 +90,16 @@ static void akg_attention_softmax_dropout_f16__x86_64_v3_parallel_body_0(int64_t
                     const int64_t c4_last = c4_end - 32;
                     float block_c4_0[32];
                     akg_f16_to_f32_n(in0 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4_last)))), block_c4_0, 32);
+                    alignas(64) float rounded_c4_0[32];
+                    #pragma omp simd
+                    for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) { const int64_t c4 = c4_last + c4_lane; rounded_c4_0[c4_lane] = (block_c4_0[c4_lane] * 0.125f); }
+                    akg_round_f16_n(rounded_c4_0, 32);
                     #pragma omp simd
                     for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) {
                         const int64_t c4 = c4_last + c4_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c4;
-                            lanes_c4[c4_lane] = akg_max_ordered(lanes_c4[c4_lane], akg_select(c4 >= c4_full, float((((float)s_in1[(c4 - (0))]) + akg_round_f16((block_c4_0[c4_lane] * 0.125f)))), float(-__builtin_inff())));
+                            lanes_c4[c4_lane] = akg_max_ordered(lanes_c4[c4_lane], akg_select(c4 >= c4_full, float((((float)s_in1[(c4 - (0))]) + rounded_c4_0[c4_lane])), float(-__builtin_inff())));
                         }
                     }
                 }
@@ -126,12 +134,16 @@ static void akg_attention_softmax_dropout_f16__x86_64_v3_parallel_body_0(int64_t
                 for (int64_t c4_block = c4_begin; c4_block < c4_full; c4_block += 32) {
                     float block_c4_0[32];
                     akg_f16_to_f32_n(in0 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4_block))) + INT64_C(128))), block_c4_0, 32);
+                    alignas(64) float rounded_c4_0[32];
+                    #pragma omp simd
+                    for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) { const int64_t c4 = c4_block + c4_lane; rounded_c4_0[c4_lane] = (block_c4_0[c4_lane] * 0.125f); }
+                    akg_round_f16_n(rounded_c4_0, 32);
                     #pragma omp simd
                     for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) {
                         const int64_t c4 = c4_block + c4_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c4;
-                            lanes_c4[c4_lane] = akg_max_ordered(lanes_c4[c4_lane], (((float)s_in1[(c4 - (0))]) + akg_round_f16((block_c4_0[c4_lane] * 0.125f))));
+                            lanes_c4[c4_lane] = akg_max_ordered(lanes_c4[c4_lane], (((float)s_in1[(c4 - (0))]) + rounded_c4_0[c4_lane]));
                         }
                     }
                     akg_end_of_lane_block();
@@ -140,12 +152,16 @@ static void akg_attention_softmax_dropout_f16__x86_64_v3_parallel_body_0(int64_t
                     const int64_t c4_last = c4_end - 32;
                     float block_c4_0[32];
                     akg_f16_to_f32_n(in0 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4_last))) + INT64_C(128))), block_c4_0, 32);
+                    alignas(64) float rounded_c4_0[32];
+                    #pragma omp simd
+                    for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) { const int64_t c4 = c4_last + c4_lane; rounded_c4_0[c4_lane] = (block_c4_0[c4_lane] * 0.125f); }
+                    akg_round_f16_n(rounded_c4_0, 32);
                     #pragma omp simd
                     for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) {
                         const int64_t c4 = c4_last + c4_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c4;
-                            lanes_c4[c4_lane] = akg_max_ordered(lanes_c4[c4_lane], akg_select(c4 >= c4_full, float((((float)s_in1[(c4 - (0))]) + akg_round_f16((block_c4_0[c4_lane] * 0.125f)))), float(-__builtin_inff())));
+                            lanes_c4[c4_lane] = akg_max_ordered(lanes_c4[c4_lane], akg_select(c4 >= c4_full, float((((float)s_in1[(c4 - (0))]) + rounded_c4_0[c4_lane])), float(-__builtin_inff())));
                         }
                     }
                 }
@@ -168,6 +184,22 @@ static void akg_attention_softmax_dropout_f16__x86_64_v3_parallel_body_0(int64_t
             const int64_t c5_first = 0;
             float block_c5_0[64];
             akg_f16_to_f32_n(in0 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + (c4 + c5_first))))), block_c5_0, 64);
+            alignas(64) float rounded_c5_0[64];
+            #pragma omp simd
+            for (int64_t c5 = c5_first; c5 < c5_first + 64; c5 += 1) rounded_c5_0[(c5 - c5_first)] = (block_c5_0[(c5 - c5_first)] * 0.125f);
+            akg_round_f16_n(rounded_c5_0, 64);
+            alignas(64) float rounded_c5_1[64];
+            #pragma omp simd
+            for (int64_t c5 = c5_first; c5 < c5_first + 64; c5 += 1) rounded_c5_1[(c5 - c5_first)] = (((float)s_in1[((c4 + c5) - (0))]) + rounded_c5_0[(c5 - c5_first)]);
+            akg_round_f16_n(rounded_c5_1, 64);
+            alignas(64) float rounded_c5_2[64];
+            #pragma omp simd
+            for (int64_t c5 = c5_first; c5 < c5_first + 64; c5 += 1) rounded_c5_2[(c5 - c5_first)] = (rounded_c5_1[(c5 - c5_first)] - ((float)t2[(c2 - (c2))]));
+            akg_round_f16_n(rounded_c5_2, 64);
+            alignas(64) float rounded_c5_3[64];
+            #pragma omp simd
+            for (int64_t c5 = c5_first; c5 < c5_first + 64; c5 += 1) rounded_c5_3[(c5 - c5_first)] = akg_exp(rounded_c5_2[(c5 - c5_first)]);
+            akg_round_f16_n(rounded_c5_3, 64);
             #pragma omp simd
             for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
                 {
@@ -175,7 +207,7 @@ static void akg_attention_softmax_dropout_f16__x86_64_v3_parallel_body_0(int64_t
                     [[maybe_unused]] const int64_t i1 = c1;
                     [[maybe_unused]] const int64_t i2 = c2;
                     [[maybe_unused]] const int64_t i3 = (c4 + c5);
-                    t0[(i2 - (c2)) * 128 + (i3 - (0))] = (float)(akg_round_f16(akg_exp(akg_round_f16((akg_round_f16((((float)s_in1[((c4 + c5) - (0))]) + akg_round_f16((block_c5_0[(c5 - c5_first)] * 0.125f)))) - ((float)t2[(c2 - (c2))]))))));
+                    t0[(i2 - (c2)) * 128 + (i3 - (0))] = (float)(rounded_c5_3[(c5 - c5_first)]);
                 }
             }
         }
@@ -185,6 +217,22 @@ static void akg_attention_softmax_dropout_f16__x86_64_v3_parallel_body_0(int64_t
             const int64_t c5_first = 0;
             float block_c5_0[64];
             akg_f16_to_f32_n(in0 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + (c4 + c5_first)))) + INT64_C(128))), block_c5_0, 64);
+            alignas(64) float rounded_c5_0[64];
+            #pragma omp simd
+            for (int64_t c5 = c5_first; c5 < c5_first + 64; c5 += 1) rounded_c5_0[(c5 - c5_first)] = (block_c5_0[(c5 - c5_first)] * 0.125f);
+            akg_round_f16_n(rounded_c5_0, 64);
+            alignas(64) float rounded_c5_1[64];
+            #pragma omp simd
+            for (int64_t c5 = c5_first; c5 < c5_first + 64; c5 += 1) rounded_c5_1[(c5 - c5_first)] = (((float)s_in1[((c4 + c5) - (0))]) + rounded_c5_0[(c5 - c5_first)]);
+            akg_round_f16_n(rounded_c5_1, 64);
+            alignas(64) float rounded_c5_2[64];
+            #pragma omp simd
+            for (int64_t c5 = c5_first; c5 < c5_first + 64; c5 += 1) rounded_c5_2[(c5 - c5_first)] = (rounded_c5_1[(c5 - c5_first)] - ((float)t2[((c2 + INT64_C(1)) - (c2))]));
+            akg_round_f16_n(rounded_c5_2, 64);
+            alignas(64) float rounded_c5_3[64];
+            #pragma omp simd
+            for (int64_t c5 = c5_first; c5 < c5_first + 64; c5 += 1) rounded_c5_3[(c5 - c5_first)] = akg_exp(rounded_c5_2[(c5 - c5_first)]);
+            akg_round_f16_n(rounded_c5_3, 64);
             #pragma omp simd
             for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
                 {
@@ -192,7 +240,7 @@ static void akg_attention_softmax_dropout_f16__x86_64_v3_parallel_body_0(int64_t
                     [[maybe_unused]] const int64_t i1 = c1;
                     [[maybe_unused]] const int64_t i2 = (c2 + 1);
                     [[maybe_unused]] const int64_t i3 = (c4 + c5);
-                    t0[(i2 - (c2)) * 128 + (i3 - (0))] = (float)(akg_round_f16(akg_exp(akg_round_f16((akg_round_f16((((float)s_in1[((c4 + c5) - (0))]) + akg_round_f16((block_c5_0[(c5 - c5_first)] * 0.125f)))) - ((float)t2[((c2 + INT64_C(1)) - (c2))]))))));
+                    t0[(i2 - (c2)) * 128 + (i3 - (0))] = (float)(rounded_c5_3[(c5 - c5_first)]);
                 }
             }
         }
@@ -324,50 +372,72 @@ static void akg_attention_softmax_dropout_f16__x86_64_v3_parallel_body_0(int64_t
         t1[(i2 - (c2))] = (float)(akg_round_f16_scalar(((float)t3[((c2 + INT64_C(1)) - (c2))])));
     }
     for (int64_t c4 = 0; (c4 <= 127); c4 += 64) {
-        alignas(64) float blk_out0[64];
-        alignas(64) float blk_out1[64];
-        #pragma omp simd
-        for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = c1;
-                [[maybe_unused]] const int64_t i2 = c2;
-                [[maybe_unused]] const int64_t i3 = (c4 + c5);
-                blk_out0[c5] = (((float)t0[(c2 - (c2)) * 128 + ((c4 + c5) - (0))]) / ((float)t1[(c2 - (c2))]));
+        {
+            const int64_t c5_first = 0;
+            alignas(64) float rounded_c5_0[64];
+            #pragma omp simd
+            for (int64_t c5 = c5_first; c5 < c5_first + 64; c5 += 1) rounded_c5_0[(c5 - c5_first)] = (((float)t0[(c2 - (c2)) * 128 + ((c4 + c5) - (0))]) / ((float)t1[(c2 - (c2))]));
+            akg_round_f16_n(rounded_c5_0, 64);
+            alignas(64) float rounded_c5_1[64];
+            #pragma omp simd
+            for (int64_t c5 = c5_first; c5 < c5_first + 64; c5 += 1) rounded_c5_1[(c5 - c5_first)] = (rounded_c5_0[(c5 - c5_first)] * 1.11132812f);
+            akg_round_f16_n(rounded_c5_1, 64);
+            alignas(64) float blk_out0[64];
+            alignas(64) float blk_out1[64];
+            #pragma omp simd
+            for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
+                {
+                    [[maybe_unused]] const int64_t i0 = c0;
+                    [[maybe_unused]] const int64_t i1 = c1;
+                    [[maybe_unused]] const int64_t i2 = c2;
+                    [[maybe_unused]] const int64_t i3 = (c4 + c5);
+                    blk_out0[c5] = (((float)t0[(c2 - (c2)) * 128 + ((c4 + c5) - (0))]) / ((float)t1[(c2 - (c2))]));
+                }
+                {
+                    [[maybe_unused]] const int64_t i0 = c0;
+                    [[maybe_unused]] const int64_t i1 = c1;
+                    [[maybe_unused]] const int64_t i2 = c2;
+                    [[maybe_unused]] const int64_t i3 = (c4 + c5);
+                    blk_out1[c5] = (rounded_c5_1[(c5 - c5_first)] * akg_select<float>(akg_flt(in2[c0 * 196608 + c1 * 16384 + c2 * 128 + (c4 + c5)], 0.900146484f), 1.0f, 0.0f));
+                }
             }
-            {
-                [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = c1;
-                [[maybe_unused]] const int64_t i2 = c2;
-                [[maybe_unused]] const int64_t i3 = (c4 + c5);
-                blk_out1[c5] = (akg_round_f16((akg_round_f16((((float)t0[(c2 - (c2)) * 128 + ((c4 + c5) - (0))]) / ((float)t1[(c2 - (c2))]))) * 1.11132812f)) * akg_select<float>(akg_flt(in2[c0 * 196608 + c1 * 16384 + c2 * 128 + (c4 + c5)], 0.900146484f), 1.0f, 0.0f));
-            }
+            akg_stream_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4)))), 64);
+            akg_stream_f32_to_f16_n(blk_out1, out1 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4)))), 64);
         }
-        akg_stream_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4)))), 64);
-        akg_stream_f32_to_f16_n(blk_out1, out1 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4)))), 64);
     }
     for (int64_t c4 = 0; (c4 <= 127); c4 += 64) {
-        alignas(64) float blk_out0[64];
-        alignas(64) float blk_out1[64];
-        #pragma omp simd
-        for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = c1;
-                [[maybe_unused]] const int64_t i2 = (c2 + 1);
-                [[maybe_unused]] const int64_t i3 = (c4 + c5);
-                blk_out0[c5] = (((float)t0[((c2 + INT64_C(1)) - (c2)) * 128 + ((c4 + c5) - (0))]) / ((float)t1[((c2 + INT64_C(1)) - (c2))]));
+        {
+            const int64_t c5_first = 0;
+            alignas(64) float rounded_c5_0[64];
+            #pragma omp simd
+            for (int64_t c5 = c5_first; c5 < c5_first + 64; c5 += 1) rounded_c5_0[(c5 - c5_first)] = (((float)t0[((c2 + INT64_C(1)) - (c2)) * 128 + ((c4 + c5) - (0))]) / ((float)t1[((c2 + INT64_C(1)) - (c2))]));
+            akg_round_f16_n(rounded_c5_0, 64);
+            alignas(64) float rounded_c5_1[64];
+            #pragma omp simd
+            for (int64_t c5 = c5_first; c5 < c5_first + 64; c5 += 1) rounded_c5_1[(c5 - c5_first)] = (rounded_c5_0[(c5 - c5_first)] * 1.11132812f);
+            akg_round_f16_n(rounded_c5_1, 64);
+            alignas(64) float blk_out0[64];
+            alignas(64) float blk_out1[64];
+            #pragma omp simd
+            for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
+                {
+                    [[maybe_unused]] const int64_t i0 = c0;
+                    [[maybe_unused]] const int64_t i1 = c1;
+                    [[maybe_unused]] const int64_t i2 = (c2 + 1);
+                    [[maybe_unused]] const int64_t i3 = (c4 + c5);
+                    blk_out0[c5] = (((float)t0[((c2 + INT64_C(1)) - (c2)) * 128 + ((c4 + c5) - (0))]) / ((float)t1[((c2 + INT64_C(1)) - (c2))]));
+                }
+                {
+                    [[maybe_unused]] const int64_t i0 = c0;
+                    [[maybe_unused]] const int64_t i1 = c1;
+                    [[maybe_unused]] const int64_t i2 = (c2 + 1);
+                    [[maybe_unused]] const int64_t i3 = (c4 + c5);
+                    blk_out1[c5] = (rounded_c5_1[(c5 - c5_first)] * akg_select<float>(akg_flt(in2[c0 * 196608 + c1 * 16384 + (c2 + INT64_C(1)) * 128 + (c4 + c5)], 0.900146484f), 1.0f, 0.0f));
+                }
             }
-            {
-                [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = c1;
-                [[maybe_unused]] const int64_t i2 = (c2 + 1);
-                [[maybe_unused]] const int64_t i3 = (c4 + c5);
-                blk_out1[c5] = (akg_round_f16((akg_round_f16((((float)t0[((c2 + INT64_C(1)) - (c2)) * 128 + ((c4 + c5) - (0))]) / ((float)t1[((c2 + INT64_C(1)) - (c2))]))) * 1.11132812f)) * akg_select<float>(akg_flt(in2[c0 * 196608 + c1 * 16384 + (c2 + INT64_C(1)) * 128 + (c4 + c5)], 0.900146484f), 1.0f, 0.0f));
-            }
+            akg_stream_f32_to_f16_n(blk_out0, out0 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4))) + INT64_C(128))), 64);
+            akg_stream_f32_to_f16_n(blk_out1, out1 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4))) + INT64_C(128))), 64);
         }
-        akg_stream_f32_to_f16_n(blk_out0, out0 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4))) + INT64_C(128))), 64);
-        akg_stream_f32_to_f16_n(blk_out1, out1 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4))) + INT64_C(128))), 64);
     }
 }
 

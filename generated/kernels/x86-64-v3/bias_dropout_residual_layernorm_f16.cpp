@@ -11,11 +11,18 @@ static void akg_bias_dropout_residual_layernorm_f16__x86_64_v3_parallel_body_0(i
     double t4[1];
     double t5[1];
     float t1[1];
-    #pragma omp simd
-    for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
-        {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            t2[i0] = (float)(akg_round_f16(in4[(c0 + c1)]));
+    {
+        const int64_t c1_first = 0;
+        alignas(64) float rounded_c1_0[64];
+        #pragma omp simd
+        for (int64_t c1 = c1_first; c1 < c1_first + 64; c1 += 1) rounded_c1_0[(c1 - c1_first)] = in4[(c0 + c1)];
+        akg_round_f16_n(rounded_c1_0, 64);
+        #pragma omp simd
+        for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = (c0 + c1);
+                t2[i0] = (float)(rounded_c1_0[(c1 - c1_first)]);
+            }
         }
     }
 }
@@ -26,11 +33,18 @@ static void akg_bias_dropout_residual_layernorm_f16__x86_64_v3_parallel_body_1(i
     double t4[1];
     double t5[1];
     float t1[1];
-    #pragma omp simd
-    for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
-        {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            t3[i0] = (float)(akg_round_f16(in5[(c0 + c1)]));
+    {
+        const int64_t c1_first = 0;
+        alignas(64) float rounded_c1_0[64];
+        #pragma omp simd
+        for (int64_t c1 = c1_first; c1 < c1_first + 64; c1 += 1) rounded_c1_0[(c1 - c1_first)] = in5[(c0 + c1)];
+        akg_round_f16_n(rounded_c1_0, 64);
+        #pragma omp simd
+        for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = (c0 + c1);
+                t3[i0] = (float)(rounded_c1_0[(c1 - c1_first)]);
+            }
         }
     }
 }
@@ -66,13 +80,29 @@ static void akg_bias_dropout_residual_layernorm_f16__x86_64_v3_parallel_body_2(i
                     akg_f16_to_f32_n(in0 + (((c0 * INT64_C(768)) + c1_block)), block_c1_1, 64);
                     float block_c1_2[64];
                     akg_f16_to_f32_n(in1 + (c1_block), block_c1_2, 64);
+                    alignas(64) float rounded_c1_0[64];
+                    #pragma omp simd
+                    for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) { const int64_t c1 = c1_block + c1_lane; rounded_c1_0[c1_lane] = (block_c1_1[c1_lane] + block_c1_2[c1_lane]); }
+                    akg_round_f16_n(rounded_c1_0, 64);
+                    alignas(64) float rounded_c1_1[64];
+                    #pragma omp simd
+                    for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) { const int64_t c1 = c1_block + c1_lane; rounded_c1_1[c1_lane] = (rounded_c1_0[c1_lane] * 1.11132812f); }
+                    akg_round_f16_n(rounded_c1_1, 64);
+                    alignas(64) float rounded_c1_2[64];
+                    #pragma omp simd
+                    for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) { const int64_t c1 = c1_block + c1_lane; rounded_c1_2[c1_lane] = (rounded_c1_1[c1_lane] * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)); }
+                    akg_round_f16_n(rounded_c1_2, 64);
+                    alignas(64) float rounded_c1_3[64];
+                    #pragma omp simd
+                    for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) { const int64_t c1 = c1_block + c1_lane; rounded_c1_3[c1_lane] = (block_c1_0[c1_lane] + rounded_c1_2[c1_lane]); }
+                    akg_round_f16_n(rounded_c1_3, 64);
                     #pragma omp simd
                     for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
                         const int64_t c1 = c1_block + c1_lane;
                         {
                             [[maybe_unused]] const int64_t i0 = c0;
                             [[maybe_unused]] const int64_t i1 = c1;
-                            t0[(i1 - (0))] = (float)(akg_round_f16((block_c1_0[c1_lane] + akg_round_f16((akg_round_f16((akg_round_f16((block_c1_1[c1_lane] + block_c1_2[c1_lane])) * 1.11132812f)) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f))))));
+                            t0[(i1 - (0))] = (float)(rounded_c1_3[c1_lane]);
                         }
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
@@ -101,13 +131,29 @@ static void akg_bias_dropout_residual_layernorm_f16__x86_64_v3_parallel_body_2(i
                     akg_f16_to_f32_n(in0 + (((c0 * INT64_C(768)) + c1_last)), block_c1_1, 64);
                     float block_c1_2[64];
                     akg_f16_to_f32_n(in1 + (c1_last), block_c1_2, 64);
+                    alignas(64) float rounded_c1_0[64];
+                    #pragma omp simd
+                    for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) { const int64_t c1 = c1_last + c1_lane; rounded_c1_0[c1_lane] = (block_c1_1[c1_lane] + block_c1_2[c1_lane]); }
+                    akg_round_f16_n(rounded_c1_0, 64);
+                    alignas(64) float rounded_c1_1[64];
+                    #pragma omp simd
+                    for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) { const int64_t c1 = c1_last + c1_lane; rounded_c1_1[c1_lane] = (rounded_c1_0[c1_lane] * 1.11132812f); }
+                    akg_round_f16_n(rounded_c1_1, 64);
+                    alignas(64) float rounded_c1_2[64];
+                    #pragma omp simd
+                    for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) { const int64_t c1 = c1_last + c1_lane; rounded_c1_2[c1_lane] = (rounded_c1_1[c1_lane] * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f)); }
+                    akg_round_f16_n(rounded_c1_2, 64);
+                    alignas(64) float rounded_c1_3[64];
+                    #pragma omp simd
+                    for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) { const int64_t c1 = c1_last + c1_lane; rounded_c1_3[c1_lane] = (block_c1_0[c1_lane] + rounded_c1_2[c1_lane]); }
+                    akg_round_f16_n(rounded_c1_3, 64);
                     #pragma omp simd
                     for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
                         const int64_t c1 = c1_last + c1_lane;
                         {
                             [[maybe_unused]] const int64_t i0 = c0;
                             [[maybe_unused]] const int64_t i1 = c1;
-                            t0[(i1 - (0))] = (float)(akg_round_f16((block_c1_0[c1_lane] + akg_round_f16((akg_round_f16((akg_round_f16((block_c1_1[c1_lane] + block_c1_2[c1_lane])) * 1.11132812f)) * akg_select<float>(akg_flt(in2[c0 * 768 + c1], 0.900146484f), 1.0f, 0.0f))))));
+                            t0[(i1 - (0))] = (float)(rounded_c1_3[c1_lane]);
                         }
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
@@ -172,26 +218,58 @@ static void akg_bias_dropout_residual_layernorm_f16__x86_64_v3_parallel_body_2(i
             if (c1_end - c1_begin >= 64) {
                 const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 64 * 64;
                 for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 64) {
+                    alignas(64) float rounded_c1_0[64];
+                    #pragma omp simd
+                    for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) { const int64_t c1 = c1_block + c1_lane; rounded_c1_0[c1_lane] = ((float)t4[0]); }
+                    akg_round_f16_n(rounded_c1_0, 64);
+                    alignas(64) float rounded_c1_1[64];
+                    #pragma omp simd
+                    for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) { const int64_t c1 = c1_block + c1_lane; rounded_c1_1[c1_lane] = (rounded_c1_0[c1_lane] * 0.00130176544f); }
+                    akg_round_f16_n(rounded_c1_1, 64);
+                    alignas(64) float rounded_c1_2[64];
+                    #pragma omp simd
+                    for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) { const int64_t c1 = c1_block + c1_lane; rounded_c1_2[c1_lane] = (((float)t0[(c1 - (0))]) - rounded_c1_1[c1_lane]); }
+                    akg_round_f16_n(rounded_c1_2, 64);
+                    alignas(64) float rounded_c1_3[64];
+                    #pragma omp simd
+                    for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) { const int64_t c1 = c1_block + c1_lane; rounded_c1_3[c1_lane] = (rounded_c1_2[c1_lane] * rounded_c1_2[c1_lane]); }
+                    akg_round_f16_n(rounded_c1_3, 64);
                     #pragma omp simd
                     for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
                         const int64_t c1 = c1_block + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
-                            const float v_cse0 = akg_round_f16((((float)t0[(c1 - (0))]) - akg_round_f16((akg_round_f16(((float)t4[0])) * 0.00130176544f))));
-                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_round_f16((v_cse0 * v_cse0));
+                            const float v_cse0 = rounded_c1_2[c1_lane];
+                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + rounded_c1_3[c1_lane];
                         }
                     }
                     akg_end_of_lane_block();
                 }
                 if (c1_full < c1_end) {
                     const int64_t c1_last = c1_end - 64;
+                    alignas(64) float rounded_c1_0[64];
+                    #pragma omp simd
+                    for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) { const int64_t c1 = c1_last + c1_lane; rounded_c1_0[c1_lane] = ((float)t4[0]); }
+                    akg_round_f16_n(rounded_c1_0, 64);
+                    alignas(64) float rounded_c1_1[64];
+                    #pragma omp simd
+                    for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) { const int64_t c1 = c1_last + c1_lane; rounded_c1_1[c1_lane] = (rounded_c1_0[c1_lane] * 0.00130176544f); }
+                    akg_round_f16_n(rounded_c1_1, 64);
+                    alignas(64) float rounded_c1_2[64];
+                    #pragma omp simd
+                    for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) { const int64_t c1 = c1_last + c1_lane; rounded_c1_2[c1_lane] = (((float)t0[(c1 - (0))]) - rounded_c1_1[c1_lane]); }
+                    akg_round_f16_n(rounded_c1_2, 64);
+                    alignas(64) float rounded_c1_3[64];
+                    #pragma omp simd
+                    for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) { const int64_t c1 = c1_last + c1_lane; rounded_c1_3[c1_lane] = (rounded_c1_2[c1_lane] * rounded_c1_2[c1_lane]); }
+                    akg_round_f16_n(rounded_c1_3, 64);
                     #pragma omp simd
                     for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
                         const int64_t c1 = c1_last + c1_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c1;
-                            const float v_cse0 = akg_round_f16((((float)t0[(c1 - (0))]) - akg_round_f16((akg_round_f16(((float)t4[0])) * 0.00130176544f))));
-                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_select(c1 >= c1_full, float(akg_round_f16((v_cse0 * v_cse0))), float(0.0f));
+                            const float v_cse0 = rounded_c1_2[c1_lane];
+                            lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_select(c1 >= c1_full, float(rounded_c1_3[c1_lane]), float(0.0f));
                         }
                     }
                 }
@@ -220,16 +298,39 @@ static void akg_bias_dropout_residual_layernorm_f16__x86_64_v3_parallel_body_2(i
         t1[0] = (float)(akg_round_f16_scalar(akg_rsqrt(akg_round_f16_scalar((akg_round_f16_scalar((akg_round_f16_scalar(((float)t5[0])) * 0.00130176544f)) + 1.1920929e-07f)))));
     }
     for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
-        alignas(64) float blk_out1[64];
-        #pragma omp simd
-        for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                blk_out1[c2] = (akg_round_f16((akg_round_f16((akg_round_f16((((float)t0[((c1 + c2) - (0))]) - akg_round_f16((akg_round_f16(((float)t4[0])) * 0.00130176544f)))) * ((float)t1[0]))) * ((float)t2[(c1 + c2)]))) + ((float)t3[(c1 + c2)]));
+        {
+            const int64_t c2_first = 0;
+            alignas(64) float rounded_c2_0[64];
+            #pragma omp simd
+            for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_0[(c2 - c2_first)] = ((float)t4[0]);
+            akg_round_f16_n(rounded_c2_0, 64);
+            alignas(64) float rounded_c2_1[64];
+            #pragma omp simd
+            for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_1[(c2 - c2_first)] = (rounded_c2_0[(c2 - c2_first)] * 0.00130176544f);
+            akg_round_f16_n(rounded_c2_1, 64);
+            alignas(64) float rounded_c2_2[64];
+            #pragma omp simd
+            for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_2[(c2 - c2_first)] = (((float)t0[((c1 + c2) - (0))]) - rounded_c2_1[(c2 - c2_first)]);
+            akg_round_f16_n(rounded_c2_2, 64);
+            alignas(64) float rounded_c2_3[64];
+            #pragma omp simd
+            for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_3[(c2 - c2_first)] = (rounded_c2_2[(c2 - c2_first)] * ((float)t1[0]));
+            akg_round_f16_n(rounded_c2_3, 64);
+            alignas(64) float rounded_c2_4[64];
+            #pragma omp simd
+            for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_4[(c2 - c2_first)] = (rounded_c2_3[(c2 - c2_first)] * ((float)t2[(c1 + c2)]));
+            akg_round_f16_n(rounded_c2_4, 64);
+            alignas(64) float blk_out1[64];
+            #pragma omp simd
+            for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+                {
+                    [[maybe_unused]] const int64_t i0 = c0;
+                    [[maybe_unused]] const int64_t i1 = (c1 + c2);
+                    blk_out1[c2] = (rounded_c2_4[(c2 - c2_first)] + ((float)t3[(c1 + c2)]));
+                }
             }
+            akg_f32_to_f16_n(blk_out1, out1 + (((c0 * INT64_C(768)) + c1)), 64);
         }
-        akg_f32_to_f16_n(blk_out1, out1 + (((c0 * INT64_C(768)) + c1)), 64);
     }
     {
         [[maybe_unused]] const int64_t i0 = c0;

@@ -51,7 +51,7 @@ static void akg_bn_train_stats_f16__x86_64_v3_parallel_body_0(int64_t c0, const 
                                     [[maybe_unused]] const int64_t r0 = c1;
                                     [[maybe_unused]] const int64_t r1 = c3;
                                     const float v_cse0 = block_c3_0[c3_lane];
-                                    lanes_c3[c3_lane] = lanes_c3[c3_lane] + (v_cse0 * v_cse0);
+                                    lanes_c3[c3_lane] = lanes_c3[c3_lane] + (block_c3_0[c3_lane] * block_c3_0[c3_lane]);
                                 }
                                 {
                                     [[maybe_unused]] const int64_t r0 = c1;
@@ -72,7 +72,7 @@ static void akg_bn_train_stats_f16__x86_64_v3_parallel_body_0(int64_t c0, const 
                                     [[maybe_unused]] const int64_t r0 = c1;
                                     [[maybe_unused]] const int64_t r1 = c3;
                                     const float v_cse0 = block_c3_0[c3_lane];
-                                    lanes_c3[c3_lane] = lanes_c3[c3_lane] + akg_select(c3 >= c3_full, float((v_cse0 * v_cse0)), float(0.0f));
+                                    lanes_c3[c3_lane] = lanes_c3[c3_lane] + akg_select(c3 >= c3_full, float((block_c3_0[c3_lane] * block_c3_0[c3_lane])), float(0.0f));
                                 }
                                 {
                                     [[maybe_unused]] const int64_t r0 = c1;

@@ -22,7 +22,7 @@ static void akg_bn_train_stats_nhwc_f16__x86_64_v3_row_chunk_0(int64_t chunk, co
                     {
                         [[maybe_unused]] const int64_t r0 = c0;
                         const float v_cse0 = block_c1_0[(c1 - c1_first)];
-                        partial_c0[(c1)] = partial_c0[(c1)] + (v_cse0 * v_cse0);
+                        partial_c0[(c1)] = partial_c0[(c1)] + (block_c1_0[(c1 - c1_first)] * block_c1_0[(c1 - c1_first)]);
                     }
                     {
                         [[maybe_unused]] const int64_t r0 = c0;

@@ -35,12 +35,19 @@ static void akg_global_avgpool_fwd_f16__x86_64_v3_parallel_body_0(int64_t c0, in
         }
     }
     for (int64_t c2 = 0; (c2 <= 15); c2 += 8) {
-        #pragma omp simd
-        for (int64_t c3 = 0; (c3 <= 7); c3 += 1) {
-            {
-                [[maybe_unused]] const int64_t i0 = c0;
-                [[maybe_unused]] const int64_t i1 = ((c1 + c2) + c3);
-                s_out0[(i1 - (c1))] = (akg_round_f16(((float)t0[(((c1 + c2) + c3) - (c1))])) * 0.0204081628f);
+        {
+            const int64_t c3_first = 0;
+            alignas(64) float rounded_c3_0[8];
+            #pragma omp simd
+            for (int64_t c3 = c3_first; c3 < c3_first + 8; c3 += 1) rounded_c3_0[(c3 - c3_first)] = ((float)t0[(((c1 + c2) + c3) - (c1))]);
+            akg_round_f16_n(rounded_c3_0, 8);
+            #pragma omp simd
+            for (int64_t c3 = 0; (c3 <= 7); c3 += 1) {
+                {
+                    [[maybe_unused]] const int64_t i0 = c0;
+                    [[maybe_unused]] const int64_t i1 = ((c1 + c2) + c3);
+                    s_out0[(i1 - (c1))] = (rounded_c3_0[(c3 - c3_first)] * 0.0204081628f);
+                }
             }
         }
     }

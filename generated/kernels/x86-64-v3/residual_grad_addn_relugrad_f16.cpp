@@ -13,6 +13,10 @@ static void akg_residual_grad_addn_relugrad_f16__x86_64_v3_parallel_body_0(int64
             akg_f16_to_f32_n(in0 + (((c0 + c1) + c2_first)), block_c2_0, 64);
             float block_c2_1[64];
             akg_f16_to_f32_n(in1 + (((c0 + c1) + c2_first)), block_c2_1, 64);
+            alignas(64) float rounded_c2_0[64];
+            #pragma omp simd
+            for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_0[(c2 - c2_first)] = (block_c2_0[(c2 - c2_first)] + block_c2_1[(c2 - c2_first)]);
+            akg_round_f16_n(rounded_c2_0, 64);
             float block_c2_2[64];
             akg_f16_to_f32_n(in2 + (((c0 + c1) + c2_first)), block_c2_2, 64);
             alignas(64) float blk_out0[64];
@@ -20,7 +24,7 @@ static void akg_residual_grad_addn_relugrad_f16__x86_64_v3_parallel_body_0(int64
             for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
                 {
                     [[maybe_unused]] const int64_t i0 = ((c0 + c1) + c2);
-                    blk_out0[c2] = (akg_round_f16((block_c2_0[(c2 - c2_first)] + block_c2_1[(c2 - c2_first)])) * akg_select<float>(akg_fgt(block_c2_2[(c2 - c2_first)], 0.0f), 1.0f, 0.0f));
+                    blk_out0[c2] = (rounded_c2_0[(c2 - c2_first)] * akg_select<float>(akg_fgt(block_c2_2[(c2 - c2_first)], 0.0f), 1.0f, 0.0f));
                 }
             }
             akg_stream_f32_to_f16_n(blk_out0, out0 + ((c0 + c1)), 64);

@@ -41,14 +41,26 @@ static void akg_softmax_grad_f16__x86_64_v3_parallel_body_0(int64_t c0, int64_t 
                     akg_f16_to_f32_n(in2 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4_block)))), block_c4_0, 32);
                     float block_c4_1[32];
                     akg_f16_to_f32_n(in0 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4_block)))), block_c4_1, 32);
+                    alignas(64) float rounded_c4_0[32];
+                    #pragma omp simd
+                    for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) { const int64_t c4 = c4_block + c4_lane; rounded_c4_0[c4_lane] = (block_c4_1[c4_lane] * 1.11132812f); }
+                    akg_round_f16_n(rounded_c4_0, 32);
                     float block_c4_2[32];
                     akg_f16_to_f32_n(in1 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4_block)))), block_c4_2, 32);
+                    alignas(64) float rounded_c4_1[32];
+                    #pragma omp simd
+                    for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) { const int64_t c4 = c4_block + c4_lane; rounded_c4_1[c4_lane] = (rounded_c4_0[c4_lane] * block_c4_2[c4_lane]); }
+                    akg_round_f16_n(rounded_c4_1, 32);
+                    alignas(64) float rounded_c4_2[32];
+                    #pragma omp simd
+                    for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) { const int64_t c4 = c4_block + c4_lane; rounded_c4_2[c4_lane] = (block_c4_0[c4_lane] * rounded_c4_1[c4_lane]); }
+                    akg_round_f16_n(rounded_c4_2, 32);
                     #pragma omp simd
                     for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) {
                         const int64_t c4 = c4_block + c4_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c4;
-                            lanes_c4[c4_lane] = lanes_c4[c4_lane] + akg_round_f16((block_c4_0[c4_lane] * akg_round_f16((akg_round_f16((block_c4_1[c4_lane] * 1.11132812f)) * block_c4_2[c4_lane]))));
+                            lanes_c4[c4_lane] = lanes_c4[c4_lane] + rounded_c4_2[c4_lane];
                         }
                     }
                     akg_end_of_lane_block();
@@ -59,14 +71,26 @@ static void akg_softmax_grad_f16__x86_64_v3_parallel_body_0(int64_t c0, int64_t 
                     akg_f16_to_f32_n(in2 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4_last)))), block_c4_0, 32);
                     float block_c4_1[32];
                     akg_f16_to_f32_n(in0 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4_last)))), block_c4_1, 32);
+                    alignas(64) float rounded_c4_0[32];
+                    #pragma omp simd
+                    for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) { const int64_t c4 = c4_last + c4_lane; rounded_c4_0[c4_lane] = (block_c4_1[c4_lane] * 1.11132812f); }
+                    akg_round_f16_n(rounded_c4_0, 32);
                     float block_c4_2[32];
                     akg_f16_to_f32_n(in1 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4_last)))), block_c4_2, 32);
+                    alignas(64) float rounded_c4_1[32];
+                    #pragma omp simd
+                    for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) { const int64_t c4 = c4_last + c4_lane; rounded_c4_1[c4_lane] = (rounded_c4_0[c4_lane] * block_c4_2[c4_lane]); }
+                    akg_round_f16_n(rounded_c4_1, 32);
+                    alignas(64) float rounded_c4_2[32];
+                    #pragma omp simd
+                    for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) { const int64_t c4 = c4_last + c4_lane; rounded_c4_2[c4_lane] = (block_c4_0[c4_lane] * rounded_c4_1[c4_lane]); }
+                    akg_round_f16_n(rounded_c4_2, 32);
                     #pragma omp simd
                     for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) {
                         const int64_t c4 = c4_last + c4_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c4;
-                            lanes_c4[c4_lane] = lanes_c4[c4_lane] + akg_select(c4 >= c4_full, float(akg_round_f16((block_c4_0[c4_lane] * akg_round_f16((akg_round_f16((block_c4_1[c4_lane] * 1.11132812f)) * block_c4_2[c4_lane]))))), float(0.0f));
+                            lanes_c4[c4_lane] = lanes_c4[c4_lane] + akg_select(c4 >= c4_full, float(rounded_c4_2[c4_lane]), float(0.0f));
                         }
                     }
                 }
@@ -102,14 +126,26 @@ static void akg_softmax_grad_f16__x86_64_v3_parallel_body_0(int64_t c0, int64_t 
                     akg_f16_to_f32_n(in2 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4_block))) + INT64_C(128))), block_c4_0, 32);
                     float block_c4_1[32];
                     akg_f16_to_f32_n(in0 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4_block))) + INT64_C(128))), block_c4_1, 32);
+                    alignas(64) float rounded_c4_0[32];
+                    #pragma omp simd
+                    for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) { const int64_t c4 = c4_block + c4_lane; rounded_c4_0[c4_lane] = (block_c4_1[c4_lane] * 1.11132812f); }
+                    akg_round_f16_n(rounded_c4_0, 32);
                     float block_c4_2[32];
                     akg_f16_to_f32_n(in1 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4_block))) + INT64_C(128))), block_c4_2, 32);
+                    alignas(64) float rounded_c4_1[32];
+                    #pragma omp simd
+                    for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) { const int64_t c4 = c4_block + c4_lane; rounded_c4_1[c4_lane] = (rounded_c4_0[c4_lane] * block_c4_2[c4_lane]); }
+                    akg_round_f16_n(rounded_c4_1, 32);
+                    alignas(64) float rounded_c4_2[32];
+                    #pragma omp simd
+                    for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) { const int64_t c4 = c4_block + c4_lane; rounded_c4_2[c4_lane] = (block_c4_0[c4_lane] * rounded_c4_1[c4_lane]); }
+                    akg_round_f16_n(rounded_c4_2, 32);
                     #pragma omp simd
                     for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) {
                         const int64_t c4 = c4_block + c4_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c4;
-                            lanes_c4[c4_lane] = lanes_c4[c4_lane] + akg_round_f16((block_c4_0[c4_lane] * akg_round_f16((akg_round_f16((block_c4_1[c4_lane] * 1.11132812f)) * block_c4_2[c4_lane]))));
+                            lanes_c4[c4_lane] = lanes_c4[c4_lane] + rounded_c4_2[c4_lane];
                         }
                     }
                     akg_end_of_lane_block();
@@ -120,14 +156,26 @@ static void akg_softmax_grad_f16__x86_64_v3_parallel_body_0(int64_t c0, int64_t 
                     akg_f16_to_f32_n(in2 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4_last))) + INT64_C(128))), block_c4_0, 32);
                     float block_c4_1[32];
                     akg_f16_to_f32_n(in0 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4_last))) + INT64_C(128))), block_c4_1, 32);
+                    alignas(64) float rounded_c4_0[32];
+                    #pragma omp simd
+                    for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) { const int64_t c4 = c4_last + c4_lane; rounded_c4_0[c4_lane] = (block_c4_1[c4_lane] * 1.11132812f); }
+                    akg_round_f16_n(rounded_c4_0, 32);
                     float block_c4_2[32];
                     akg_f16_to_f32_n(in1 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4_last))) + INT64_C(128))), block_c4_2, 32);
+                    alignas(64) float rounded_c4_1[32];
+                    #pragma omp simd
+                    for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) { const int64_t c4 = c4_last + c4_lane; rounded_c4_1[c4_lane] = (rounded_c4_0[c4_lane] * block_c4_2[c4_lane]); }
+                    akg_round_f16_n(rounded_c4_1, 32);
+                    alignas(64) float rounded_c4_2[32];
+                    #pragma omp simd
+                    for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) { const int64_t c4 = c4_last + c4_lane; rounded_c4_2[c4_lane] = (block_c4_0[c4_lane] * rounded_c4_1[c4_lane]); }
+                    akg_round_f16_n(rounded_c4_2, 32);
                     #pragma omp simd
                     for (int64_t c4_lane = 0; c4_lane < 32; ++c4_lane) {
                         const int64_t c4 = c4_last + c4_lane;
                         {
                             [[maybe_unused]] const int64_t r0 = c4;
-                            lanes_c4[c4_lane] = lanes_c4[c4_lane] + akg_select(c4 >= c4_full, float(akg_round_f16((block_c4_0[c4_lane] * akg_round_f16((akg_round_f16((block_c4_1[c4_lane] * 1.11132812f)) * block_c4_2[c4_lane]))))), float(0.0f));
+                            lanes_c4[c4_lane] = lanes_c4[c4_lane] + akg_select(c4 >= c4_full, float(rounded_c4_2[c4_lane]), float(0.0f));
                         }
                     }
                 }
@@ -165,8 +213,24 @@ static void akg_softmax_grad_f16__x86_64_v3_parallel_body_0(int64_t c0, int64_t 
             akg_f16_to_f32_n(in2 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + (c4 + c5_first))))), block_c5_0, 64);
             float block_c5_1[64];
             akg_f16_to_f32_n(in0 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + (c4 + c5_first))))), block_c5_1, 64);
+            alignas(64) float rounded_c5_0[64];
+            #pragma omp simd
+            for (int64_t c5 = c5_first; c5 < c5_first + 64; c5 += 1) rounded_c5_0[(c5 - c5_first)] = (block_c5_1[(c5 - c5_first)] * 1.11132812f);
+            akg_round_f16_n(rounded_c5_0, 64);
             float block_c5_2[64];
             akg_f16_to_f32_n(in1 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + (c4 + c5_first))))), block_c5_2, 64);
+            alignas(64) float rounded_c5_1[64];
+            #pragma omp simd
+            for (int64_t c5 = c5_first; c5 < c5_first + 64; c5 += 1) rounded_c5_1[(c5 - c5_first)] = (rounded_c5_0[(c5 - c5_first)] * block_c5_2[(c5 - c5_first)]);
+            akg_round_f16_n(rounded_c5_1, 64);
+            alignas(64) float rounded_c5_2[64];
+            #pragma omp simd
+            for (int64_t c5 = c5_first; c5 < c5_first + 64; c5 += 1) rounded_c5_2[(c5 - c5_first)] = (rounded_c5_1[(c5 - c5_first)] - ((float)t0[(c2 - (c2))]));
+            akg_round_f16_n(rounded_c5_2, 64);
+            alignas(64) float rounded_c5_3[64];
+            #pragma omp simd
+            for (int64_t c5 = c5_first; c5 < c5_first + 64; c5 += 1) rounded_c5_3[(c5 - c5_first)] = (block_c5_0[(c5 - c5_first)] * rounded_c5_2[(c5 - c5_first)]);
+            akg_round_f16_n(rounded_c5_3, 64);
             alignas(64) float blk_out0[64];
             #pragma omp simd
             for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
@@ -175,7 +239,7 @@ static void akg_softmax_grad_f16__x86_64_v3_parallel_body_0(int64_t c0, int64_t 
                     [[maybe_unused]] const int64_t i1 = c1;
                     [[maybe_unused]] const int64_t i2 = c2;
                     [[maybe_unused]] const int64_t i3 = (c4 + c5);
-                    blk_out0[c5] = (akg_round_f16((block_c5_0[(c5 - c5_first)] * akg_round_f16((akg_round_f16((akg_round_f16((block_c5_1[(c5 - c5_first)] * 1.11132812f)) * block_c5_2[(c5 - c5_first)])) - ((float)t0[(c2 - (c2))]))))) * 0.125f);
+                    blk_out0[c5] = (rounded_c5_3[(c5 - c5_first)] * 0.125f);
                 }
             }
             akg_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4)))), 64);
@@ -188,8 +252,24 @@ static void akg_softmax_grad_f16__x86_64_v3_parallel_body_0(int64_t c0, int64_t 
             akg_f16_to_f32_n(in2 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + (c4 + c5_first)))) + INT64_C(128))), block_c5_0, 64);
             float block_c5_1[64];
             akg_f16_to_f32_n(in0 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + (c4 + c5_first)))) + INT64_C(128))), block_c5_1, 64);
+            alignas(64) float rounded_c5_0[64];
+            #pragma omp simd
+            for (int64_t c5 = c5_first; c5 < c5_first + 64; c5 += 1) rounded_c5_0[(c5 - c5_first)] = (block_c5_1[(c5 - c5_first)] * 1.11132812f);
+            akg_round_f16_n(rounded_c5_0, 64);
             float block_c5_2[64];
             akg_f16_to_f32_n(in1 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + (c4 + c5_first)))) + INT64_C(128))), block_c5_2, 64);
+            alignas(64) float rounded_c5_1[64];
+            #pragma omp simd
+            for (int64_t c5 = c5_first; c5 < c5_first + 64; c5 += 1) rounded_c5_1[(c5 - c5_first)] = (rounded_c5_0[(c5 - c5_first)] * block_c5_2[(c5 - c5_first)]);
+            akg_round_f16_n(rounded_c5_1, 64);
+            alignas(64) float rounded_c5_2[64];
+            #pragma omp simd
+            for (int64_t c5 = c5_first; c5 < c5_first + 64; c5 += 1) rounded_c5_2[(c5 - c5_first)] = (rounded_c5_1[(c5 - c5_first)] - ((float)t0[((c2 + INT64_C(1)) - (c2))]));
+            akg_round_f16_n(rounded_c5_2, 64);
+            alignas(64) float rounded_c5_3[64];
+            #pragma omp simd
+            for (int64_t c5 = c5_first; c5 < c5_first + 64; c5 += 1) rounded_c5_3[(c5 - c5_first)] = (block_c5_0[(c5 - c5_first)] * rounded_c5_2[(c5 - c5_first)]);
+            akg_round_f16_n(rounded_c5_3, 64);
             alignas(64) float blk_out0[64];
             #pragma omp simd
             for (int64_t c5 = 0; (c5 <= 63); c5 += 1) {
@@ -198,7 +278,7 @@ static void akg_softmax_grad_f16__x86_64_v3_parallel_body_0(int64_t c0, int64_t 
                     [[maybe_unused]] const int64_t i1 = c1;
                     [[maybe_unused]] const int64_t i2 = (c2 + 1);
                     [[maybe_unused]] const int64_t i3 = (c4 + c5);
-                    blk_out0[c5] = (akg_round_f16((block_c5_0[(c5 - c5_first)] * akg_round_f16((akg_round_f16((akg_round_f16((block_c5_1[(c5 - c5_first)] * 1.11132812f)) * block_c5_2[(c5 - c5_first)])) - ((float)t0[((c2 + INT64_C(1)) - (c2))]))))) * 0.125f);
+                    blk_out0[c5] = (rounded_c5_3[(c5 - c5_first)] * 0.125f);
                 }
             }
             akg_f32_to_f16_n(blk_out0, out0 + ((((c0 * INT64_C(196608)) + ((c1 * INT64_C(16384)) + ((c2 * INT64_C(128)) + c4))) + INT64_C(128))), 64);

@@ -6,11 +6,18 @@
 #include "akg_kernel_support.h"
 
 static void akg_bias_dropout_residual_f16__x86_64_v4_parallel_body_0(int64_t c0, const float *__restrict in0, const uint16_t *__restrict in1, const float *__restrict in2, const uint16_t *__restrict in3, float *__restrict t0, uint16_t *__restrict out0, uint16_t *__restrict out1) {
-    #pragma omp simd
-    for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
-        {
-            [[maybe_unused]] const int64_t i0 = (c0 + c1);
-            t0[i0] = (float)(akg_round_f16(in0[(c0 + c1)]));
+    {
+        const int64_t c1_first = 0;
+        alignas(64) float rounded_c1_0[64];
+        #pragma omp simd
+        for (int64_t c1 = c1_first; c1 < c1_first + 64; c1 += 1) rounded_c1_0[(c1 - c1_first)] = in0[(c0 + c1)];
+        akg_round_f16_n(rounded_c1_0, 64);
+        #pragma omp simd
+        for (int64_t c1 = 0; (c1 <= 63); c1 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = (c0 + c1);
+                t0[i0] = (float)(rounded_c1_0[(c1 - c1_first)]);
+            }
         }
     }
 }
@@ -23,6 +30,18 @@ static void akg_bias_dropout_residual_f16__x86_64_v4_parallel_body_1(int64_t c0,
             akg_f16_to_f32_n(in3 + (((c0 * INT64_C(768)) + (c1 + c2_first))), block_c2_0, 64);
             float block_c2_1[64];
             akg_f16_to_f32_n(in1 + (((c0 * INT64_C(768)) + (c1 + c2_first))), block_c2_1, 64);
+            alignas(64) float rounded_c2_0[64];
+            #pragma omp simd
+            for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_0[(c2 - c2_first)] = (block_c2_1[(c2 - c2_first)] + ((float)t0[(c1 + c2)]));
+            akg_round_f16_n(rounded_c2_0, 64);
+            alignas(64) float rounded_c2_1[64];
+            #pragma omp simd
+            for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_1[(c2 - c2_first)] = (rounded_c2_0[(c2 - c2_first)] * 1.11132812f);
+            akg_round_f16_n(rounded_c2_1, 64);
+            alignas(64) float rounded_c2_2[64];
+            #pragma omp simd
+            for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_2[(c2 - c2_first)] = (rounded_c2_1[(c2 - c2_first)] * akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f));
+            akg_round_f16_n(rounded_c2_2, 64);
             alignas(64) float blk_out1[64];
             #pragma omp simd
             for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
@@ -34,7 +53,7 @@ static void akg_bias_dropout_residual_f16__x86_64_v4_parallel_body_1(int64_t c0,
                 {
                     [[maybe_unused]] const int64_t i0 = c0;
                     [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                    blk_out1[c2] = (block_c2_0[(c2 - c2_first)] + akg_round_f16((akg_round_f16((akg_round_f16((block_c2_1[(c2 - c2_first)] + ((float)t0[(c1 + c2)]))) * 1.11132812f)) * akg_select<float>(akg_flt(in2[c0 * 768 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f))));
+                    blk_out1[c2] = (block_c2_0[(c2 - c2_first)] + rounded_c2_2[(c2 - c2_first)]);
                 }
             }
             akg_f32_to_f16_n(blk_out1, out1 + (((c0 * INT64_C(768)) + c1)), 64);

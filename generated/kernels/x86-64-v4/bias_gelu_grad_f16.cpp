@@ -14,8 +14,80 @@ static void akg_bias_gelu_grad_f16__x86_64_v4_row_chunk_0(int64_t chunk, float *
                 const int64_t c2_first = 0;
                 float block_c2_0[64];
                 akg_f16_to_f32_n(in1 + (((c0 * INT64_C(3072)) + (c1 + c2_first))), block_c2_0, 64);
+                alignas(64) float rounded_c2_0[64];
+                #pragma omp simd
+                for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_0[(c2 - c2_first)] = (block_c2_0[(c2 - c2_first)] * block_c2_0[(c2 - c2_first)]);
+                akg_round_f16_n(rounded_c2_0, 64);
+                alignas(64) float rounded_c2_1[64];
+                #pragma omp simd
+                for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_1[(c2 - c2_first)] = (block_c2_0[(c2 - c2_first)] * rounded_c2_0[(c2 - c2_first)]);
+                akg_round_f16_n(rounded_c2_1, 64);
+                alignas(64) float rounded_c2_2[64];
+                #pragma omp simd
+                for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_2[(c2 - c2_first)] = (rounded_c2_1[(c2 - c2_first)] * 0.044708252f);
+                akg_round_f16_n(rounded_c2_2, 64);
+                alignas(64) float rounded_c2_3[64];
+                #pragma omp simd
+                for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_3[(c2 - c2_first)] = (block_c2_0[(c2 - c2_first)] + rounded_c2_2[(c2 - c2_first)]);
+                akg_round_f16_n(rounded_c2_3, 64);
+                alignas(64) float rounded_c2_4[64];
+                #pragma omp simd
+                for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_4[(c2 - c2_first)] = (rounded_c2_3[(c2 - c2_first)] * 0.797851562f);
+                akg_round_f16_n(rounded_c2_4, 64);
+                alignas(64) float rounded_c2_5[64];
+                #pragma omp simd
+                for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_5[(c2 - c2_first)] = akg_tanh(rounded_c2_4[(c2 - c2_first)]);
+                akg_round_f16_n(rounded_c2_5, 64);
                 float block_c2_1[64];
                 akg_f16_to_f32_n(in0 + (((c0 * INT64_C(3072)) + (c1 + c2_first))), block_c2_1, 64);
+                alignas(64) float rounded_c2_6[64];
+                #pragma omp simd
+                for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_6[(c2 - c2_first)] = (rounded_c2_5[(c2 - c2_first)] + 1.0f);
+                akg_round_f16_n(rounded_c2_6, 64);
+                alignas(64) float rounded_c2_7[64];
+                #pragma omp simd
+                for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_7[(c2 - c2_first)] = (rounded_c2_6[(c2 - c2_first)] * 0.5f);
+                akg_round_f16_n(rounded_c2_7, 64);
+                alignas(64) float rounded_c2_8[64];
+                #pragma omp simd
+                for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_8[(c2 - c2_first)] = (block_c2_0[(c2 - c2_first)] * 0.5f);
+                akg_round_f16_n(rounded_c2_8, 64);
+                alignas(64) float rounded_c2_9[64];
+                #pragma omp simd
+                for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_9[(c2 - c2_first)] = (rounded_c2_5[(c2 - c2_first)] * rounded_c2_5[(c2 - c2_first)]);
+                akg_round_f16_n(rounded_c2_9, 64);
+                alignas(64) float rounded_c2_10[64];
+                #pragma omp simd
+                for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_10[(c2 - c2_first)] = (1.0f - rounded_c2_9[(c2 - c2_first)]);
+                akg_round_f16_n(rounded_c2_10, 64);
+                alignas(64) float rounded_c2_11[64];
+                #pragma omp simd
+                for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_11[(c2 - c2_first)] = (rounded_c2_8[(c2 - c2_first)] * rounded_c2_10[(c2 - c2_first)]);
+                akg_round_f16_n(rounded_c2_11, 64);
+                alignas(64) float rounded_c2_12[64];
+                #pragma omp simd
+                for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_12[(c2 - c2_first)] = (rounded_c2_0[(c2 - c2_first)] * 0.134155273f);
+                akg_round_f16_n(rounded_c2_12, 64);
+                alignas(64) float rounded_c2_13[64];
+                #pragma omp simd
+                for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_13[(c2 - c2_first)] = (rounded_c2_12[(c2 - c2_first)] + 1.0f);
+                akg_round_f16_n(rounded_c2_13, 64);
+                alignas(64) float rounded_c2_14[64];
+                #pragma omp simd
+                for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_14[(c2 - c2_first)] = (rounded_c2_13[(c2 - c2_first)] * 0.797851562f);
+                akg_round_f16_n(rounded_c2_14, 64);
+                alignas(64) float rounded_c2_15[64];
+                #pragma omp simd
+                for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_15[(c2 - c2_first)] = (rounded_c2_11[(c2 - c2_first)] * rounded_c2_14[(c2 - c2_first)]);
+                akg_round_f16_n(rounded_c2_15, 64);
+                alignas(64) float rounded_c2_16[64];
+                #pragma omp simd
+                for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_16[(c2 - c2_first)] = (rounded_c2_7[(c2 - c2_first)] + rounded_c2_15[(c2 - c2_first)]);
+                akg_round_f16_n(rounded_c2_16, 64);
+                alignas(64) float rounded_c2_17[64];
+                #pragma omp simd
+                for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_17[(c2 - c2_first)] = (block_c2_1[(c2 - c2_first)] * rounded_c2_16[(c2 - c2_first)]);
+                akg_round_f16_n(rounded_c2_17, 64);
                 alignas(64) float blk_out0[64];
                 #pragma omp simd
                 for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
@@ -23,9 +95,9 @@ static void akg_bias_gelu_grad_f16__x86_64_v4_row_chunk_0(int64_t chunk, float *
                         [[maybe_unused]] const int64_t i0 = c0;
                         [[maybe_unused]] const int64_t i1 = (c1 + c2);
                         const float v_cse0 = block_c2_0[(c2 - c2_first)];
-                        const float v_cse1 = akg_round_f16((v_cse0 * v_cse0));
-                        const float v_cse2 = akg_round_f16(akg_tanh(akg_round_f16((akg_round_f16((v_cse0 + akg_round_f16((akg_round_f16((v_cse0 * v_cse1)) * 0.044708252f)))) * 0.797851562f))));
-                        t0[(i1 - (c1))] = (float)(akg_round_f16((block_c2_1[(c2 - c2_first)] * akg_round_f16((akg_round_f16((akg_round_f16((v_cse2 + 1.0f)) * 0.5f)) + akg_round_f16((akg_round_f16((akg_round_f16((v_cse0 * 0.5f)) * akg_round_f16((1.0f - akg_round_f16((v_cse2 * v_cse2)))))) * akg_round_f16((akg_round_f16((akg_round_f16((v_cse1 * 0.134155273f)) + 1.0f)) * 0.797851562f)))))))));
+                        const float v_cse1 = rounded_c2_0[(c2 - c2_first)];
+                        const float v_cse2 = rounded_c2_5[(c2 - c2_first)];
+                        t0[(i1 - (c1))] = (float)(rounded_c2_17[(c2 - c2_first)]);
                     }
                     {
                         [[maybe_unused]] const int64_t i0 = (c1 + c2);

@@ -32,12 +32,19 @@ static void akg_global_avgpool_fwd_f16__x86_64_v4_parallel_body_0(int64_t c0, in
             }
         }
     }
-    #pragma omp simd
-    for (int64_t c3 = 0; (c3 <= 15); c3 += 1) {
-        {
-            [[maybe_unused]] const int64_t i0 = c0;
-            [[maybe_unused]] const int64_t i1 = (c1 + c3);
-            s_out0[(i1 - (c1))] = (akg_round_f16(((float)t0[((c1 + c3) - (c1))])) * 0.0204081628f);
+    {
+        const int64_t c3_first = 0;
+        alignas(64) float rounded_c3_0[16];
+        #pragma omp simd
+        for (int64_t c3 = c3_first; c3 < c3_first + 16; c3 += 1) rounded_c3_0[(c3 - c3_first)] = ((float)t0[((c1 + c3) - (c1))]);
+        akg_round_f16_n(rounded_c3_0, 16);
+        #pragma omp simd
+        for (int64_t c3 = 0; (c3 <= 15); c3 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = c0;
+                [[maybe_unused]] const int64_t i1 = (c1 + c3);
+                s_out0[(i1 - (c1))] = (rounded_c3_0[(c3 - c3_first)] * 0.0204081628f);
+            }
         }
     }
     akg_f32_to_f16_n(s_out0, out0 + ((int64_t)(c0) * 2048 + (int64_t)(c1)), 16);

@@ -595,7 +595,10 @@ std::string Emitter::lane_loops(const std::vector<Accumulation> &accs, const std
     } else {
         out += p1 + "for (int64_t " + block + " = " + begin_v + "; " + block + " < " + full + "; " + block + " += " + L + ") {\n";
     }
-    printer_.begin_block_staging(it, block, lane, lanes_per_block);
+    std::set<std::string> written; // what the lane loop writes is not read before it
+    for (const auto &a : accs) written.insert(a.stage->buffer);
+    for (isl_ast_node *side : sides) written.merge(written_buffers(side));
+    printer_.begin_block_staging(it, block, lane, lanes_per_block, written);
     std::string side_after = begin_side_blocks(sides, it, block, lane, lanes_per_block, out, pb);
     std::string body = bodies(d + (grouped ? 4 : 3), block_acc);
     side_blocks_.clear();
@@ -615,7 +618,7 @@ std::string Emitter::lane_loops(const std::vector<Accumulation> &accs, const std
     std::string last = it + "_last";
     out += p2 + "const int64_t " + last + " = " + end_v + " - " + L + ";\n";
     lane_mask_ = it + " >= " + full;
-    printer_.begin_block_staging(it, last, lane, lanes_per_block);
+    printer_.begin_block_staging(it, last, lane, lanes_per_block, written);
     side_after = begin_side_blocks(sides, it, last, lane, lanes_per_block, out, p2);
     body = bodies(d + 3, acc);
     side_blocks_.clear();

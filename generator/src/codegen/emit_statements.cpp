@@ -72,8 +72,10 @@ std::string Emitter::value_with_lets(const Halide::Expr &value, const std::strin
     printer_.forget_index_lets();
     while (const Let *let = e.as<Let>()) {
         std::string name = "cse" + std::to_string(n++);
-        lets += indent + "const " + c_type_of(let->value.type()) + " v_" + name + " = " + printer_.print(let->value) + ";\n";
+        std::string value = printer_.print(let->value);
+        lets += indent + "const " + c_type_of(let->value.type()) + " v_" + name + " = " + value + ";\n";
         printer_.note_index_let(name, let->value);
+        printer_.note_value_let(name, value);
         e = substitute(let->name, Variable::make(let->value.type(), name), let->body);
     }
     return printer_.print(e);

@@ -280,6 +280,86 @@ std::string ExprPrinter::block_staged_read(const std::string &buffer, const std:
     return found->second + "[" + block_.lane + "]";
 }
 
+void ExprPrinter::note_value_let(const std::string &name, const std::string &printed) {
+    if (!block_active_) return;
+    std::string lane = "[" + block_.lane + "]";
+    size_t id = printed.size() - std::min(printed.size(), lane.size());
+    if (id == 0 || printed.compare(id, std::string::npos, lane) != 0) return;
+    for (size_t k = 0; k < id; ++k)
+        if (!isalnum(static_cast<unsigned char>(printed[k])) && printed[k] != '_') return;
+    block_lets_[name] = printed;
+}
+
+// Whether `e` can be computed for every lane of the block before the block's loop: it reads
+// only the loop iterators, tensors the loop does not write, and CSE temporaries that are
+// block array elements themselves.
+bool ExprPrinter::computable_before_block(const Halide::Expr &e) {
+    class Check : public IRVisitor {
+    public:
+        ExprPrinter &p;
+        bool ok = true;
+        explicit Check(ExprPrinter &printer) : p(printer) {}
+        using IRVisitor::visit;
+        void visit(const Variable *op) override {
+            ok &= (p.bounds_ && p.bounds_->contains(op->name)) || p.block_lets_.count(op->name) > 0;
+        }
+        void visit(const Let *) override { ok = false; }
+        void visit(const Load *) override { ok = false; }
+        void visit(const Call *op) override {
+            if (op->name.rfind("buf$", 0) != 0) {
+                ok &= op->is_pure();
+                IRVisitor::visit(op);
+                return;
+            }
+            const BufferInfo &b = p.model_->buffer(op->name.substr(4));
+            if (p.block_.written.count(b.name) || p.transposed_.count(b.name) || p.forwarded_.count(b.name)) {
+                ok = false;
+                return;
+            }
+            std::vector<Halide::Expr> idx = p.index_exprs(op->args);
+            if (idx.size() != op->args.size()) {
+                ok = false;
+                return;
+            }
+            for (const auto &i : idx) i.accept(this);
+        }
+    } check(*this);
+    e.accept(&check);
+    return check.ok;
+}
+
+// A float16 rounding inside a block-staged vector loop, when its operand can be computed
+// before the loop: the operand is computed for the whole block into an array, which
+// akg_round_f16_n rounds with the hardware conversions (vcvtps2ph + vcvtph2ps), and the
+// rounded value is read back from the array. In the loop itself a chain of roundings is a
+// chain of akg_round_f16's dependent integer and float operations, which keeps the core
+// waiting on latency; staged, the block's vectors are independent and the conversions are
+// two instructions. Returns the array element, or "" to round in the loop.
+std::string ExprPrinter::block_rounded(const Halide::Expr &value) {
+    if (block_.lanes > 1024) return "";
+    Halide::Expr v = substitute(index_lets_, value);
+    if (!computable_before_block(v)) return "";
+    std::string operand = print(v);
+    auto found = block_.rounded_by_value.find(operand);
+    if (found == block_.rounded_by_value.end()) {
+        std::string name = "rounded_" + block_.iterator + "_" + std::to_string(block_.rounded_by_value.size());
+        const std::string lanes = std::to_string(block_.lanes);
+        block_.arrays.push_back("alignas(64) float " + name + "[" + lanes + "];");
+        block_.arrays.push_back("#pragma omp simd");
+        const std::string &it = block_.iterator, &lane = block_.lane;
+        bool lane_variable = std::all_of(lane.begin(), lane.end(), [](char c) { return isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+        if (lane_variable) // a lane reduction's loop: for (lane ...) { const int64_t it = first + lane; ... }
+            block_.arrays.push_back("for (int64_t " + lane + " = 0; " + lane + " < " + lanes + "; ++" + lane + ") { const int64_t " + it +
+                                    " = " + block_.first + " + " + lane + "; " + name + "[" + lane + "] = " + operand + "; }");
+        else
+            block_.arrays.push_back("for (int64_t " + it + " = " + block_.first + "; " + it + " < " + block_.first + " + " + lanes + "; " + it +
+                                    " += 1) " + name + "[" + lane + "] = " + operand + ";");
+        block_.arrays.push_back("akg_round_f16_n(" + name + ", " + lanes + ");");
+        found = block_.rounded_by_value.emplace(operand, name).first;
+    }
+    return found->second + "[" + block_.lane + "]";
+}
+
 // Operands are printed one statement at a time, left to right: the order of the operands
 // of `+` is unspecified in C++, and printing registers the block arrays of lane loops
 // (block_staged_read) in order, so GCC and clang builds would name them differently.
@@ -304,6 +384,11 @@ void ExprPrinter::visit(const Cast *op) {
             return;
         }
         if (const Cast *inner = op->value.as<Cast>()) {
+            if (block_active_ && f16_suffix_.empty())
+                if (std::string element = block_rounded(inner->value); !element.empty()) {
+                    out_ += element;
+                    return;
+                }
             out_ += "akg_round_f16" + f16_suffix_ + "(" + print(inner->value) + ")";
             return;
         }
@@ -325,6 +410,10 @@ void ExprPrinter::visit(const Cast *op) {
 }
 
 void ExprPrinter::visit(const Variable *op) {
+    if (auto element = block_lets_.find(op->name); block_active_ && element != block_lets_.end()) {
+        out_ += element->second;
+        return;
+    }
     out_ += op->name.size() > 1 && (op->name[0] == 'i' || op->name[0] == 'r' || op->name[0] == 'c') &&
                     isdigit(static_cast<unsigned char>(op->name[1]))
                 ? op->name

@@ -63,8 +63,14 @@ public:
                              std::set<std::string> written = {}, std::string rows = "");
     // The integer CSE temporaries of the statement being printed (index arithmetic shared by
     // several reads), so that block staging sees through them to the loop iterators.
-    void forget_index_lets() { index_lets_.clear(); }
+    void forget_index_lets() {
+        index_lets_.clear();
+        block_lets_.clear();
+    }
     void note_index_let(const std::string &name, const Halide::Expr &value);
+    // A CSE temporary of the statement being printed whose value printed as `printed`: when
+    // that is an element of a block array, later block roundings may read it before the loop.
+    void note_value_let(const std::string &name, const std::string &printed);
     // The reads of the last block whose inputs prefetch-streams chose: (buffer, offset of the
     // block's first element), in the order first read.
     const std::vector<std::pair<std::string, std::string>> &block_streams() const { return block_.streams; }
@@ -92,11 +98,13 @@ private:
         std::vector<std::string> arrays;                     // declarations and conversions
         std::vector<std::pair<std::string, std::string>> streams; // (buffer, base) of prefetched inputs
         std::map<std::string, bool> row_streams; // stream -> whether its every read advances by `lanes` per row
+        std::map<std::string, std::string> rounded_by_value; // printed operand -> its rounded array
     };
     BlockStaging block_;
     std::map<std::string, std::vector<ForwardedStore>> forwarded_;
     std::map<std::string, TransposedRead> transposed_;
     std::map<std::string, Halide::Expr> index_lets_;
+    std::map<std::string, std::string> block_lets_; // CSE name -> block array element
     bool block_active_ = false;
     std::string f16_suffix_;
     Hoister hoister_;
@@ -106,6 +114,8 @@ private:
     void note_stream(const BufferInfo &b, const std::string &base);
 
     std::string block_staged_read(const std::string &buffer, const std::vector<Halide::Expr> &args);
+    bool computable_before_block(const Halide::Expr &e);
+    std::string block_rounded(const Halide::Expr &value);
 
     const PolyModel *model_;
     std::map<std::string, const Float16Staging *> staged_;
