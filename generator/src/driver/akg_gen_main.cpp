@@ -17,6 +17,7 @@
 #include "driver/check_kernels.h"
 #include "driver/compile_shared.h"
 #include "driver/pipeline.h"
+#include "driver/worker_pool.h"
 
 namespace fs = std::filesystem;
 using namespace akg;
@@ -78,28 +79,45 @@ int list_targets() {
 
 int generate(const std::vector<std::string> &patterns, const std::string &out_dir, const std::string &source_root,
              const std::string &suffix, const std::string &table, bool typed, bool fuse, bool check_only, bool quiet,
-             const std::vector<const Target *> &targets, const std::string &float16_mode, PassTimes *times) {
+             const std::vector<const Target *> &targets, const std::string &float16_mode, PassTimes *times, int jobs) {
     std::vector<CatalogEntry> entries;
     std::vector<std::pair<std::string, std::string>> files; // path, content
     auto start = std::chrono::steady_clock::now();
-    size_t i = 0;
-    for (const auto &pattern : patterns) {
-        ++i;
+    // One job per kernel, all its variants (they share the schedule cache), in parallel
+    // worker processes; every kernel's files come back in the patterns' order.
+    auto generate_kernel = [&](size_t i) {
+        const std::string &pattern = patterns[i];
         auto t0 = std::chrono::steady_clock::now();
         CompositeKernel kernel = load_composite(pattern);
         apply_float16_mode(kernel, float16_mode);
-        std::string name, symbol;
+        std::vector<std::string> contents;
+        std::string name;
         for (const Target *t : targets) {
             PipelineOptions o = make_options(pattern, source_root, suffix, fuse, kernel, true, *t);
             o.times = times;
             // Messages name the file as given relative to the project.
             kernel.source = o.emit.pattern_file;
-            files.push_back({out_dir + "/kernels/" + t->name + "/" + o.emit.kernel_name + ".cpp", run_pipeline(kernel, o)});
+            contents.push_back(run_pipeline(kernel, o));
+            name = o.emit.kernel_name;
+        }
+        double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        if (!quiet) std::cerr << "[" << i + 1 << "/" << patterns.size() << "] " << name << " (" << static_cast<int>(ms) << " ms)\n";
+        return contents;
+    };
+    // --time-passes sums over one process.
+    int workers = times ? 1 : worker_count(jobs, patterns.size());
+    std::vector<std::vector<std::string>> generated = run_in_workers(patterns.size(), workers, generate_kernel);
+    for (size_t i = 0; i < patterns.size(); ++i) {
+        CompositeKernel kernel = load_composite(patterns[i]);
+        apply_float16_mode(kernel, float16_mode);
+        std::string name;
+        for (size_t k = 0; k < targets.size(); ++k) {
+            PipelineOptions o = make_options(patterns[i], source_root, suffix, fuse, kernel, true, *targets[k]);
+            kernel.source = o.emit.pattern_file;
+            files.push_back({out_dir + "/kernels/" + targets[k]->name + "/" + o.emit.kernel_name + ".cpp", std::move(generated[i][k])});
             name = o.emit.kernel_name;
         }
         entries.push_back({name, sanitize_identifier(name) + suffix, std::move(kernel)});
-        double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-        if (!quiet) std::cerr << "[" << i << "/" << patterns.size() << "] " << name << " (" << static_cast<int>(ms) << " ms)\n";
     }
     files.push_back({out_dir + "/akg_catalog.cpp", emit_catalog_cpp(entries, table, typed, targets)});
     files.push_back({out_dir + "/targets.txt", emit_targets_list(targets)});
@@ -164,7 +182,9 @@ int main(int argc, char **argv) {
         ->capture_default_str();
     gen->add_flag("--check", check, "write nothing; exit 1 if any output file differs (staleness check)");
     gen->add_flag("-q,--quiet", quiet, "no progress output");
-    gen->add_flag("--time-passes", time_passes, "print the time spent in each pass, summed over the kernels");
+    gen->add_flag("--time-passes", time_passes, "print the time spent in each pass, summed over the kernels (generates in one process)");
+    int jobs = 0;
+    gen->add_option("-j,--jobs", jobs, "worker processes that generate kernels in parallel (default 0: one per CPU)")->capture_default_str();
     float16_option(gen, float16_mode);
 
     std::string show_pattern, dump_after = "schedule";
@@ -235,7 +255,7 @@ int main(int argc, char **argv) {
         PassTimes times;
         if (*gen)
             return generate(patterns, out_dir, source_root, suffix, table, !no_typed, !unfused, check, quiet, parse_targets(target_list),
-                            float16_mode, time_passes ? &times : nullptr);
+                            float16_mode, time_passes ? &times : nullptr, jobs);
         if (*one) {
             CompositeKernel kernel = load_composite(kernel_pattern);
             apply_float16_mode(kernel, float16_mode);

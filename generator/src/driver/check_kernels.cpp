@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "driver/pipeline.h"
+#include "driver/worker_pool.h"
 #include "driver/scale_shapes.h"
 #include "kernel_check.h"
 
@@ -100,17 +101,17 @@ int check_kernels(const CheckOptions &options, const Toolchain &toolchain, const
                                                 : options.work_dir;
     fs::create_directories(work);
 
-    // 1. Generate every kernel.
+    // 1. Generate every kernel: read, validate and scale here, run the pipeline in worker
+    // processes (one per CPU; one process with --time-passes, whose times are per process).
     std::vector<Item> items(files.size());
     PassTimes times;
+    auto seconds_since = [](std::chrono::steady_clock::time_point t0) {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    };
+    std::vector<size_t> to_generate;
     for (size_t i = 0; i < files.size(); ++i) {
         Item &it = items[i];
         auto t0 = std::chrono::steady_clock::now();
-        struct Timer {
-            Item &it;
-            std::chrono::steady_clock::time_point t0;
-            ~Timer() { it.generate_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); }
-        } timer{it, t0};
         it.path = files[i];
         it.name = fs::path(files[i]).stem().string();
         it.symbol = "k" + std::to_string(i);
@@ -128,6 +129,7 @@ int check_kernels(const CheckOptions &options, const Toolchain &toolchain, const
                     it.outcome = Outcome::Skipped;
                     it.detail = std::to_string(n) + " elements exceed the limit of " + std::to_string(options.max_elements) +
                                 " (--max-elements) and no dimension could be scaled down";
+                    it.generate_seconds = seconds_since(t0);
                     continue;
                 }
                 json_text = scaled->text;
@@ -140,6 +142,23 @@ int check_kernels(const CheckOptions &options, const Toolchain &toolchain, const
                 it.kernel.float16_per_op = options.float16_intermediates == "float16";
                 it.json["float16_intermediates"] = options.float16_intermediates; // the reference follows
             }
+            to_generate.push_back(i);
+        } catch (const UserError &e) {
+            it.outcome = Outcome::Unsupported;
+            it.detail = reason_of(e.what());
+        } catch (const std::exception &e) {
+            it.outcome = Outcome::Fail;
+            it.detail = std::string("generator error: ") + e.what();
+        }
+        it.generate_seconds = seconds_since(t0);
+    }
+    // A job's strings: the outcome ("generated", "unsupported", "fail"), the source or the
+    // reason, and the seconds the pipeline took.
+    auto generate = [&](size_t job) -> std::vector<std::string> {
+        Item &it = items[to_generate[job]];
+        auto t0 = std::chrono::steady_clock::now();
+        std::string outcome = "generated", text;
+        try {
             PipelineOptions o;
             if (options.time_passes) o.times = &times;
             o.schedule = ScheduleOptions::for_target(target);
@@ -150,14 +169,28 @@ int check_kernels(const CheckOptions &options, const Toolchain &toolchain, const
             o.emit.generator_version = kGeneratorVersion;
             o.schedule.fuse = !options.unfused;
             if (options.all_parallel) o.schedule.serial_accesses = 0;
-            it.source = run_pipeline(it.kernel, o);
-            it.generated = true;
+            text = run_pipeline(it.kernel, o);
         } catch (const UserError &e) {
-            it.outcome = Outcome::Unsupported;
-            it.detail = reason_of(e.what());
+            outcome = "unsupported";
+            text = reason_of(e.what());
         } catch (const std::exception &e) {
-            it.outcome = Outcome::Fail;
-            it.detail = std::string("generator error: ") + e.what();
+            outcome = "fail";
+            text = std::string("generator error: ") + e.what();
+        }
+        return {outcome, text, std::to_string(seconds_since(t0))};
+    };
+    int generating_workers = options.time_passes ? 1 : worker_count(0, to_generate.size());
+    std::vector<std::vector<std::string>> generated = run_in_workers(to_generate.size(), generating_workers, generate);
+    for (size_t job = 0; job < to_generate.size(); ++job) {
+        Item &it = items[to_generate[job]];
+        const auto &r = generated[job];
+        it.generate_seconds += std::stod(r[2]);
+        if (r[0] == "generated") {
+            it.source = r[1];
+            it.generated = true;
+        } else {
+            it.outcome = r[0] == "unsupported" ? Outcome::Unsupported : Outcome::Fail;
+            it.detail = r[1];
         }
     }
 

@@ -8,7 +8,8 @@ namespace akg {
 void compute_dependences(PolyModel &m) {
     isl::union_access_info raw(m.reads);
     raw = raw.set_must_source(m.writes).set_schedule_map(m.original_schedule);
-    m.dep_flow = raw.compute_flow().must_dependence().unite(raw.compute_flow().may_dependence());
+    isl::union_flow flow = raw.compute_flow();
+    m.dep_flow = flow.must_dependence().unite(flow.may_dependence());
 
     isl::union_access_info war(m.writes);
     war = war.set_may_source(m.reads).set_schedule_map(m.original_schedule);
