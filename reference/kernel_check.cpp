@@ -131,6 +131,17 @@ KernelCheck run_kernel(const akg_kernel *kernel, const nlohmann::json &j, uint64
     return {};
 }
 
+std::optional<std::vector<std::vector<unsigned char>>> kernel_result_bytes(const akg_kernel *kernel, const nlohmann::json &j, uint64_t seed,
+                                                                          RunFn run) {
+    KernelBuffers b;
+    if (!prepare_buffers(kernel, j, seed, b)) return std::nullopt;
+    if (run(kernel, b.in_t.data(), b.in_t.size(), b.out_t.data(), b.out_t.size()) != AKG_STATUS_OK) return std::nullopt;
+    std::vector<std::vector<unsigned char>> bytes;
+    for (const auto &buf : b.out_bufs) bytes.push_back(buf.bytes);
+    for (const auto &buf : b.in_bufs) bytes.push_back(buf.bytes); // in-place updates included
+    return bytes;
+}
+
 KernelCheck check_kernel(const akg_kernel *kernel, const nlohmann::json &j, uint64_t seed, RunFn run,
                          const CheckOptions &options) {
     KernelCheck result;

@@ -45,5 +45,10 @@ KernelCheck check_kernel(const akg_kernel *kernel, const nlohmann::json &kernel_
 // build).
 KernelCheck run_kernel(const akg_kernel *kernel, const nlohmann::json &kernel_json, uint64_t seed, RunFn run);
 
+// The bytes of every output and every input after running `kernel` once on
+// random_inputs(kernel_json, seed) (what a run at another thread count must reproduce);
+// nullopt when the run fails.
+std::optional<std::vector<std::vector<unsigned char>>> kernel_result_bytes(const akg_kernel *kernel, const nlohmann::json &kernel_json,
+                                                                          uint64_t seed, RunFn run);
 
 } // namespace akg::reference

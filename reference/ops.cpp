@@ -43,6 +43,34 @@ std::vector<int64_t> OpCall::int_list_attr(const std::string &name) const {
   return list;
 }
 
+int64_t OpCall::int_attr(const std::string &name, int64_t fallback) const {
+  if (attr(name) == nullptr) return fallback;
+  const std::vector<int64_t> list = int_list_attr(name);
+  if (list.size() != 1) fail("attr '" + name + "' must be one int, got " + attr(name)->dump());
+  return list[0];
+}
+
+bool OpCall::bool_attr(const std::string &name, bool fallback) const {
+  const nlohmann::json *value = attr(name);
+  if (value == nullptr) return fallback;
+  if (value->is_boolean()) return value->get<bool>();
+  if (value->is_number_integer() && (*value == 0 || *value == 1)) return *value == 1;
+  fail("attr '" + name + "' must be a bool, got " + value->dump());
+}
+
+std::string OpCall::string_attr(const std::string &name, const std::string &fallback) const {
+  const nlohmann::json *value = attr(name);
+  if (value == nullptr) return fallback;
+  if (!value->is_string()) fail("attr '" + name + "' must be a string, got " + value->dump());
+  return value->get<std::string>();
+}
+
+std::vector<const Tensor *> OpCall::all_inputs() const {
+  std::vector<const Tensor *> all;
+  for (const auto &list : inputs) all.insert(all.end(), list.begin(), list.end());
+  return all;
+}
+
 const OpFunction *find_op(const std::string &name) {
   static const OpTable table = [] {
     OpTable t;
@@ -50,6 +78,9 @@ const OpFunction *find_op(const std::string &name) {
     add_reduce_ops(&t);
     add_layout_ops(&t);
     add_matmul_ops(&t);
+    add_scan_ops(&t);
+    add_indexing_ops(&t);
+    add_pool_ops(&t);
     return t;
   }();
   auto it = table.find(name);

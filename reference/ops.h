@@ -32,6 +32,14 @@ struct OpCall {
   const nlohmann::json &required_attr(const std::string &name) const;
   // Reads an attr that must be an int or a list of ints.
   std::vector<int64_t> int_list_attr(const std::string &name) const;
+  // An int attr, also written as a list of one int; `fallback` when absent.
+  int64_t int_attr(const std::string &name, int64_t fallback) const;
+  // A bool attr (true/false, or an int 0/1); `fallback` when absent.
+  bool bool_attr(const std::string &name, bool fallback) const;
+  // A string attr; `fallback` when absent.
+  std::string string_attr(const std::string &name, const std::string &fallback) const;
+  // Every tensor of every formal input, in order (variadic ops: Concat, AddN).
+  std::vector<const Tensor *> all_inputs() const;
 };
 
 // Computes the op's result. Its shape must be the op's own idea of the output shape; the
@@ -45,6 +53,9 @@ void add_elementwise_ops(OpTable *table);  // ops_elementwise.cpp
 void add_reduce_ops(OpTable *table);       // ops_reduce.cpp
 void add_layout_ops(OpTable *table);       // ops_layout.cpp
 void add_matmul_ops(OpTable *table);       // ops_matmul.cpp (results carry their error_bound)
+void add_scan_ops(OpTable *table);         // ops_scan.cpp
+void add_indexing_ops(OpTable *table);     // ops_indexing.cpp
+void add_pool_ops(OpTable *table);         // ops_pool.cpp
 
 // All ops above; nullptr for an op the reference does not implement.
 const OpFunction *find_op(const std::string &name);

@@ -1,10 +1,11 @@
-// Elementwise ops: arithmetic, math functions, comparisons, logic, Select, Cast, AddN, and the
-// elementwise reduction-to-flag ElemAny.
+// Elementwise ops: arithmetic, math functions, comparisons, logic, Select and SelectGE/GT/LE/LT,
+// Cast, AddN, and the elementwise reductions-to-flag ElemAny and ElemAll (docs/OPS.md).
 //
 // Floating-point ops are computed in double and not rounded here (the evaluator rounds float16
 // results per op, EvalOptions). Ops whose output dtype is an integer use exact 64-bit integer
 // arithmetic wrapped to the dtype's width, so int32 results are what two's-complement int32 code
-// computes; RealDiv on integers truncates toward zero.
+// computes; RealDiv/Div on integers truncate toward zero, FloorDiv/FloorMod floor (Python's // and
+// %), Mod is C's %; an integer division or modulo by zero is an Error.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -74,6 +75,23 @@ Tensor map_ternary(const OpCall &call, const Tensor &a, const Tensor &b, const T
   return r;
 }
 
+// Select-style ops of four operands, all broadcast together.
+template <class F>
+Tensor map_quaternary(const OpCall &call, const Tensor &a, const Tensor &b, const Tensor &c, const Tensor &d, F f) {
+  const Shape out = broadcast_or_fail(
+      call, broadcast_or_fail(call, broadcast_or_fail(call, a.shape, b.shape), c.shape), d.shape);
+  const Strides sa = broadcast_strides(a.shape, out);
+  const Strides sb = broadcast_strides(b.shape, out);
+  const Strides sc = broadcast_strides(c.shape, out);
+  const Strides sd = broadcast_strides(d.shape, out);
+  Tensor r{out, call.out_dtype, std::vector<double>(static_cast<size_t>(element_count(out)))};
+  double *pr = r.data.data();
+  for_each_element<4>(out, {&sa, &sb, &sc, &sd}, [&](int64_t i, const std::array<int64_t, 4> &o) {
+    pr[i] = f(a.data[o[0]], b.data[o[1]], c.data[o[2]], d.data[o[3]]);
+  });
+  return r;
+}
+
 // A float function applied to one operand; integer/bool outputs are converted afterwards.
 template <class F>
 OpFunction unary_float(F f) {
@@ -137,6 +155,48 @@ uint64_t integer_divide(const OpCall &call, int64_t a, int64_t b) {
   return static_cast<uint64_t>(a / b);  // C++ division truncates toward zero
 }
 
+// Python's //: the floor of the exact quotient.
+uint64_t integer_floor_divide(const OpCall &call, int64_t a, int64_t b) {
+  if (b == 0) call.fail("integer division by zero");
+  if (a == std::numeric_limits<int64_t>::min() && b == -1) return static_cast<uint64_t>(a);  // wraps
+  int64_t q = a / b;
+  if (a % b != 0 && ((a < 0) != (b < 0))) --q;
+  return static_cast<uint64_t>(q);
+}
+
+// C's %: a - trunc(a / b) * b, the sign of a.
+uint64_t integer_mod(const OpCall &call, int64_t a, int64_t b) {
+  if (b == 0) call.fail("integer modulo by zero");
+  if (b == -1) return 0;  // also INT64_MIN % -1, undefined in C++
+  return static_cast<uint64_t>(a % b);
+}
+
+// Python's %: the sign of b.
+uint64_t integer_floor_mod(const OpCall &call, int64_t a, int64_t b) {
+  if (b == 0) call.fail("integer modulo by zero");
+  if (b == -1) return 0;
+  int64_t r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return static_cast<uint64_t>(r);
+}
+
+double float_floor_mod(double a, double b) {
+  double r = std::fmod(a, b);  // NaN for b = 0
+  if (r != 0.0 && ((r < 0.0) != (b < 0.0))) r += b;
+  return r;
+}
+
+double sign_of(double a) {
+  if (std::isnan(a)) return a;
+  return a > 0.0 ? 1.0 : (a < 0.0 ? -1.0 : 0.0);
+}
+
+// MindSpore's FastGeLU: x / (1 + exp(-1.702 |x|)) * exp(0.851 (x - |x|)).
+double fast_gelu(double x) {
+  const double ax = std::fabs(x);
+  return x / (1.0 + std::exp(-1.702 * ax)) * std::exp(0.851 * (x - ax));
+}
+
 // numpy semantics: a NaN operand makes the result NaN.
 double nan_max(double a, double b) { return (std::isnan(a) || std::isnan(b)) ? kNaN : (a > b ? a : b); }
 double nan_min(double a, double b) { return (std::isnan(a) || std::isnan(b)) ? kNaN : (a < b ? a : b); }
@@ -158,6 +218,38 @@ Tensor cast(const OpCall &call) {
   }
   const DtypeInfo info(call.out_dtype);
   return map_unary(call, call.in(0), [&](double v) { return info.convert(v); });
+}
+
+// SelectGE(a, b, c, d) = a >= b ? c : d (GT, LE, LT likewise); a comparison with NaN is false.
+template <class Compare>
+OpFunction select_compare(Compare compare) {
+  return [compare](const OpCall &call) {
+    call.expect_inputs(4);
+    Tensor r = map_quaternary(call, call.in(0), call.in(1), call.in(2), call.in(3),
+                              [&](double a, double b, double c, double d) { return compare(a, b) ? c : d; });
+    finish_values(call, &r);
+    return r;
+  };
+}
+
+// Zeros of x's shape in the output dtype.
+Tensor zeros_like(const OpCall &call) {
+  call.expect_inputs(1);
+  return Tensor{call.in(0).shape, call.out_dtype, std::vector<double>(call.in(0).data.size(), 0.0)};
+}
+
+// x plus the dtype's smallest value of docs/OPS.md: 2^-24 (the smallest float16 subnormal) for
+// float16, 2^-126 (the smallest normal float32) for float32 (and float64); integers unchanged.
+Tensor add_min_value(const OpCall &call) {
+  call.expect_inputs(1);
+  const DtypeInfo info(call.out_dtype);
+  if (info.cls() != DtypeClass::Float) {
+    Tensor r = map_unary(call, call.in(0), [](double a) { return a; });
+    finish_values(call, &r);
+    return r;
+  }
+  const double min_value = call.out_dtype == "float16" ? 0x1p-24 : 0x1p-126;
+  return map_unary(call, call.in(0), [&](double a) { return a + min_value; });
 }
 
 // Sum of all operands, wherever they are listed (MindSpore puts them in one inner list).
@@ -195,6 +287,16 @@ Tensor elem_any(const OpCall &call) {
   bool any = false;
   for (double v : call.in(0).data) any = any || v != 0.0;
   return Tensor{{1}, call.out_dtype, {truth(any)}};
+}
+
+// 1 when no element equals 0 (NaN is not 0), else 0; a one-element result like ElemAny's.
+Tensor elem_all(const OpCall &call) {
+  call.expect_inputs(1);
+  bool all = true;
+  for (double v : call.in(0).data) all = all && v != 0.0;
+  Tensor r{{1}, call.out_dtype, {truth(all)}};
+  finish_values(call, &r);
+  return r;
 }
 
 }  // namespace
@@ -252,6 +354,35 @@ void add_elementwise_ops(OpTable *table) {
   t["IsInf"] = unary_float([](double a) { return truth(std::isinf(a)); });
   t["IsNan"] = unary_float([](double a) { return truth(std::isnan(a)); });
   t["LogicalNot"] = unary_float([](double a) { return truth(a == 0.0); });
+
+  // docs/OPS.md, element-wise.
+  t["Div"] = t["RealDiv"];
+  t["FloorDiv"] = binary_arith([](double a, double b) { return std::floor(a / b); }, integer_floor_divide);
+  t["Mod"] = binary_arith([](double a, double b) { return std::fmod(a, b); }, integer_mod);
+  t["FloorMod"] = binary_arith(float_floor_mod, integer_floor_mod);
+  // std::nearbyint rounds half to even in the default rounding mode; integers are fixed points
+  // of all three. An integer output dtype converts the result as Cast does.
+  t["Round"] = unary_float([](double a) { return std::nearbyint(a); });
+  t["Floor"] = unary_float([](double a) { return std::floor(a); });
+  t["Sign"] = unary_float(sign_of);
+  t["IsFinite"] = unary_float([](double a) { return truth(std::isfinite(a)); });
+  t["Sin"] = unary_float([](double a) { return std::sin(a); });
+  t["Cos"] = unary_float([](double a) { return std::cos(a); });
+  t["Asin"] = unary_float([](double a) { return std::asin(a); });
+  t["ACos"] = unary_float([](double a) { return std::acos(a); });
+  t["Atan"] = unary_float([](double a) { return std::atan(a); });
+  t["Atan2"] = binary_float([](double y, double x) { return std::atan2(y, x); });
+  t["Asinh"] = unary_float([](double a) { return std::asinh(a); });
+  t["Acosh"] = unary_float([](double a) { return std::acosh(a); });
+  t["Expm1"] = unary_float([](double a) { return std::expm1(a); });
+  t["FastGeLU"] = unary_float(fast_gelu);
+  t["ZerosLike"] = zeros_like;
+  t["AddMinValue"] = add_min_value;
+  t["SelectGE"] = select_compare([](double a, double b) { return a >= b; });
+  t["SelectGT"] = select_compare([](double a, double b) { return a > b; });
+  t["SelectLE"] = select_compare([](double a, double b) { return a <= b; });
+  t["SelectLT"] = select_compare([](double a, double b) { return a < b; });
+  t["ElemAll"] = elem_all;
 
   t["Select"] = select;
   t["Cast"] = cast;

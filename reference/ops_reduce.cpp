@@ -1,7 +1,8 @@
 // ReduceSum / ReduceMax / ReduceMin / ReduceProd. Accumulation is in double (the generated code
 // accumulates in float32; the difference is what the tolerance is for). Attr `axis` is an int or
 // a list, negatives count from the end, and [] or a missing attr means every axis; `keep_dims`
-// keeps the reduced axes as size 1.
+// keeps the reduced axes as size 1. Argmax / Argmin (docs/OPS.md): the index of the first
+// maximum (minimum) along one axis, which is removed; a NaN beats every number.
 #include <cmath>
 #include <limits>
 
@@ -88,6 +89,41 @@ Tensor reduce(const OpCall &call, ReduceKind kind) {
   return r;
 }
 
+// The index along `axis` of the first extreme element; NaN counts as more extreme than any
+// number, so the first NaN wins (numpy).
+Tensor arg_extreme(const OpCall &call, bool max) {
+  call.expect_inputs(1);
+  const Tensor &x = call.in(0);
+  if (!is_integer_dtype(call.out_dtype)) call.fail("output dtype must be an integer, got " + call.out_dtype);
+  const int64_t rank = static_cast<int64_t>(x.shape.size());
+  const int64_t axis_attr = call.int_attr("axis", -1);
+  const int64_t axis = normalize_axis(axis_attr, rank);
+  if (axis < 0) call.fail("axis " + std::to_string(axis_attr) + " out of range for rank " + std::to_string(rank));
+  int64_t outer = 1, inner = 1;
+  Shape out_shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d < axis) outer *= x.shape[d];
+    if (d > axis) inner *= x.shape[d];
+    if (d != axis) out_shape.push_back(x.shape[d]);
+  }
+  const int64_t n = x.shape[axis];
+  if (n == 0 && outer * inner > 0) call.fail("the reduced axis is empty");
+  const DtypeInfo info(call.out_dtype);
+  Tensor r{out_shape, call.out_dtype, std::vector<double>(static_cast<size_t>(outer * inner))};
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      const double *p = x.data.data() + o * n * inner + i;
+      int64_t best = 0;
+      for (int64_t j = 1; j < n && !std::isnan(p[best * inner]); ++j) {
+        const double v = p[j * inner], b = p[best * inner];
+        if (std::isnan(v) || (max ? v > b : v < b)) best = j;
+      }
+      r.data[o * inner + i] = info.convert(static_cast<double>(best));
+    }
+  }
+  return r;
+}
+
 }  // namespace
 
 void add_reduce_ops(OpTable *table) {
@@ -95,6 +131,8 @@ void add_reduce_ops(OpTable *table) {
   (*table)["ReduceMax"] = [](const OpCall &call) { return reduce(call, ReduceKind::Max); };
   (*table)["ReduceMin"] = [](const OpCall &call) { return reduce(call, ReduceKind::Min); };
   (*table)["ReduceProd"] = [](const OpCall &call) { return reduce(call, ReduceKind::Prod); };
+  (*table)["Argmax"] = [](const OpCall &call) { return arg_extreme(call, true); };
+  (*table)["Argmin"] = [](const OpCall &call) { return arg_extreme(call, false); };
 }
 
 }  // namespace akg::reference
