@@ -1,8 +1,9 @@
 /* akg_vmath.h: vectorizable float32 math for generated kernels.
  *
  * Header-only, C++17. Every function is `static inline` (always_inline), branch-free and free
- * of libm calls (except __builtin_sqrtf, a single instruction under -fno-math-errno), so that
- * GCC and clang vectorize it when it is called inside a `#pragma omp simd` loop. Intended flags:
+ * of libm calls (except __builtin_sqrtf / __builtin_sqrt and __builtin_rintf, single
+ * instructions under -fno-math-errno), so that GCC and clang vectorize it when it is called
+ * inside a `#pragma omp simd` loop. Intended flags:
  * -O3 -march=native -mprefer-vector-width=512 -fopenmp -fno-math-errno, WITHOUT -ffast-math:
  * NaN and Inf behave as listed below.
  *
@@ -13,6 +14,14 @@
  * tanh_rational_h). The polynomial coefficients were fitted for this file with a weighted
  * (relative- or absolute-error) Remez exchange in mpmath, the rational one by iteratively
  * reweighted least squares (Lawson) on a dense grid, then rounded to float/double.
+ * sin, cos: an integer Payne-Hanek reduction for every |x| >= pi/4 (no table lookup: 96 bits of
+ * 2/pi cut out by variable shifts), polynomials in double; asin, acos: x + x^3 P(x^2) up to 1/2,
+ * pi/2 - 2 asin(sqrt((1-|x|)/2)) above, in double; atan, atan2: u + u^3 P(u^2) on u = min/max
+ * (one division) in double; asinh, acosh: log(|x| + sqrt(x^2 +- 1)) in double with akg_log's
+ * polynomial; expm1: 2^k (e^r - 1) + (2^k - 1) in double; these polynomials were fitted with
+ * mpmath's Chebyshev fit (near-minimax). Double precision where it buys a single rounding
+ * (0.5-0.6 ulp) for about twice the float cost: the float forms tried first were 1.35 (atan)
+ * and 1.50 ulp (atan2).
  * Every multiply-add is an explicit fma so that the scalar and the vector code round
  * identically whatever -ffp-contract is in force (tests check bit-for-bit agreement).
  *
@@ -35,6 +44,19 @@
  *                                  |y| up to 2^23; special cases equal glibc powf
  *   akg_sqrt       0.5       0.5   correctly rounded (vsqrtps)
  *   akg_rsqrt      1.490     1.5   1.0f / sqrtf(x) (two roundings)
+ *   akg_sin        0.500     1.0   every float, huge ones included (Payne-Hanek reduction)
+ *   akg_cos        0.500     1.0
+ *   akg_asin       0.501     1.0
+ *   akg_acos       0.501     1.0
+ *   akg_atan       0.522     1.0
+ *   akg_atan2      0.522     1.0   NOT exhaustive (two arguments): 160 million pairs (every 997th
+ *                                  bit pattern and every 31st float of +-[2^-8, 16] against 7
+ *                                  values of the other argument, both ways, random pairs, |y|
+ *                                  near |x|); the tests run 23 million of the same kinds
+ *   akg_asinh      0.599     1.0
+ *   akg_acosh      0.597     1.0
+ *   akg_expm1      0.510     1.0
+ *   akg_round_even, akg_floor: exact (the same bits as nearbyintf / floorf)
  *   akg_f32_to_f16, akg_f16_to_f32, akg_round_f16: exact (round to nearest even), bit-identical
  *   to the F16C instructions for all 2^32 floats / all 2^16 halves (NaNs quieted).
  *
@@ -54,11 +76,21 @@
  * erf(±inf)=±1, erf(±0)=±0, erf(NaN)=NaN; sigmoid(-inf)=0, sigmoid(+inf)=1; pow follows C powf
  * (pow(x,±0)=1 even for NaN x, pow(1,y)=1 even for NaN y, pow(-1,±inf)=1, pow(x<0 finite,
  * non-integer y)=NaN, odd-integer y keeps the sign of x (incl. -0 and -inf), pow(±0,y<0)=+inf
- * or ±inf, overflow -> inf, underflow -> subnormal / 0, NaN otherwise propagates).
+ * or ±inf, overflow -> inf, underflow -> subnormal / 0, NaN otherwise propagates);
+ * sin(±inf)=cos(±inf)=NaN, sin(±0)=±0, cos(±0)=1, sin(tiny x)=x; asin(±0)=±0, asin(±1)=±pi/2,
+ * acos(1)=+0, acos(-1)=pi, asin/acos(|x|>1 or ±inf)=NaN; atan(±0)=±0, atan(±inf)=±pi/2,
+ * atan(1)=pi/4 (all rounded); atan2 follows C atan2f: atan2(±0, +0 or x>0)=±0, atan2(±0, -0 or
+ * x<0)=±pi, atan2(y≠0, ±0)=±pi/2, atan2(±inf, +inf)=±pi/4, atan2(±inf, -inf)=±3pi/4,
+ * atan2(±y, +inf)=±0, atan2(±y, -inf)=±pi, NaN if either is NaN; asinh(±inf)=±inf,
+ * asinh(±0)=±0, asinh(tiny x)=x, acosh(1)=+0, acosh(+inf)=+inf, acosh(x<1 or -inf)=NaN;
+ * expm1(±0)=±0, expm1(tiny x)=x, expm1(-inf)=-1 (and -1 for x < -17.3), overflow -> +inf for
+ * x > 88.7228; round_even(-0.4)=-0, round_even(2.5)=2, floor(-0.4)=-1, floor(-0)=-0; all of
+ * these map NaN to NaN.
  *
  * VECTORIZATION and COST. GCC 12.2 -fopt-info-vec reports "loop vectorized using 64 byte
  * vectors" for a `#pragma omp simd` loop over each function (also with -march=sapphirerapids),
- * and clang 14 "vectorization width: 16"; the loop bodies are all zmm, with no calls.
+ * and clang 14 "vectorization width: 16" (8 for most of the double-precision sin ... expm1);
+ * the loop bodies are all zmm, with no calls.
  * Throughput on the dev VM (2 vCPU AMD EPYC with AVX-512, which GCC's -march=native calls
  * znver3; NOT the Sapphire Rapids of the stack notes), 1 thread, 2048-element arrays in L1,
  * minimum over repeated runs, ns per element; instrs = zmm-loop-body instructions per 16 lanes,
@@ -96,6 +128,20 @@
  *   akg_f32_to_f16    0.136   (integer path)
  *   akg_round_f16     0.074   (of 1.5f * x)
  *   (a plain y = 1.5f * x loop: 0.015 ns/elem)
+ *   (the functions below measured on 2026-12-05, in a run where akg_exp took 0.148 and the
+ *   1.5f * x loop 0.033; arguments uniform in [-10, 10], [-1, 1] for asin / acos, [1, 20] for
+ *   acosh)
+ *   akg_sin           1.19    (the integer reduction ~60%)  sinf  1.81
+ *   akg_cos           1.22
+ *   akg_asin          0.47    (double, 1 sqrt)
+ *   akg_acos          0.62    (double, 1 sqrt)
+ *   akg_atan          0.58    (double, 1 div; float: ~half)  atanf 4.67
+ *   akg_atan2         0.95    (double, 1 div)
+ *   akg_asinh         0.72    (double, 1 sqrt)
+ *   akg_acosh         0.62    (double, 1 sqrt)
+ *   akg_expm1         0.35    (double)                      expm1f 7.90
+ *   akg_round_even    0.032   (vrndscaleps)
+ *   akg_floor         0.056   (vrndscaleps, compare, masked subtract)
  *
  * FLOAT16: akg_f16_to_f32 / akg_f32_to_f16 are branch-free integer code (plus one float add
  * for f16 subnormals) with GCC, because GCC 12 does not vectorize _Float16 casts, even with
@@ -108,6 +154,14 @@
  * AARCH64: the same code compiles for Armv8 (NEON is always there, and so is fused
  * multiply-add): GCC 12 vectorizes the `#pragma omp simd` loops over these functions with
  * 16-byte vectors, multiply-adds as fmla, clamps and selects as compares and bsl, no calls.
+ * (sin/cos multiply 32 x 32 -> 64 bits, umull: a 64 x 64-bit multiply would leave the loop
+ * scalar, NEON has none.)
+ *
+ * ROUNDING: GCC 12 on x86 vectorizes neither __builtin_roundevenf nor __builtin_floorf without
+ * -fno-trapping-math (the loop stays scalar, with no call but no vectors either; on aarch64 it
+ * does, as frintn / frintm); it vectorizes __builtin_rintf on both (vrndscaleps / frintx). So akg_round_even is rintf, which rounds
+ * ties to even in the default rounding mode (kernels never change it), and akg_floor is
+ * rintf(x) minus 1 where that exceeds x.
  */
 #ifndef AKG_VMATH_H
 #define AKG_VMATH_H
@@ -162,6 +216,10 @@ AKG_VM_INLINE int32_t sel(bool c, int32_t a, int32_t b) {
     return (int32_t)sel(c, (uint32_t)a, (uint32_t)b);
 }
 AKG_VM_INLINE float sel(bool c, float a, float b) { return u2f(sel(c, f2u(a), f2u(b))); }
+AKG_VM_INLINE uint64_t sel(bool c, uint64_t a, uint64_t b) {
+    uint64_t m = 0u - (uint64_t)c;
+    return (a & m) | (b & ~m);
+}
 AKG_VM_INLINE double sel(bool c, double a, double b) {
     uint64_t m = 0u - (uint64_t)c;
     return u2d((d2u(a) & m) | (d2u(b) & ~m));
@@ -576,6 +634,277 @@ AKG_VM_INLINE float akg_pow(float x, float y) {
     res = sel((x < 0.0f) & (x > -kInf) & !y_int, kNaN, res);
     res = sel((x == 1.0f) | (y == 0.0f) | ((ax == 1.0f) & (__builtin_fabsf(y) == kInf)), 1.0f, res);
     return res;
+}
+
+/* ---- sin, cos ------------------------------------------------------------------------- */
+namespace akg_vm_detail {
+/* 2/pi in binary after 32 zero bits, in 32-bit words (computed with mpmath): bit j of this
+ * string (j = 0 the top bit of the first word) is bit i = j - 31 of 2/pi = 0.b1 b2 b3 ... */
+static constexpr uint32_t kTwoOverPi[9] = {0x00000000u, 0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u,
+                                           0xdb629599u, 0x3c439041u, 0xfe5163abu, 0xdebbc561u};
+
+/* c[k] for k in [0, 4], by selects (no gather: NEON has none) */
+AKG_VM_INLINE uint32_t pick5(uint32_t k, const uint32_t *c) {
+    return sel(k == 0, c[0], sel(k == 1, c[1], sel(k == 2, c[2], sel(k == 3, c[3], c[4]))));
+}
+
+/* Argument reduction for sin and cos, for every finite float a >= pi/4: a * 2/pi = q + d (mod 4)
+ * with q an integer in [0, 3] and |d| <= 1/2; returns r = d * pi/2 in double (relative error
+ * about 2^-51) and sets q. Integer (Payne-Hanek) arithmetic without a table lookup, so it
+ * vectorizes without gathers: a = M * 2^E (M the 24-bit mantissa); the bits of 2/pi of weight
+ * 2^-i with i <= E - 2 contribute multiples of 4 to M * 2^E * 2/pi and are dropped, and the 96
+ * bits from i = E - 1 on (W: three 32-bit limbs cut out of kTwoOverPi by variable shifts of
+ * four selected words) give M * W * 2^-94, of which bits 94-95 (mod 2^96) are the quadrant
+ * and bits 0-93 the fraction, accurate to 2^-70 (the bits of 2/pi after the window). Three
+ * 32 x 32 -> 64-bit multiplications (umull on aarch64; GCC 12 emits vpmullq on x86). The float
+ * closest to a multiple of pi/2, 0x1.f37c8ap+95 (16367173 * 2^72), leaves |r| = 2^-29.2 (every
+ * float >= pi/4 scanned), so r keeps at least 40 correct bits. Garbage (no UB) for a < pi/4,
+ * inf and NaN (the window start is clamped), which callers select away. */
+AKG_VM_INLINE double trig_reduce(float a, uint64_t &q) {
+    const uint32_t u = f2u(a);
+    const uint32_t m = (u & 0x7fffffu) | 0x800000u;
+    /* window start j = (E - 1) + 31 with E = (u >> 23) - 150; clamped to [0, 135] (a >= pi/4
+     * gives j >= 6; the largest float gives 134, inf and NaN 135) */
+    int32_t j = (int32_t)(u >> 23) - 120;
+    j = j < 0 ? 0 : j;
+    const uint32_t k = (uint32_t)j >> 5, sh = (uint32_t)j & 31u;
+    const uint32_t K0 = pick5(k, kTwoOverPi), K1 = pick5(k, kTwoOverPi + 1);
+    const uint32_t K2 = pick5(k, kTwoOverPi + 2), K3 = pick5(k, kTwoOverPi + 3);
+    /* (X >> 1) >> (31 - sh) is X >> (32 - sh) without a shift by 32 at sh = 0 */
+    const uint32_t L0 = (K0 << sh) | ((K1 >> 1) >> (31u - sh));
+    const uint32_t L1 = (K1 << sh) | ((K2 >> 1) >> (31u - sh));
+    const uint32_t L2 = (K2 << sh) | ((K3 >> 1) >> (31u - sh));
+    /* P = M W = t2 2^64 + t1 2^32 + t0 (mod 2^96) = H 2^32 + (t0 mod 2^32), no carries to
+     * propagate: H = t2 2^32 + t1 + (t0 >> 32) (mod 2^64) */
+    const uint64_t t0 = (uint64_t)m * L2, t1 = (uint64_t)m * L1, t2 = (uint64_t)m * L0;
+    const uint64_t H = (t2 << 32) + t1 + (t0 >> 32);
+    q = (H + (1ull << 61)) >> 62;                                  /* nearest quadrant */
+    const int64_t g = (int64_t)(H << 2);                            /* signed fraction * 2^64 */
+    const double d = fma_((double)(int64_t)(t0 & 0xffffffffu), 0x1p-94, (double)g * 0x1p-64);
+    return d * 0x1.921fb54442d18p+0;
+}
+
+/* sin(r) and cos(r) for |r| <= pi/4 in double, to ~2^-35 (polynomials fitted for this file with
+ * mpmath's Chebyshev fit, relative to sin and absolute to cos; far below float's 2^-24). */
+AKG_VM_INLINE double sin_poly_d(double r, double t) {
+    double S = 0x1.6dbe0838a06e9p-19;
+    S = fma_(S, t, -0x1.a013a793b98cep-13);
+    S = fma_(S, t, 0x1.11110def2e1c9p-7);
+    S = fma_(S, t, -0x1.555555545e0acp-3);
+    return fma_(r * t, S, r);
+}
+AKG_VM_INLINE double cos_poly_d(double t) {
+    double C = -0x1.25244e23e6e3ap-22;
+    C = fma_(C, t, 0x1.a015c47d920acp-16);
+    C = fma_(C, t, -0x1.6c16bf54e7232p-10);
+    C = fma_(C, t, 0x1.5555555502cf4p-5);
+    return fma_(t * t, C, fma_(t, -0.5, 1.0));
+}
+
+/* sin(x) (kCos = false) or cos(x) (kCos = true): |x| < pi/4 directly, else reduced by
+ * trig_reduce; the polynomial in double, rounded once to float. cos(x) = sin(|x| + pi/2): the
+ * quadrant plus one. sin is odd (sign of x applied at the end, so sin(-0) = -0), cos even. */
+template <bool kCos>
+AKG_VM_INLINE float sincos_f32(float x) {
+    const float a = __builtin_fabsf(x);
+    uint64_t qr;
+    const double rr = trig_reduce(a, qr);
+    const bool small = a < 0x1.921fb6p-1f; /* the float above pi/4 */
+    const double r = sel(small, (double)a, rr);
+    const uint64_t q = sel(small, (uint64_t)0, qr) + (kCos ? 1u : 0u);
+    const double t = r * r;
+    /* odd quadrant: the cosine polynomial (a mask from q's bit, not a bool: GCC 12 cannot
+     * vectorize the conversion of `q & 1` to bool) */
+    const uint64_t odd = 0u - (q & 1u);
+    const double v = u2d((d2u(cos_poly_d(t)) & odd) | (d2u(sin_poly_d(r, t)) & ~odd));
+    uint32_t sign = (uint32_t)(q & 2u) << 30;
+    if (!kCos) sign ^= f2u(x) & 0x80000000u;
+    const float res = u2f(f2u((float)v) ^ sign);
+    return sel(a < kInf, res, x - x); /* inf, NaN -> NaN */
+}
+} /* namespace akg_vm_detail */
+
+AKG_VM_INLINE float akg_sin(float x) { return akg_vm_detail::sincos_f32<false>(x); }
+AKG_VM_INLINE float akg_cos(float x) { return akg_vm_detail::sincos_f32<true>(x); }
+
+/* ---- asin, acos ----------------------------------------------------------------------- */
+namespace akg_vm_detail {
+/* asin(u) = u + u^3 A(u^2) for |u| <= 1/2, in double, A fitted to 2^-32 (mpmath). */
+AKG_VM_INLINE double asin_poly_d(double u, double t) {
+    double A = 0x1.fb7ca379d49c6p-6;
+    A = fma_(A, t, 0x1.5a80a068e3ee2p-7);
+    A = fma_(A, t, 0x1.82db23768c84fp-6);
+    A = fma_(A, t, 0x1.efedf83ab6506p-6);
+    A = fma_(A, t, 0x1.6dc0f007c13e8p-5);
+    A = fma_(A, t, 0x1.33331ecf8b70bp-4);
+    A = fma_(A, t, 0x1.5555555c0171dp-3);
+    return fma_(u * t, A, u);
+}
+/* asin(|x|) for |x| <= 1/2, or asin(sqrt((1 - |x|) / 2)) = (pi/2 - asin(|x|)) / 2 above, in
+ * double (1 - |x| and the halving are exact; NaN for |x| > 1 from the square root). */
+AKG_VM_INLINE double asin_core_d(float x, bool &big) {
+    const double a = (double)__builtin_fabsf(x);
+    big = a > 0.5;
+    const double z = (1.0 - a) * 0.5;
+    const double t = sel(big, z, a * a);
+    const double u = sel(big, __builtin_sqrt(z), a);
+    return asin_poly_d(u, t);
+}
+} /* namespace akg_vm_detail */
+
+AKG_VM_INLINE float akg_asin(float x) {
+    using namespace akg_vm_detail;
+    bool big;
+    const double p = asin_core_d(x, big);
+    const double r = sel(big, fma_(-2.0, p, 0x1.921fb54442d18p+0), p);
+    return __builtin_copysignf((float)r, x); /* asin(-0) = -0; NaN -> NaN */
+}
+
+AKG_VM_INLINE float akg_acos(float x) {
+    using namespace akg_vm_detail;
+    bool big;
+    const double p = asin_core_d(x, big);
+    const bool neg = x < 0.0f;
+    /* |x| <= 1/2: pi/2 - asin(x); x > 1/2: 2 asin(sqrt((1-x)/2)); x < -1/2: pi - that */
+    const double small = 0x1.921fb54442d18p+0 - sel(neg, -p, p);
+    const double big_r = fma_(sel(neg, -2.0, 2.0), p, sel(neg, 0x1.921fb54442d18p+1, 0.0));
+    return (float)sel(big, big_r, small);
+}
+
+/* ---- atan, atan2 ---------------------------------------------------------------------- */
+namespace akg_vm_detail {
+/* atan(u) = u + u^3 T(u^2) for 0 <= u <= 1 in double: T of degree 9, fitted with mpmath's
+ * Chebyshev fit, relative error of atan 1.7e-9 (0.03 float ulp; with the coefficients rounded
+ * to float it was 0.17 ulp, and akg_atan(1) missed pi/4). The float version of this function
+ * measured 1.35 ulp (atan) and 1.50 (atan2) at half the cost. */
+AKG_VM_INLINE double atan_poly_d(double u) {
+    const double t = u * u;
+    double T = 0x1.86406cc5c4982p-10;
+    T = fma_(T, t, -0x1.2ba6b6e0bd288p-7);
+    T = fma_(T, t, 0x1.aefb2bdf4b25ap-6);
+    T = fma_(T, t, -0x1.9115a3d155a2fp-5);
+    T = fma_(T, t, 0x1.2006f71525126p-4);
+    T = fma_(T, t, -0x1.6dd8fdf061e31p-4);
+    T = fma_(T, t, 0x1.c62cd9aa62ae5p-4);
+    T = fma_(T, t, -0x1.2489515c587b6p-3);
+    T = fma_(T, t, 0x1.999955947a191p-3);
+    T = fma_(T, t, -0x1.55555529fed15p-2);
+    return fma_(u * t, T, u);
+}
+static constexpr double kPio2 = 0x1.921fb54442d18p+0, kPi = 0x1.921fb54442d18p+1;
+} /* namespace akg_vm_detail */
+
+/* atan(|x|) = atan(u) with u = |x| (|x| <= 1) or pi/2 - atan(u) with u = 1/|x|: one division,
+ * in double, and one rounding to float. atan(+-inf) = +-pi/2, atan(-0) = -0, NaN -> NaN. */
+AKG_VM_INLINE float akg_atan(float x) {
+    using namespace akg_vm_detail;
+    const float a = __builtin_fabsf(x);
+    const bool big = a > 1.0f; /* false for NaN, which passes */
+    const double u = (double)sel(big, 1.0f, a) / (double)sel(big, a, 1.0f);
+    const double p = atan_poly_d(u);
+    return __builtin_copysignf((float)sel(big, kPio2 - p, p), x);
+}
+
+/* atan2(y, x): the angle of (|x|, |y|) from u = min / max of |x|, |y| as in akg_atan, then
+ * pi - angle where x is negative (or -0), with the sign of y; in double. The C special cases:
+ * atan2(+-0, +0 or x > 0) = +-0, atan2(+-0, -0 or x < 0) = +-pi, atan2(y != 0, +-0) = +-pi/2,
+ * atan2(+-inf, +inf) = +-pi/4, atan2(+-inf, -inf) = +-3pi/4, atan2(+-y, +inf) = +-0,
+ * atan2(+-y, -inf) = +-pi (finite y), NaN if either is NaN. */
+AKG_VM_INLINE float akg_atan2(float y, float x) {
+    using namespace akg_vm_detail;
+    const float ax = __builtin_fabsf(x), ay = __builtin_fabsf(y);
+    const bool swap = ay > ax;
+    const float num = sel(swap, ax, ay), den = sel(swap, ay, ax);
+    float uf = sel(den == 0.0f, 0.0f, num);                        /* 0 / 0 -> 0 */
+    uf = sel((ax == kInf) & (ay == kInf), 1.0f, uf);               /* inf / inf -> 1 */
+    const float df = sel((den == 0.0f) | ((ax == kInf) & (ay == kInf)), 1.0f, den);
+    const double p = atan_poly_d((double)uf / (double)df);          /* angle below pi/4 */
+    double r = sel(swap, kPio2 - p, p);
+    r = sel((f2u(x) >> 31) != 0, kPi - r, r);                      /* x < 0, or x = -0 */
+    const float res = __builtin_copysignf((float)r, y);
+    return sel((x == x) & (y == y), res, x + y);                   /* NaN -> NaN */
+}
+
+/* ---- asinh, acosh --------------------------------------------------------------------- */
+namespace akg_vm_detail {
+/* log(w) for a normal double w > 0: w = m 2^k with m in [sqrt(1/2), sqrt(2)), log(m) = log1p(f)
+ * by akg_log's polynomial evaluated in double (relative error 5.8e-9, 0.1 float ulp). Garbage
+ * for 0, negative, inf, NaN. */
+AKG_VM_INLINE double log_pos_d(double w) {
+    const uint64_t i = d2u(w);
+    const int64_t k = (int64_t)(i - 0x3fe6a09e667f3bcdull) >> 52; /* sqrt(1/2) */
+    const double f = u2d(i - ((uint64_t)k << 52)) - 1.0;
+    double P = -0x1.38c1aap-4;
+    P = fma_(P, f, 0x1.056498p-3);
+    P = fma_(P, f, -0x1.0d875ap-3);
+    P = fma_(P, f, 0x1.22d90ap-3);
+    P = fma_(P, f, -0x1.5471f6p-3);
+    P = fma_(P, f, 0x1.99a012p-3);
+    P = fma_(P, f, -0x1.000228p-2);
+    P = fma_(P, f, 0x1.555554p-2);
+    const double z = f * f;
+    const double l1p = fma_(z * f, P, fma_(z, -0.5, f));
+    return fma_((double)k, 0x1.62e42fefa39efp-1, l1p);
+}
+} /* namespace akg_vm_detail */
+
+/* asinh(x) = log(|x| + sqrt(x^2 + 1)) with the sign of x, in double (x^2 exact, no overflow:
+ * x^2 <= 2^256); |x| < 2^-12: x - x^3/6 in float (x for |x| < 2^-12.3 after rounding). */
+AKG_VM_INLINE float akg_asinh(float x) {
+    using namespace akg_vm_detail;
+    const float a = __builtin_fabsf(x);
+    const double ad = (double)a;
+    const float big = (float)log_pos_d(ad + __builtin_sqrt(fma_(ad, ad, 1.0)));
+    const float small = fmaf_(a * a * -0x1.555556p-3f, a, a);
+    float r = sel(a < 0x1p-12f, small, big);
+    r = sel(a < kInf, r, a); /* inf -> inf, NaN -> NaN */
+    return __builtin_copysignf(r, x);
+}
+
+/* acosh(x) = log(x + sqrt(x^2 - 1)) in double (x^2 - 1 exact up to x = 2^3.5, no overflow);
+ * acosh(1) = +0, NaN below 1. */
+AKG_VM_INLINE float akg_acosh(float x) {
+    using namespace akg_vm_detail;
+    const double xd = (double)x;
+    float r = (float)log_pos_d(xd + __builtin_sqrt(fma_(xd, xd, -1.0)));
+    r = sel(x >= 1.0f, r, kNaN);
+    return sel(x < kInf, r, x); /* inf -> inf, NaN -> NaN */
+}
+
+/* ---- expm1 ---------------------------------------------------------------------------- */
+/* e^x - 1 in double: x = k ln2 + r (|r| <= ln2/2, exact for k = 0), e^r - 1 = r + r^2 E(r)
+ * (E of degree 5 fitted to 2^-29 with mpmath), then 2^k (e^r - 1) + (2^k - 1) in one fma
+ * (2^k - 1 exact), rounded once to float. x is clamped to [-104, 89] first (-1 and +inf there);
+ * the sign of x is copied onto the result, which keeps expm1(-0) = -0. */
+AKG_VM_INLINE float akg_expm1(float x) {
+    using namespace akg_vm_detail;
+    const float xc = clamp_above(clamp_below(x, clamp_bounds.exp_arg_floor_zero), clamp_bounds.exp_arg_ceil);
+    const double xd = (double)xc;
+    const double shifter = 0x1.8p52;
+    const double tt = fma_(xd, 0x1.71547652b82fep+0, shifter);
+    const double kn = tt - shifter;
+    const double r = fma_(kn, -0x1.62e42fefa39efp-1, xd);
+    double E = 0x1.a124e3f154d32p-13;
+    E = fma_(E, r, 0x1.6d431504c53d3p-10);
+    E = fma_(E, r, 0x1.1110e0f726534p-7);
+    E = fma_(E, r, 0x1.5554e9114ecf9p-5);
+    E = fma_(E, r, 0x1.5555555a78232p-3);
+    E = fma_(E, r, 0x1.0000000b8f62bp-1);
+    const double p = fma_(r * r, E, r);
+    const double scale = u2d((d2u(tt) + 1023u) << 52); /* 2^k, k in [-150, 129] */
+    return __builtin_copysignf((float)fma_(scale, p, scale - 1.0), x);
+}
+
+/* ---- rounding ------------------------------------------------------------------------- */
+/* Round to the nearest integer, ties to even, and floor; exact, signed zeros kept
+ * (round_even(-0.4) = -0, floor(-0) = -0), inf and NaN pass. Both through rintf (vrndscaleps
+ * with the current rounding mode, frintx), the rounding GCC 12 vectorizes under the default
+ * -ftrapping-math (see ROUNDING above): round_even is rintf in the default round-to-nearest-
+ * even mode; floor subtracts 1 where rintf rounded up (r > x; false for NaN). */
+AKG_VM_INLINE float akg_round_even(float x) { return __builtin_rintf(x); }
+AKG_VM_INLINE float akg_floor(float x) {
+    const float r = __builtin_rintf(x);
+    return r - akg_vm_detail::sel(r > x, 1.0f, 0.0f); /* NaN: r > x is false */
 }
 
 /* ---- float16 -------------------------------------------------------------------------- */
