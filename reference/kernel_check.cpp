@@ -1,7 +1,10 @@
 #include "kernel_check.h"
 
+#include "dtype.h"
+
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <cstring>
 #include <fstream>
@@ -107,8 +110,24 @@ struct KernelBuffers {
     std::vector<akg_tensor> in_t, out_t;
 };
 
-bool prepare_buffers(const akg_kernel *kernel, const nlohmann::json &j, uint64_t seed, KernelBuffers &b) {
+// Every 50th element of each float input (from a seed-dependent start, plus the first and last)
+// becomes NaN, +Inf or -Inf in turn.
+void sprinkle_special_values(std::vector<Tensor> &inputs, uint64_t seed) {
+    const double specials[3] = {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+                                -std::numeric_limits<double>::infinity()};
+    size_t turn = seed % 3;
+    for (auto &t : inputs) {
+        const DtypeInfo info(t.dtype);
+        if (info.cls() != DtypeClass::Float || t.data.empty()) continue;
+        for (size_t i = seed % 50; i < t.data.size(); i += 50) t.data[i] = specials[turn++ % 3];
+        t.data.front() = specials[turn++ % 3];
+        t.data.back() = specials[turn++ % 3];
+    }
+}
+
+bool prepare_buffers(const akg_kernel *kernel, const nlohmann::json &j, uint64_t seed, KernelBuffers &b, bool special_values = false) {
     b.inputs = random_inputs(j, seed);
+    if (special_values) sprinkle_special_values(b.inputs, seed);
     if (b.inputs.size() != kernel->num_inputs) return false;
     for (size_t k = 0; k < kernel->num_inputs; ++k) {
         b.in_bufs.push_back(make_buffer(kernel->inputs[k]));
@@ -146,7 +165,7 @@ KernelCheck check_kernel(const akg_kernel *kernel, const nlohmann::json &j, uint
                          const CheckOptions &options) {
     KernelCheck result;
     KernelBuffers b;
-    if (!prepare_buffers(kernel, j, seed, b)) return {false, "input count differs from the JSON", 0};
+    if (!prepare_buffers(kernel, j, seed, b, options.special_values)) return {false, "input count differs from the JSON", 0};
 
     const Float16Rounding float16 = options.float16 ? *options.float16 : float16_rounding_of(j);
     const EvalOptions in_double{float16, false}, per_op_in_dtype{float16, true};

@@ -28,6 +28,9 @@ struct CheckOptions {
     // How the reference rounds float16 intermediates; unset: as the kernel's JSON asks
     // (float16_rounding_of).
     std::optional<Float16Rounding> float16;
+    // Replace about 2% of every float input's elements (at least its first and last) by NaN,
+    // +Inf and -Inf in turn: the kernel must give NaN and infinities where the reference does.
+    bool special_values = false;
 };
 
 using RunFn = akg_status (*)(const akg_kernel *, const akg_tensor *, size_t, const akg_tensor *, size_t);
