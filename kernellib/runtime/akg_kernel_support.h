@@ -60,6 +60,51 @@ static inline bool akg_isnan(float x) { return x != x; }
 static inline bool akg_isinf(float x) { return __builtin_fabsf(x) == __builtin_inff(); }
 static inline bool akg_isnan(int32_t) { return false; }
 static inline bool akg_isinf(int32_t) { return false; }
+static inline int64_t akg_abs(int64_t x) { return x < 0 ? (int64_t)(0 - (uint64_t)x) : x; }
+static inline bool akg_isnan(int64_t) { return false; }
+static inline bool akg_isinf(int64_t) { return false; }
+static inline bool akg_isfinite(float x) { return __builtin_fabsf(x) < __builtin_inff(); }
+static inline bool akg_isfinite(int32_t) { return true; }
+static inline bool akg_isfinite(int64_t) { return true; }
+// Sign: NaN and signed zeros pass through.
+static inline float akg_sign(float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : x); }
+static inline int32_t akg_sign(int32_t x) { return (x > 0) - (x < 0); }
+static inline int64_t akg_sign(int64_t x) { return (x > 0) - (x < 0); }
+
+// Floor division and the two modulos of integers (docs/OPS.md): a zero divisor gives 0, and
+// MIN / -1 wraps instead of trapping.
+template <typename T, typename U> static inline T akg_int_quotient(T a, T b) {
+    T safe_b = (b == 0 || b == -1) ? 1 : b;
+    T q = a / safe_b;
+    return b == 0 ? 0 : b == -1 ? (T)(0 - (U)a) : q;
+}
+template <typename T, typename U> static inline T akg_int_floordiv(T a, T b) {
+    T q = akg_int_quotient<T, U>(a, b);
+    T r = (T)((U)a - (U)q * (U)b);
+    return (r != 0 && ((r < 0) != (b < 0))) ? (T)((U)q - 1) : q;
+}
+static inline int32_t akg_ifloordiv(int32_t a, int32_t b) { return akg_int_floordiv<int32_t, uint32_t>(a, b); }
+static inline int64_t akg_ifloordiv(int64_t a, int64_t b) { return akg_int_floordiv<int64_t, uint64_t>(a, b); }
+static inline int32_t akg_imod(int32_t a, int32_t b) { return b == 0 ? 0 : (int32_t)((uint32_t)a - (uint32_t)akg_int_quotient<int32_t, uint32_t>(a, b) * (uint32_t)b); }
+static inline int64_t akg_imod(int64_t a, int64_t b) { return b == 0 ? 0 : (int64_t)((uint64_t)a - (uint64_t)akg_int_quotient<int64_t, uint64_t>(a, b) * (uint64_t)b); }
+static inline int32_t akg_ifloormod(int32_t a, int32_t b) { return b == 0 ? 0 : (int32_t)((uint32_t)a - (uint32_t)akg_ifloordiv(a, b) * (uint32_t)b); }
+static inline int64_t akg_ifloormod(int64_t a, int64_t b) { return b == 0 ? 0 : (int64_t)((uint64_t)a - (uint64_t)akg_ifloordiv(a, b) * (uint64_t)b); }
+
+// Float floor division and modulos in double: the quotient of two floats is exact enough there
+// that floor and trunc land on the right integer, and a - q·b is exact while |a / b| < 2^24
+// (beyond, the error stays below |b|·2^-24 absolute).
+static inline float akg_ffloordiv(float a, float b) { return (float)__builtin_floor((double)a / (double)b); }
+static inline float akg_fmod(float a, float b) {
+    double q = __builtin_trunc((double)a / (double)b);
+    double r = (double)a - q * (double)b;
+    // fmod keeps the dividend's sign on a zero result and returns a for an infinite divisor.
+    float rf = r == 0.0 ? __builtin_copysignf(0.0f, a) : (float)r;
+    return __builtin_fabsf(b) == __builtin_inff() && __builtin_fabsf(a) < __builtin_inff() ? a : rf;
+}
+static inline float akg_ffloormod(float a, float b) {
+    float r = akg_fmod(a, b);
+    return (r != 0.0f && ((r < 0.0f) != (b < 0.0f))) ? r + b : r;
+}
 
 // Selects are bit blends: GCC 12 turns `c ? a : b` into a branch (and then refuses to vectorize
 // the loop) when an arm computes something, even after inlining.
@@ -82,6 +127,7 @@ static inline double akg_blend(bool c, double a, double b) {
     return r;
 }
 static inline int32_t akg_blend(bool c, int32_t a, int32_t b) { return c ? a : b; }
+static inline int64_t akg_blend(bool c, int64_t a, int64_t b) { return c ? a : b; }
 static inline uint16_t akg_blend(bool c, uint16_t a, uint16_t b) { return c ? a : b; }
 static inline bool akg_blend(bool c, bool a, bool b) { return (c & a) | (!c & b); }
 
@@ -96,6 +142,8 @@ static inline double akg_fmax_c(double a, double c) { return akg_blend(!(a <= c)
 static inline double akg_fmin_c(double a, double c) { return akg_blend(!(a >= c), a, c); }
 static inline int32_t akg_fmax(int32_t a, int32_t b) { return a > b ? a : b; }
 static inline int32_t akg_fmin(int32_t a, int32_t b) { return a < b ? a : b; }
+static inline int64_t akg_fmax(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline int64_t akg_fmin(int64_t a, int64_t b) { return a < b ? a : b; }
 // Float (in)equality as calls, out of reach of Halide's non-IEEE simplifications (x != x).
 static inline bool akg_feq(float a, float b) { return a == b; }
 static inline bool akg_fne(float a, float b) { return a != b; }

@@ -110,4 +110,49 @@ TEST(BadPatterns, MissingFile) {
     }
 }
 
+// One op applied to x[4, 8] (and more inputs as given) with attributes: the kGood layout.
+std::string one_op(const std::string &op, const std::string &attrs, const std::string &extra_inputs, const std::string &out_shape,
+                   const std::string &out_dtype = "float32") {
+    return R"({"composite": true, "op": "k", "process": "cpu",
+ "input_desc": [[{"tensor_name": "x", "shape": [4, 8], "data_type": "float32", "format": "DefaultFormat"}],
+                [{"tensor_name": "i", "shape": [3], "data_type": "int32", "format": "DefaultFormat"}]],
+ "output_desc": [{"tensor_name": "y", "shape": )" + out_shape + R"(, "data_type": ")" + out_dtype + R"(", "format": "DefaultFormat"}],
+ "op_desc": [{"name": ")" + op + R"(", "attr": )" + attrs + R"(,
+   "input_desc": [[{"tensor_name": "x", "shape": [4, 8], "data_type": "float32", "format": "DefaultFormat"}])" + extra_inputs + R"(],
+   "output_desc": [{"tensor_name": "y", "shape": )" + out_shape + R"(, "data_type": ")" + out_dtype + R"(", "format": "DefaultFormat"}]}]})";
+}
+
+const std::string kIndexInput = R"(, [{"tensor_name": "i", "shape": [3], "data_type": "int32", "format": "DefaultFormat"}])";
+const std::string kFloatIndexInput = R"(, [{"tensor_name": "x", "shape": [4, 8], "data_type": "float32", "format": "DefaultFormat"}])";
+
+TEST(BadPatterns, NewOpsAreAcceptedWithGoodAttributes) {
+    EXPECT_EQ(error_of(one_op("Gather", R"([{"name": "axis", "value": [1], "data_type": "listInt"}])", kIndexInput, "[4, 3]")), "");
+    EXPECT_EQ(error_of(one_op("StridedSlice", R"([{"name": "begin", "value": [0, -1]}, {"name": "end", "value": [4, 0]}, {"name": "strides", "value": [2, -3]}])", "", "[2, 3]")), "");
+    EXPECT_EQ(error_of(one_op("Argmax", R"([{"name": "axis", "value": -1}])", "", "[4]", "int32")), "");
+}
+
+TEST(BadPatterns, IntentionallyUnsupportedOpsSayWhy) {
+    expect_error(one_op("Custom", "null", "", "[4, 8]"), {"op #0 (Custom)", "not supported", "user Python"});
+    expect_error(one_op("CSRMV", "null", "", "[4, 8]"), {"op #0 (CSRMV)", "sparse CSR"});
+    expect_error(one_op("StandardNormal", "null", "", "[4, 8]"), {"random ops"});
+}
+
+TEST(BadPatterns, NewOpAttributesAndShapes) {
+    expect_error(one_op("StridedSlice", R"([{"name": "begin", "value": [0, 0]}, {"name": "end", "value": [4, 8]}, {"name": "strides", "value": [1, 0]}])", "", "[4, 8]"),
+                 {"op #0 (StridedSlice)", "strides[1] is 0"});
+    expect_error(one_op("StridedSlice", R"([{"name": "begin", "value": [9]}, {"name": "end", "value": [10]}, {"name": "shrink_axis_mask", "value": 1}])", "", "[8]"),
+                 {"out of range"});
+    expect_error(one_op("Gather", R"([{"name": "axis", "value": 0}])", kFloatIndexInput, "[4, 8, 8]"), {"op #0 (Gather)", "indices must be int32 or int64"});
+    expect_error(one_op("Gather", R"([{"name": "axis", "value": 2}])", kIndexInput, "[4, 3]"), {"axis 2 is out of range"});
+    expect_error(one_op("TransData", R"([{"name": "src_format", "value": "DefaultFormat"}, {"name": "dst_format", "value": "FRACTAL_NZ"}])", "", "[4, 8]"),
+                 {"FRACTAL_NZ", "Ascend layout"});
+    expect_error(one_op("Argmax", R"([{"name": "axis", "value": 1}])", "", "[4]"), {"indices are int32 or int64"});
+    expect_error(one_op("PadAkg", R"([{"name": "head", "value": [1]}, {"name": "tail", "value": [0, 0]}])", "", "[5, 8]"), {"one entry per dimension"});
+    expect_error(one_op("Pool2D", R"([{"name": "pool_type", "value": "median"}])", "", "[4, 8]"), {"rank-4"});
+    expect_error(one_op("UnsortedSegmentSum", R"([{"name": "num_segments", "value": 0}])", kIndexInput, "[0, 8]"), {"num_segments must be one positive integer"});
+    expect_error(one_op("UnsortedSegmentSum", R"([{"name": "num_segments", "value": 5}])", kIndexInput, "[5, 8]"), {"segment_ids", "prefix"});
+    expect_error(one_op("CumSum", R"([{"name": "axis", "value": 3}])", "", "[4, 8]"), {"axis 3 is out of range"});
+    expect_error(one_op("OneHot", R"([{"name": "depth", "value": 0}])", "", "[4, 8, 0]"), {"expects 3 input tensors"});
+}
+
 } // namespace

@@ -4,6 +4,7 @@
 //   akg-gen targets                          the targets, their CPU features and compiler flags
 //   akg-gen show PATTERN --dump-after=PASS   the IR / schedule tree / AST / C++ after a pass
 //   akg-gen passes                           the pipeline's passes in order
+//   akg-gen ops                              the supported ops, and the rejected ones with the reason
 #include <chrono>
 #include <cstdio>
 #include <sstream>
@@ -18,6 +19,7 @@
 #include "driver/compile_shared.h"
 #include "driver/pipeline.h"
 #include "driver/worker_pool.h"
+#include "frontend/op_table.h"
 
 namespace fs = std::filesystem;
 using namespace akg;
@@ -200,6 +202,8 @@ int main(int argc, char **argv) {
 
     auto *passes = app.add_subcommand("passes", "list the pipeline's passes in order");
 
+    auto *ops_cmd = app.add_subcommand("ops", "list the ops the generator compiles, and those it rejects with the reason");
+
     std::string kernel_pattern, kernel_out;
     auto *one = app.add_subcommand("kernel", "generate one kernel's C++ file (used by the build, one target per pattern)");
     one->add_option("pattern", kernel_pattern, "composite JSON file")->required()->check(CLI::ExistingFile);
@@ -248,6 +252,10 @@ int main(int argc, char **argv) {
     float16_option(check_cmd, check_options.float16_intermediates);
     check_cmd->add_flag("--time-passes", check_options.time_passes, "print the time spent in each pass, summed over the kernels");
     check_cmd->add_flag("--generate-only", check_options.generate_only, "generate the kernels and report the time it took; compile and run nothing");
+    check_cmd->add_flag("--special-values", check_options.special_values,
+                        "put NaN, +Inf and -Inf into about 2% of every float input (and its first and last elements)");
+    check_cmd->add_flag("--threads-agree", check_options.threads_agree,
+                        "also run each passing kernel on 1 thread: its outputs must be bitwise those of the run on OMP_NUM_THREADS threads");
 
     CLI11_PARSE(app, argc, argv);
     try {
@@ -303,6 +311,10 @@ int main(int argc, char **argv) {
             return 0;
         }
         if (*check_cmd) return check_kernels(check_options, Toolchain::from_environment(), target_or_host(target_name));
+        if (*ops_cmd) {
+            std::cout << op_list_text();
+            return 0;
+        }
         if (*passes) {
             for (const auto &p : pipeline_pass_names()) std::cout << p << "\n";
             return 0;

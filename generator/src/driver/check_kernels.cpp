@@ -264,6 +264,22 @@ int check_kernels(const CheckOptions &options, const Toolchain &toolchain, const
     auto compiled_at = std::chrono::steady_clock::now();
     // 3. Run and compare, as many kernels at a time as jobs: the reference evaluator is serial
     // and takes most of the time, the kernels are short. Results are printed in order.
+    // The kernel's results at the OpenMP default thread count and at 1 thread, bit for bit (the
+    // kernel's libgomp is reached through its shared object; the setting is per calling thread).
+    auto threads_agree = [&](Item &it, void *h, const akg_kernel *k, reference::RunFn run) {
+        auto set_threads = reinterpret_cast<void (*)(int)>(dlsym(h, "omp_set_num_threads"));
+        auto max_threads = reinterpret_cast<int (*)()>(dlsym(h, "omp_get_max_threads"));
+        if (!set_threads || !max_threads) return;
+        const int threads = max_threads();
+        auto many = reference::kernel_result_bytes(k, it.json, options.seeds.front(), run);
+        set_threads(1);
+        auto one = reference::kernel_result_bytes(k, it.json, options.seeds.front(), run);
+        set_threads(threads);
+        if (!many || !one || *many != *one) {
+            it.outcome = Outcome::Fail;
+            it.detail = "results differ between " + std::to_string(threads) + " threads and 1";
+        } else it.detail += "; the same bits at 1 and " + std::to_string(threads) + " threads";
+    };
     auto run_and_compare = [&](Item &it, void *h) {
         auto run = reinterpret_cast<reference::RunFn>(dlsym(h, "akg_run"));
         auto table = reinterpret_cast<const akg_kernel *const *>(dlsym(h, "akg_catalog_kernels"));
@@ -279,7 +295,9 @@ int check_kernels(const CheckOptions &options, const Toolchain &toolchain, const
         }
         try {
             for (uint64_t seed : options.seeds) {
-                auto r = reference::check_kernel(k, it.json, seed, run);
+                reference::CheckOptions check_options;
+                check_options.special_values = options.special_values;
+                auto r = reference::check_kernel(k, it.json, seed, run, check_options);
                 it.ill_conditioned += r.ill_conditioned;
                 it.elements += r.elements;
                 if (!r.ok) {
@@ -290,6 +308,7 @@ int check_kernels(const CheckOptions &options, const Toolchain &toolchain, const
                 }
                 it.detail = "worst abs error " + std::to_string(r.worst_abs_error);
             }
+            if (it.outcome == Outcome::Pass && options.threads_agree) threads_agree(it, h, k, run);
             if (it.outcome == Outcome::Pass && it.ill_conditioned > 0)
                 it.detail += "; " + std::to_string(it.ill_conditioned) + " of " + std::to_string(it.elements) +
                              " elements ill-conditioned (matched the per-op result)";

@@ -22,6 +22,8 @@ struct CheckOptions {
     std::string float16_intermediates; // "float16" / "float32" override the kernels' own (CompositeKernel::float16_per_op)
     bool time_passes = false;        // print the time spent in each pass
     bool generate_only = false;      // generate and report, compile and run nothing
+    bool special_values = false;     // NaN and ±Inf sprinkled into the float inputs (reference::CheckOptions)
+    bool threads_agree = false;      // also run each passing kernel at 1 thread: the bytes must equal the run at OMP_NUM_THREADS
 };
 
 // `akg-gen check`: generates, compiles and runs every kernel under the paths on random inputs

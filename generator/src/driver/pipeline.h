@@ -35,6 +35,9 @@ struct PipelineOptions {
     PassTimes *times = nullptr; // when set, each pass's time is added to it
 };
 
+// The formula IR as the dumps print it (one line per stage).
+std::string dump_graph(const TensorGraph &g);
+
 // Composite kernel → C++ source of the kernel (see emit_cpp.h).
 std::string run_pipeline(const CompositeKernel &kernel, const PipelineOptions &options);
 

@@ -94,10 +94,24 @@ std::vector<int64_t> attr_int_list(const CompositeKernel &kernel, const OpDesc &
 bool attr_bool(const CompositeKernel &kernel, const OpDesc &op, const std::string &name, bool fallback);
 std::string attr_string(const CompositeKernel &kernel, const OpDesc &op, const std::string &name);
 
+// One axis (an int or a list of one int) normalized to [0, rank); `fallback` when absent.
+int single_axis(const CompositeKernel &kernel, const OpDesc &op, const std::string &name, int rank, int fallback);
+// A number attribute (int, float or bool); `fallback` when absent.
+double attr_number(const CompositeKernel &kernel, const OpDesc &op, const std::string &name, double fallback);
+
+// Pool2D / GlobalPool2D attributes resolved for an input shape (docs/OPS.md).
+struct PoolParams {
+    bool max = true;  // pool_type "max" (else "avg")
+    int h_dim = 2, w_dim = 3; // NCHW (NHWC: 1, 2)
+    int64_t kh = 1, kw = 1, sh = 1, sw = 1, pad_top = 0, pad_left = 0;
+    int64_t out_h = 1, out_w = 1;
+    bool global = false;
+};
+PoolParams pool_params(const CompositeKernel &kernel, const OpDesc &op, const Shape &in);
+
 // Reduction axes normalized to [0, rank), sorted, unique; empty list or missing means all.
 std::vector<int> reduction_axes(const CompositeKernel &kernel, const OpDesc &op, int input_rank);
 
-bool is_supported_op(const std::string &name);
 // MatMul and BatchMatMul: lowered to contractions, scheduled by the GEMM path.
 bool is_contraction_op(const std::string &name);
 

@@ -39,6 +39,25 @@ bool has_contraction(const CompositeKernel &kernel) {
     return std::any_of(kernel.ops.begin(), kernel.ops.end(), [](const OpDesc &op) { return is_contraction_op(op.name); });
 }
 
+bool is_direct_op(const OpDesc &op) {
+    static const std::set<std::string> kDirect = {"TensorScatterAdd", "UnsortedSegmentSum", "CumSum", "CumProd", "Pool2D"};
+    if (!kDirect.count(op.name)) return false;
+    if (op.name == "Pool2D") {
+        // A global pool is a plain reduction, fused like one (group-rows handles its short rows).
+        const Attr *global = op.find_attr("global");
+        if (global && ((global->value.is_boolean() && global->value.get<bool>()) || (global->value.is_number() && global->value.get<double>() != 0)))
+            return false;
+    }
+    for (const auto &g : op.inputs)
+        for (const auto &t : g)
+            if (t.value) return false; // an inline constant operand: the lowering's reduction form
+    return true;
+}
+
+bool needs_parts(const CompositeKernel &kernel) {
+    return std::any_of(kernel.ops.begin(), kernel.ops.end(), [](const OpDesc &op) { return is_contraction_op(op.name) || is_direct_op(op); });
+}
+
 KernelParts split_kernel_parts(const CompositeKernel &kernel) {
     const size_t n = kernel.ops.size();
     std::map<std::string, size_t> producer;
@@ -52,11 +71,18 @@ KernelParts split_kernel_parts(const CompositeKernel &kernel) {
 
     // group[k]: the group of op k; contraction groups first, then one group per other op.
     std::vector<int> group(n, -1);
-    std::vector<bool> is_contraction_group;
+    std::vector<bool> is_contraction_group, is_direct_group;
     for (size_t k = 0; k < n; ++k) {
+        if (is_direct_op(kernel.ops[k])) {
+            group[k] = static_cast<int>(is_contraction_group.size());
+            is_contraction_group.push_back(false);
+            is_direct_group.push_back(true);
+            continue;
+        }
         if (!is_contraction_op(kernel.ops[k].name)) continue;
         int g = static_cast<int>(is_contraction_group.size());
         is_contraction_group.push_back(true);
+        is_direct_group.push_back(false);
         group[k] = g;
         // Prologue: packable ops whose every consumer is in the group, walked back from the operands.
         std::vector<size_t> work = {k};
@@ -102,6 +128,7 @@ KernelParts split_kernel_parts(const CompositeKernel &kernel) {
         if (group[k] == -1) {
             group[k] = static_cast<int>(is_contraction_group.size());
             is_contraction_group.push_back(false);
+            is_direct_group.push_back(false);
         }
 
     // Group dependences, then a topological order that keeps the ops' order where it can.
@@ -123,19 +150,21 @@ KernelParts split_kernel_parts(const CompositeKernel &kernel) {
             bool ready = std::all_of(preds[g].begin(), preds[g].end(), [&](int p) { return placed[p]; });
             if (ready && (best < 0 || first_op[g] < first_op[best])) best = static_cast<int>(g);
         }
-        if (best < 0) throw InternalError(kernel.source + ": the parts around its MatMul ops depend on each other");
+        if (best < 0) throw InternalError(kernel.source + ": the kernel's parts depend on each other");
         placed[best] = true;
         order.push_back(best);
     }
 
-    // Consecutive non-contraction groups run as one part.
+    // Consecutive fused groups run as one part.
     KernelParts result;
     std::vector<int> part_of_group(groups, -1);
     for (int g : order) {
-        bool merge = !is_contraction_group[g] && !result.parts.empty() && !result.parts.back().contraction;
+        bool fused = !is_contraction_group[g] && !is_direct_group[g];
+        bool merge = fused && !result.parts.empty() && !result.parts.back().contraction && !result.parts.back().direct;
         if (!merge) {
             KernelPart p;
             p.contraction = is_contraction_group[g];
+            p.direct = is_direct_group[g];
             result.parts.push_back(std::move(p));
         }
         part_of_group[g] = static_cast<int>(result.parts.size()) - 1;

@@ -1,7 +1,8 @@
 // A kernel with MatMul/BatchMatMul ops is run as parts: one per contraction (the op, the cheap
 // layout and cast ops that only feed it, and the elementwise ops after it over its output's
 // shape, its epilogue) and the other ops between them, in an order that respects every
-// dependence. Each part is a composite kernel of its own; the tensors that cross parts are
+// dependence. Scatters, scans and pooling windows are parts of their own too, emitted as a
+// direct loop nest (emit_direct.cpp). Each part is a composite kernel of its own; the tensors that cross parts are
 // kernel inputs, kernel outputs, or intermediates the kernel allocates.
 #pragma once
 
@@ -15,6 +16,7 @@ namespace akg {
 struct KernelPart {
     CompositeKernel kernel;  // the part's ops; its inputs and outputs are the tensors it reads and gives
     bool contraction = false; // scheduled by the GEMM path
+    bool direct = false;      // one scatter, scan or pooling op, emitted by emit_direct_cpp
 };
 
 struct KernelParts {
@@ -23,8 +25,13 @@ struct KernelParts {
 };
 
 bool has_contraction(const CompositeKernel &kernel);
+// TensorScatterAdd, UnsortedSegmentSum, CumSum, CumProd and windowed (not global) Pool2D,
+// whose operands are all tensors.
+bool is_direct_op(const OpDesc &op);
+// A contraction or a direct op: the kernel runs as parts.
+bool needs_parts(const CompositeKernel &kernel);
 
-// The parts of a validated kernel with at least one contraction.
+// The parts of a validated kernel for which needs_parts holds.
 KernelParts split_kernel_parts(const CompositeKernel &kernel);
 
 } // namespace akg

@@ -1,9 +1,11 @@
 // Lowering of composite ops to Halide expressions over loop indices.
 #include "lower/lower_to_halide.h"
+#include "frontend/strided_slice.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -68,10 +70,36 @@ Expr convert(const Expr &x, DType to) {
 // Ops whose float16 result is exactly one of their float16 operands (or a constant): rounding it
 // again would change nothing, so per-op rounding skips them.
 const std::set<std::string> kExactInFloat16 = {"Neg", "Abs", "Maximum", "Minimum", "Select", "BroadcastTo", "Reshape", "ExpandDims",
-                                                "Transpose", "Tile", "InplaceAssign", "Assign", "Cast"};
+                                                "Transpose", "Tile", "InplaceAssign", "Assign", "Cast", "Sign", "Round", "Floor",
+                                                "ZerosLike", "SelectGE", "SelectGT", "SelectLE", "SelectLT", "StridedSlice", "Concat",
+                                                "UnPadAkg", "OneHot", "EquivFormat", "TransData", "Gather", "GatherNd"};
 
-const std::set<std::string> kBinaryArithmetic = {"Add", "TensorAdd", "Sub", "Mul", "RealDiv", "Pow", "Maximum", "Minimum",
-                                                 "Greater", "GreaterEqual", "Less", "LessEqual", "Equal", "NotEqual"};
+const std::set<std::string> kBinaryArithmetic = {"Add", "TensorAdd", "Sub", "Mul", "RealDiv", "Div", "FloorDiv", "Mod", "FloorMod",
+                                                 "Pow", "Atan2", "Maximum", "Minimum", "Greater", "GreaterEqual", "Less", "LessEqual",
+                                                 "Equal", "NotEqual"};
+
+// Element-wise functions of one float operand that map to one akg_vmath.h function.
+const std::map<std::string, std::string> kUnaryMath = {{"Log", "akg_log"},     {"Sqrt", "akg_sqrt"},     {"Rsqrt", "akg_rsqrt"},
+                                                       {"Erf", "akg_erf"},     {"Sin", "akg_sin"},       {"Cos", "akg_cos"},
+                                                       {"Asin", "akg_asin"},   {"ACos", "akg_acos"},     {"Atan", "akg_atan"},
+                                                       {"Asinh", "akg_asinh"}, {"Acosh", "akg_acosh"},   {"Expm1", "akg_expm1"}};
+
+Expr clamp_index(const Expr &i, int64_t extent) { return Max::make(Min::make(i, int64(std::max<int64_t>(extent - 1, 0))), int64(0)); }
+
+Expr all_of(const std::vector<Expr> &conditions) {
+    Expr c;
+    for (const Expr &x : conditions) c = c.defined() ? And::make(c, x) : x;
+    return c.defined() ? c : Halide::Internal::const_true();
+}
+
+// A float ordering as an opaque call (see the comparisons in lower_op), an int one as Halide's.
+Expr compare(const std::string &op, const Expr &a, const Expr &b) {
+    if (a.type().is_float()) return math("akg_f" + op, Halide::Bool(), {a, b});
+    if (op == "ge") return GE::make(a, b);
+    if (op == "gt") return GT::make(a, b);
+    if (op == "le") return LE::make(a, b);
+    return LT::make(a, b);
+}
 
 // Brings two operands to one compute type (Halide's Max/Min/comparisons require it): bool
 // counts as int32; any float wins over ints; the wider of two floats or two ints wins.
@@ -155,6 +183,18 @@ private:
         return tensor_read(src.tensor, src.dtype, args);
     }
 
+    // The read of `t` at explicit indices (an inline constant ignores them).
+    Expr read_at(const TensorDesc &t, const std::vector<Expr> &idx) {
+        if (t.value) return constant_value(t);
+        const Stage &src = graph_.stage(t.name);
+        std::vector<Expr> args;
+        for (size_t d = 0; d < src.shape.size(); ++d) args.push_back(src.shape[d] == 1 || d >= idx.size() ? int64(0) : idx[d]);
+        return tensor_read(src.tensor, src.dtype, args);
+    }
+
+    // An index value read from an integer tensor, as a 64-bit index.
+    Expr index_value(const TensorDesc &t, const std::vector<Expr> &idx) { return Cast::make(Halide::Int(64), read_at(t, idx)); }
+
     static std::vector<Expr> out_index(size_t rank) {
         std::vector<Expr> idx;
         for (size_t d = 0; d < rank; ++d) idx.push_back(index_expr(static_cast<int>(d)));
@@ -209,6 +249,32 @@ private:
         else if (n == "RealDiv") {
             Expr a = x0, b = x1;
             s.value = a.type().is_float() ? a / b : math("akg_idiv", a.type(), {a, b});
+        } else if (n == "Div") s.value = x0.type().is_float() ? x0 / x1 : math("akg_idiv", x0.type(), {x0, x1});
+        else if (n == "FloorDiv") s.value = math(x0.type().is_float() ? "akg_ffloordiv" : "akg_ifloordiv", x0.type(), {x0, x1});
+        else if (n == "Mod") s.value = math(x0.type().is_float() ? "akg_fmod" : "akg_imod", x0.type(), {x0, x1});
+        else if (n == "FloorMod") s.value = math(x0.type().is_float() ? "akg_ffloormod" : "akg_ifloormod", x0.type(), {x0, x1});
+        else if (n == "Atan2") s.value = math("akg_atan2", ct, {convert(x0, DType::Float32), convert(x1, DType::Float32)});
+        else if (kUnaryMath.count(n)) s.value = math(kUnaryMath.at(n), ct, {convert(arg(0), DType::Float32)});
+        else if (n == "Round" || n == "Floor") {
+            Expr x = arg(0);
+            s.value = x.type().is_float() ? math(n == "Round" ? "akg_round_even" : "akg_floor", x.type(), {x}) : x;
+        } else if (n == "Sign") s.value = math("akg_sign", arg(0).type(), {arg(0)});
+        else if (n == "IsFinite") s.value = math("akg_isfinite", Halide::Bool(), {arg(0)});
+        else if (n == "ZerosLike") s.value = constant_of(ct, 0);
+        else if (n == "AddMinValue") {
+            Expr x = arg(0);
+            double tiny = out.dtype == DType::Float16 ? std::ldexp(1.0, -24) : std::ldexp(1.0, -126);
+            s.value = x.type().is_float() ? x + constant_of(x.type(), tiny) : x;
+        } else if (n == "FastGeLU") {
+            // MindSpore's x / (1 + e^(-1.702|x|)) · e^(0.851 (x - |x|)).
+            Expr x = arg(0), ax = math("akg_abs", ct, {x});
+            Expr e1 = math("akg_exp", ct, {constant_of(ct, -1.702) * ax}), e2 = math("akg_exp", ct, {constant_of(ct, 0.851) * (x - ax)});
+            s.value = x / (constant_of(ct, 1) + e1) * e2;
+        } else if (n == "SelectGE" || n == "SelectGT" || n == "SelectLE" || n == "SelectLT") {
+            Expr a = arg(0), b = arg(1);
+            common_type(a, b);
+            std::string rel = n == "SelectGE" ? "ge" : n == "SelectGT" ? "gt" : n == "SelectLE" ? "le" : "lt";
+            s.value = Select::make(compare(rel, a, b), arg(2), unify(arg(3), arg(2)));
         } else if (n == "Neg") s.value = arith('*', arg(0), constant_of(ct, -1));
         else if (n == "Abs") s.value = math("akg_abs", ct, {arg(0)});
         // With float32 intermediates, an exponential or tanh declared float16 is computed to
@@ -217,11 +283,7 @@ private:
         // the float32 functions: an error of 2^-16 would round 1 in 32 results the other way
         // from the framework's, 2.5 float32 ulps about 1 in 4000.
         else if (n == "Exp") s.value = math(half_precision_math ? "akg_exp_h" : "akg_exp", ct, {arg(0)});
-        else if (n == "Log") s.value = math("akg_log", ct, {arg(0)});
-        else if (n == "Sqrt") s.value = math("akg_sqrt", ct, {arg(0)});
-        else if (n == "Rsqrt") s.value = math("akg_rsqrt", ct, {arg(0)});
         else if (n == "Tanh") s.value = math(half_precision_math ? "akg_tanh_h" : "akg_tanh", ct, {arg(0)});
-        else if (n == "Erf") s.value = math("akg_erf", ct, {arg(0)});
         else if (n == "Reciprocal") s.value = constant_of(ct, 1) / arg(0);
         else if (n == "Pow") s.value = math("akg_pow", ct, {x0, x1});
         else if (n == "Maximum") s.value = Max::make(x0, x1);
@@ -251,7 +313,14 @@ private:
             s.value = term(0);
             for (size_t k = 1; k < ins.size(); ++k) s.value = arith('+', s.value, term(k));
         } else if (n == "BroadcastTo") s.value = arg(0);
-        else if (n == "Reshape" || n == "ExpandDims") s.value = read_linear(*ins[0], linear_of(out.shape));
+        else if (n == "Reshape" || n == "ExpandDims" || n == "EquivFormat") s.value = read_linear(*ins[0], linear_of(out.shape));
+        else if (n == "TransData") s.value = read_at(*ins[0], idx);
+        else if (n == "StridedSlice" || n == "Concat" || n == "PadAkg" || n == "UnPadAkg" || n == "OneHot") s.value = lower_layout(op, ins, idx);
+        else if (n == "Gather" || n == "GatherNd") s.value = lower_gather(op, ins, idx);
+        else if (n == "TensorScatterAdd" || n == "UnsortedSegmentSum") lower_scatter(op, s, ins);
+        else if (n == "Argmax" || n == "Argmin") lower_arg_extreme(op, s, *ins[0]);
+        else if (n == "CumSum" || n == "CumProd") lower_scan(op, s, *ins[0]);
+        else if (n == "Pool2D" || n == "GlobalPool2D") lower_pool(op, s, *ins[0]);
         else if (n == "Transpose") {
             auto perm = attr_int_list(kernel_, op, "perm", true);
             std::vector<Expr> src_idx(perm.size());
@@ -288,7 +357,7 @@ private:
                 if (prev.tensor == w.tensor) op_error(kernel_, op, "input " + ref.name + " is assigned twice");
             inplace_writes_.push_back(std::move(w));
             s.value = read_linear(n == "InplaceAssign" ? *ins[2] : value, linear_of(out.shape));
-        } else if (n == "ReduceSum" || n == "ReduceMax" || n == "ReduceMin" || n == "ReduceProd" || n == "ElemAny") {
+        } else if (n == "ReduceSum" || n == "ReduceMax" || n == "ReduceMin" || n == "ReduceProd" || n == "ElemAny" || n == "ElemAll") {
             lower_reduce(op, s, *ins[0]);
         } else if (is_contraction_op(n)) {
             if (!lower_contraction(op, s, ins)) return;
@@ -296,6 +365,9 @@ private:
             op_error(kernel_, op, "op is not supported by the lowering");
         }
         if (s.kind == StageKind::Compute && s.value.type() != ct) s.value = convert(s.value, out.dtype);
+        // int8 and uint8 are computed in int32: each op's result wraps to its width, as stored.
+        if (s.kind == StageKind::Compute && (out.dtype == DType::Int8 || out.dtype == DType::UInt8) && s.value.type() == ct)
+            s.value = Cast::make(ct, Cast::make(out.dtype == DType::Int8 ? Halide::Int(8) : Halide::UInt(8), s.value));
         if (out.dtype == DType::Float16 && kernel_.float16_per_op) {
             if (s.kind == StageKind::Compute && !kExactInFloat16.count(n) && !float16_rounded_operand(s.value).defined())
                 s.value = Cast::make(Halide::Float(32), Cast::make(Halide::Float(16), s.value));
@@ -365,11 +437,234 @@ private:
         return false;
     }
 
+    // Adds `s` as the intermediate stage `<out>$<suffix>` of `dtype`, then makes `s` the op's
+    // output stage (element-wise, its value still to set); returns the read of the intermediate.
+    Expr spill(Stage &s, const TensorDesc &out, const std::string &suffix, DType dtype) {
+        s.tensor = out.name + "$" + suffix;
+        s.dtype = dtype;
+        add(s);
+        s = Stage();
+        s.tensor = out.name;
+        s.shape = out.shape;
+        s.dtype = out.dtype;
+        s.kind = StageKind::Compute;
+        return tensor_read(out.name + "$" + suffix, dtype, out_index(out.shape.size()));
+    }
+
+    // StridedSlice, Concat, PadAkg, UnPadAkg and OneHot: reads at affine (clamped) positions,
+    // selected by affine conditions; every read stays inside its tensor, so vector code may
+    // evaluate both arms of a select.
+    Expr lower_layout(const OpDesc &op, const std::vector<const TensorDesc *> &ins, const std::vector<Expr> &idx) {
+        const std::string &n = op.name;
+        const Shape &in = ins[0]->shape;
+        const Shape &out = op.outputs[0].shape;
+        if (n == "StridedSlice") {
+            SlicePlan plan = strided_slice_plan(kernel_, op, in);
+            std::vector<Expr> src(in.size(), int64(0));
+            for (const auto &[dim, at] : plan.fixed) src[dim] = int64(at);
+            for (size_t d = 0; d < plan.out_dims.size() && d < idx.size(); ++d)
+                if (plan.out_dims[d].input_dim >= 0) src[plan.out_dims[d].input_dim] = int64(plan.out_dims[d].begin) + idx[d] * int64(plan.out_dims[d].stride);
+            return read_at(*ins[0], src);
+        }
+        if (n == "UnPadAkg") return read_at(*ins[0], idx);
+        if (n == "PadAkg") {
+            auto head = attr_int_list(kernel_, op, "head", true), tail = attr_int_list(kernel_, op, "tail", true);
+            std::vector<Expr> src, inside;
+            for (size_t d = 0; d < in.size(); ++d) {
+                src.push_back(head[d] == 0 && tail[d] == 0 ? idx[d] : clamp_index(idx[d] - int64(head[d]), in[d]));
+                if (head[d] > 0) inside.push_back(GE::make(idx[d], int64(head[d])));
+                if (tail[d] > 0) inside.push_back(LT::make(idx[d], int64(head[d] + in[d])));
+            }
+            Expr x = read_at(*ins[0], src);
+            if (inside.empty()) return x;
+            return Select::make(all_of(inside), x, constant_of(x.type(), attr_number(kernel_, op, "pad_val", 0)));
+        }
+        if (n == "Concat") {
+            int axis = single_axis(kernel_, op, "axis", static_cast<int>(in.size()), 0);
+            std::vector<int64_t> offset;
+            int64_t at = 0;
+            for (auto *t : ins) offset.push_back(at), at += t->shape[axis];
+            Expr value;
+            for (int k = static_cast<int>(ins.size()) - 1; k >= 0; --k) {
+                if (ins[k]->shape[axis] == 0) continue;
+                std::vector<Expr> src = idx;
+                src[axis] = clamp_index(idx[axis] - int64(offset[k]), ins[k]->shape[axis]);
+                Expr x = read_at(*ins[k], src);
+                value = value.defined() ? Select::make(LT::make(idx[axis], int64(offset[k] + ins[k]->shape[axis])), x, unify(value, x)) : x;
+            }
+            return value.defined() ? value : constant_of(compute_type(op.outputs[0].dtype), 0);
+        }
+        // OneHot: the new dimension sits at `axis` of the output.
+        auto ax = attr_int_list(kernel_, op, "axis", false);
+        int64_t axis = ax.empty() || ax[0] == -1 ? static_cast<int64_t>(in.size()) : ax[0];
+        std::vector<Expr> src;
+        for (size_t d = 0; d < out.size(); ++d)
+            if (static_cast<int64_t>(d) != axis) src.push_back(idx[d]);
+        Expr on = read_broadcast(*ins[1], idx), off = unify(read_broadcast(*ins[2], idx), on);
+        return Select::make(EQ::make(index_value(*ins[0], src), idx[axis]), on, off);
+    }
+
+    // Gather and GatherNd: the index is read from a tensor, so the access is not affine (the
+    // polyhedral model over-approximates it by the whole dimension). An index out of range
+    // yields 0, and the read itself is clamped into the tensor.
+    Expr lower_gather(const OpDesc &op, const std::vector<const TensorDesc *> &ins, const std::vector<Expr> &idx) {
+        const TensorDesc &params = *ins[0], &indices = *ins[1];
+        const Shape &p = params.shape;
+        std::vector<Expr> src, inside;
+        size_t next = 0; // the next output dimension
+        if (op.name == "Gather") {
+            int axis = single_axis(kernel_, op, "axis", static_cast<int>(p.size()), 0);
+            for (int d = 0; d < axis; ++d) src.push_back(idx[next++]);
+            std::vector<Expr> at(idx.begin() + next, idx.begin() + next + indices.shape.size());
+            next += indices.shape.size();
+            Expr i = index_value(indices, at);
+            inside = {GE::make(i, int64(0)), LT::make(i, int64(p[axis]))};
+            src.push_back(clamp_index(i, p[axis]));
+        } else {
+            size_t q = static_cast<size_t>(indices.shape.back()), rows = indices.shape.size() - 1;
+            std::vector<Expr> at(idx.begin(), idx.begin() + rows);
+            next = rows;
+            for (size_t k = 0; k < q; ++k) {
+                at.push_back(int64(static_cast<int64_t>(k)));
+                Expr i = index_value(indices, at);
+                at.pop_back();
+                inside.push_back(GE::make(i, int64(0)));
+                inside.push_back(LT::make(i, int64(p[k])));
+                src.push_back(clamp_index(i, p[k]));
+            }
+        }
+        while (next < idx.size() && src.size() < p.size()) src.push_back(idx[next++]);
+        Expr x = read_at(params, src);
+        return Select::make(all_of(inside), x, make_zero(x.type()));
+    }
+
+    // TensorScatterAdd and UnsortedSegmentSum as reductions over the index rows: each output
+    // element sums, in row order, the rows whose index names it. The order is fixed whatever the
+    // threads; the cost is rows × outputs (a dedicated scatter statement would be rows × slice).
+    void lower_scatter(const OpDesc &op, Stage &s, const std::vector<const TensorDesc *> &ins) {
+        const TensorDesc &out = op.outputs[0];
+        const TensorDesc &indices = *ins[1];
+        const bool segments = op.name == "UnsortedSegmentSum";
+        const TensorDesc &updates = segments ? *ins[0] : *ins[2];
+        const bool flat = !segments && indices.shape.size() == 1;
+        const size_t rows = segments || flat ? indices.shape.size() : indices.shape.size() - 1;
+        const size_t q = segments ? 1 : flat ? 1 : static_cast<size_t>(indices.shape.back());
+        std::vector<Expr> row;
+        Shape extents;
+        for (size_t d = 0; d < rows; ++d) row.push_back(reduce_expr(static_cast<int>(d))), extents.push_back(indices.shape[d]);
+        std::vector<Expr> match;
+        for (size_t k = 0; k < q; ++k) {
+            std::vector<Expr> at = row;
+            if (!segments && !flat) at.push_back(int64(static_cast<int64_t>(k)));
+            match.push_back(EQ::make(index_value(indices, at), index_expr(static_cast<int>(k))));
+        }
+        std::vector<Expr> from = row; // the update element: its row, then the slice dimensions
+        for (size_t d = q; d < out.shape.size(); ++d) from.push_back(index_expr(static_cast<int>(d)));
+        Expr u = read_at(updates, from);
+        Expr zero = make_zero(u.type());
+        s.kind = StageKind::Reduce;
+        s.reduce_kind = ReduceKind::Sum;
+        s.reduce_extents = extents;
+        s.value = Select::make(all_of(match), u, zero);
+        s.materialized = true;
+        if (segments) return;
+        // TensorScatterAdd: the input plus the scattered sum, rounded once.
+        Expr sum = spill(s, out, "scattered", scratch_dtype(u.type()));
+        s.value = arith('+', read_at(*ins[0], out_index(out.shape.size())), sum);
+    }
+
+    // Argmax/Argmin: the extreme value (a NaN-dominated maximum or minimum), then the smallest
+    // index holding it (or holding a NaN, which only the NaN extreme admits).
+    void lower_arg_extreme(const OpDesc &op, Stage &s, const TensorDesc &in) {
+        const Stage src = graph_.stage(in.name);
+        const TensorDesc &out = op.outputs[0];
+        int rank = static_cast<int>(src.shape.size());
+        if (rank == 0) op_error(kernel_, op, "the input must have rank 1 or more");
+        int axis = single_axis(kernel_, op, "axis", rank, rank - 1);
+        auto at = [&](const Expr &r) {
+            std::vector<Expr> a;
+            int od = 0;
+            for (int d = 0; d < rank; ++d) a.push_back(src.shape[d] == 1 ? int64(0) : d == axis ? r : index_expr(od)), od += d != axis;
+            return tensor_read(src.tensor, src.dtype, a);
+        };
+        Stage m;
+        m.tensor = out.name + "$extreme";
+        m.shape = out.shape;
+        m.kind = StageKind::Reduce;
+        m.reduce_kind = op.name == "Argmax" ? ReduceKind::Max : ReduceKind::Min;
+        m.reduce_extents = {src.shape[axis]};
+        m.value = at(reduce_expr(0));
+        m.dtype = scratch_dtype(m.value.type());
+        m.materialized = true;
+        add(m);
+        Expr x = at(reduce_expr(0)), best = tensor_read(m.tensor, m.dtype, out_index(out.shape.size()));
+        Expr hit = x.type().is_float() ? Or::make(math("akg_feq", Halide::Bool(), {x, best}), math("akg_isnan", Halide::Bool(), {x})) : EQ::make(x, best);
+        Halide::Type it = compute_type(out.dtype);
+        s.kind = StageKind::Reduce;
+        s.reduce_kind = ReduceKind::Min;
+        s.reduce_extents = {src.shape[axis]};
+        s.value = Select::make(hit, Cast::make(it, reduce_expr(0)), make_const(it, src.shape[axis]));
+        s.materialized = true;
+    }
+
+    // CumSum/CumProd: out[i] reduces x[r] over the r on the scan's side of i (a triangular
+    // selection of a rectangular reduction: n^2 / 2 wasted terms along the axis).
+    void lower_scan(const OpDesc &op, Stage &s, const TensorDesc &in) {
+        const Stage &src = graph_.stage(in.name);
+        int rank = static_cast<int>(src.shape.size());
+        int axis = single_axis(kernel_, op, "axis", rank, 0);
+        bool exclusive = attr_bool(kernel_, op, "exclusive", false), reverse = attr_bool(kernel_, op, "reverse", false);
+        std::vector<Expr> a = out_index(rank);
+        a[axis] = reduce_expr(0);
+        Expr x = tensor_read(src.tensor, src.dtype, a);
+        if (x.type().is_bool()) x = convert(x, DType::Int32);
+        Expr r = reduce_expr(0), i = index_expr(axis);
+        Expr taken = reverse ? (exclusive ? GT::make(r, i) : GE::make(r, i)) : (exclusive ? LT::make(r, i) : LE::make(r, i));
+        bool prod = op.name == "CumProd";
+        s.kind = StageKind::Reduce;
+        s.reduce_kind = prod ? ReduceKind::Prod : ReduceKind::Sum;
+        s.reduce_extents = {src.shape[axis]};
+        s.value = Select::make(taken, x, prod ? make_one(x.type()) : make_zero(x.type()));
+        s.materialized = true;
+    }
+
+    // Pool2D/GlobalPool2D: a max or sum over the window; an average divides the sum by the
+    // window's size (padding counts as zeros, as in TVM's topi).
+    void lower_pool(const OpDesc &op, Stage &s, const TensorDesc &in) {
+        const Stage src = graph_.stage(in.name);
+        const TensorDesc &out = op.outputs[0];
+        if (!dtype_is_float(src.dtype)) op_error(kernel_, op, "pooling takes float32 or float16 data");
+        PoolParams p = pool_params(kernel_, op, src.shape);
+        std::vector<Expr> a = out_index(4), inside;
+        Expr h = index_expr(p.h_dim) * int64(p.sh) + reduce_expr(0) - int64(p.pad_top);
+        Expr w = index_expr(p.w_dim) * int64(p.sw) + reduce_expr(1) - int64(p.pad_left);
+        if (p.global) h = reduce_expr(0), w = reduce_expr(1);
+        const int64_t H = src.shape[p.h_dim], W = src.shape[p.w_dim];
+        if (!p.global && p.pad_top + p.pad_left > 0) {
+            inside = {GE::make(h, int64(0)), GE::make(w, int64(0))};
+        }
+        bool may_overhang = !p.global && ((p.out_h - 1) * p.sh + p.kh - p.pad_top > H || (p.out_w - 1) * p.sw + p.kw - p.pad_left > W);
+        if (may_overhang) inside.push_back(LT::make(h, int64(H))), inside.push_back(LT::make(w, int64(W)));
+        a[p.h_dim] = inside.empty() ? h : clamp_index(h, H);
+        a[p.w_dim] = inside.empty() ? w : clamp_index(w, W);
+        Expr x = tensor_read(src.tensor, src.dtype, a);
+        Halide::Type ft = x.type();
+        Expr outside = p.max ? Expr(-std::numeric_limits<float>::infinity()) : make_zero(ft);
+        s.kind = StageKind::Reduce;
+        s.reduce_kind = p.max ? ReduceKind::Max : ReduceKind::Sum;
+        s.reduce_extents = {p.kh, p.kw};
+        s.value = inside.empty() ? x : Select::make(all_of(inside), x, outside);
+        s.materialized = true;
+        if (p.max) return;
+        s.value = spill(s, out, "window_sum", DType::Float32) / constant_of(ft, static_cast<double>(p.kh * p.kw));
+    }
+
     void lower_reduce(const OpDesc &op, Stage &s, const TensorDesc &in) {
         const Stage &src = graph_.stage(in.name);
         int rank = static_cast<int>(src.shape.size());
-        std::vector<int> axes = op.name == "ElemAny" ? reduction_axes(kernel_, op, rank) : reduction_axes(kernel_, op, rank);
-        if (op.name == "ElemAny") {
+        bool flag = op.name == "ElemAny" || op.name == "ElemAll";
+        std::vector<int> axes = flag ? std::vector<int>{} : reduction_axes(kernel_, op, rank);
+        if (flag) {
             axes.clear();
             for (int d = 0; d < rank; ++d) axes.push_back(d);
         }
@@ -392,9 +687,10 @@ private:
             }
         }
         Expr body = tensor_read(src.tensor, src.dtype, src_idx);
-        if (op.name == "ElemAny") {
+        if (flag) {
+            // Any: the maximum of the nonzero flags; all: their minimum (NaN counts as nonzero).
             body = Select::make(convert(body, DType::Bool), Expr(1.0f), Expr(0.0f));
-            s.reduce_kind = ReduceKind::Max;
+            s.reduce_kind = op.name == "ElemAny" ? ReduceKind::Max : ReduceKind::Min;
         } else if (op.name == "ReduceSum") s.reduce_kind = ReduceKind::Sum;
         else if (op.name == "ReduceMax") s.reduce_kind = ReduceKind::Max;
         else if (op.name == "ReduceMin") s.reduce_kind = ReduceKind::Min;
@@ -508,7 +804,9 @@ bool is_math_function(const std::string &name) { return name.rfind("akg_", 0) ==
 
 bool is_expensive_math(const std::string &name) {
     return name == "akg_exp" || name == "akg_exp_h" || name == "akg_exp_no_overflow" || name == "akg_exp_h_no_overflow" || name == "akg_log" || name == "akg_tanh" || name == "akg_tanh_h" || name == "akg_tanh_plus_one" ||
-           name == "akg_tanh_plus_one_h" || name == "akg_div_one_plus_exp" || name == "akg_div_one_plus_exp_h" || name == "akg_erf" || name == "akg_pow" || name == "akg_sqrt" || name == "akg_rsqrt";
+           name == "akg_tanh_plus_one_h" || name == "akg_div_one_plus_exp" || name == "akg_div_one_plus_exp_h" || name == "akg_erf" || name == "akg_pow" || name == "akg_sqrt" || name == "akg_rsqrt" ||
+           name == "akg_sin" || name == "akg_cos" || name == "akg_asin" || name == "akg_acos" || name == "akg_atan" || name == "akg_atan2" ||
+           name == "akg_asinh" || name == "akg_acosh" || name == "akg_expm1";
 }
 
 std::string print_expr(const Expr &e) {

@@ -28,22 +28,20 @@ public:
 
 private:
     using IRVisitor::visit;
+    // i_d or i_{d+1} anywhere but as a read's adjacent index pair (a value compared with an
+    // index, as in a scatter or a one-hot, or a data-dependent index) rules the fold out.
+    void visit(const Variable *op) override {
+        if (op->name == index_var(d) || op->name == index_var(d + 1)) ok = false;
+    }
     void visit(const Call *op) override {
-        IRVisitor::visit(op);
-        if (op->name.rfind("buf$", 0) != 0) return;
+        if (op->name.rfind("buf$", 0) != 0) return IRVisitor::visit(op);
         std::string a = index_var(d), b = index_var(d + 1);
         int found = -1;
         for (size_t k = 0; k + 1 < op->args.size(); ++k)
             if (is_var(op->args[k], a) && is_var(op->args[k + 1], b)) found = static_cast<int>(k);
-        if (found < 0) {
-            for (const auto &arg : op->args)
-                if (expr_uses_var(arg, a) || expr_uses_var(arg, b)) ok = false;
-            return;
-        }
         for (size_t k = 0; k < op->args.size(); ++k)
-            if (static_cast<int>(k) != found && static_cast<int>(k) != found + 1 &&
-                (expr_uses_var(op->args[k], a) || expr_uses_var(op->args[k], b)))
-                ok = false;
+            if (found < 0 || (static_cast<int>(k) != found && static_cast<int>(k) != found + 1)) op->args[k].accept(this);
+        if (found < 0) return;
         std::string buffer = op->name.substr(4);
         auto it = position.find(buffer);
         if (it != position.end() && it->second != found) ok = false;

@@ -33,6 +33,25 @@ class CastIntoConstantSelect : public IRMutator {
     }
 };
 
+// Halide's simplifier takes floats as real numbers: it folds x * 0 and 0 / x to 0, wrong for an
+// infinite or NaN x (and 0 / 0). Float zeros that multiply or are divided are hidden behind a
+// variable while it runs, then put back.
+const char *const kFloatZero = "akg$float_zero";
+
+class HideFloatZeros : public IRMutator {
+    using IRMutator::visit;
+    static Halide::Expr hidden(const Halide::Expr &e) {
+        return e.type().is_float() && is_const_zero(e) ? Variable::make(e.type(), kFloatZero) : e;
+    }
+    Halide::Expr visit(const Mul *op) override { return Mul::make(hidden(mutate(op->a)), hidden(mutate(op->b))); }
+    Halide::Expr visit(const Div *op) override { return Div::make(hidden(mutate(op->a)), mutate(op->b)); }
+};
+
+class RestoreFloatZeros : public IRMutator {
+    using IRMutator::visit;
+    Halide::Expr visit(const Variable *op) override { return op->name == kFloatZero ? make_zero(op->type) : Halide::Expr(op); }
+};
+
 } // namespace
 
 void simplify_stages(TensorGraph &graph) {
@@ -40,7 +59,8 @@ void simplify_stages(TensorGraph &graph) {
         if (!s.materialized || s.kind == StageKind::Input) continue;
         Scope<Interval> bounds;
         push_stage_bounds(s, bounds);
-        s.value = CastIntoConstantSelect().mutate(simplify(s.value, true, bounds));
+        Halide::Expr value = simplify(HideFloatZeros().mutate(s.value), true, bounds);
+        s.value = CastIntoConstantSelect().mutate(RestoreFloatZeros().mutate(value));
     }
 }
 
