@@ -3,10 +3,11 @@
 #
 #   tools/fuzz-long.sh [SECONDS] [--build DIR] [--jobs N] [--quick-seeds]   default 900 s, build-san/
 #
-# --quick-seeds (the CI's short run): only the odd-shape catalog twins and the regression
-# inputs as seeds (~40 small kernels, loaded in seconds instead of minutes).
+# --quick-seeds (the CI's short run): only the odd-shape catalog twins, the regression inputs
+# and tests/fuzz/seeds (the ops of docs/OPS.md) as seeds (~80 small kernels, loaded in seconds
+# instead of minutes).
 # The seed corpus is copied at run time into a scratch working corpus: patterns/*.json,
-# tests/patterns_small/*.json, tests/fuzz/regressions/* and every .json/.info kernel of
+# tests/patterns_small/*.json, tests/fuzz/regressions/*, tests/fuzz/seeds/*.json and every .json/.info kernel of
 # ../shared/akg-corpus. Builds the fuzzer first (tools/ci-sanitized.sh configures DIR; without
 # it, DIR is configured here with clang and -Dfuzzing=true). New crash/timeout/leak inputs are
 # left in DIR/fuzz-artifacts/; minimize one with `DIR/tests/fuzz/fuzz_composite -minimize_crash=1
@@ -45,7 +46,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/akg-fuzz.XXXXXX"); trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/corpus" "$work/seeds" "$BUILD/fuzz-artifacts"
 n=0
 add_seed() { cp "$1" "$work/seeds/$n-$(basename "$1")"; n=$((n + 1)); }
-seed_files=(tests/patterns_small/*.json tests/fuzz/regressions/*)
+seed_files=(tests/patterns_small/*.json tests/fuzz/regressions/* tests/fuzz/seeds/*.json)
 [ "$QUICK" -eq 1 ] || seed_files+=(patterns/*.json)
 for f in "${seed_files[@]}"; do [ -f "$f" ] && add_seed "$f"; done
 if [ "$QUICK" -eq 0 ] && [ -d ../shared/akg-corpus ]; then
