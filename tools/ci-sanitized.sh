@@ -62,8 +62,8 @@ echo "== sanitized build: ${t_build} s =="
 #    bad call here, on a few kernels, through the same runtime code;
 #  - catalog_qemu_*, the other CPUs emulated by qemu-user, which cannot map AddressSanitizer's
 #    shadow memory (the main build runs them; catalog_max_isa_* run every variant here).
-#  - ops_x86_64_v3, ops_x86_64_v2: the op graphs in the other variants (the main build runs
-#    them; ops_all_parallel and the best variant's run here).
+#  - ops_x86_64_v4, _v3, _v2: the op graphs in each variant (the main build runs them;
+#    ops_all_parallel and ops_special_values run the best variant here).
 # The catalog kernels run at their real shapes without the reference (AKG_CATALOG_REAL_SHAPES=
 # run-only: the instrumented double-precision reference takes 20x the kernel's time; the main
 # build compares the values) and against it at the odd shapes. akg_run leaves out its two tests
@@ -80,7 +80,7 @@ SANITIZED_GTEST_FILTER=${SANITIZED_GTEST_FILTER:--AkgRun.EveryCatalogKernelRunsB
 t0=$(date +%s)
 all_tests=$(meson test -C "$BUILD" --no-rebuild --list 2>/dev/null)
 tests=$(grep -v -x -e install_consumer -e corpus_check -e catalog_unfused_check -e abi_guard_pages -e abi_c_all_kernels \
-              -e catalog_qemu_haswell -e catalog_qemu_nehalem -e generation_bound -e ops_x86_64_v3 -e ops_x86_64_v2 <<<"$all_tests")
+              -e catalog_qemu_haswell -e catalog_qemu_nehalem -e generation_bound -e ops_x86_64_v4 -e ops_x86_64_v3 -e ops_x86_64_v2 <<<"$all_tests")
 status=0
 # The suite schedules in-process (AKG_ISL_SCHEDULE_SECONDS=0): under AddressSanitizer the fork
 # per isl scheduler call nearly doubles a generation's time (page tables of the shadow memory).

@@ -66,6 +66,7 @@ static inline bool akg_isinf(int64_t) { return false; }
 static inline bool akg_isfinite(float x) { return __builtin_fabsf(x) < __builtin_inff(); }
 static inline bool akg_isfinite(int32_t) { return true; }
 static inline bool akg_isfinite(int64_t) { return true; }
+static inline bool akg_nonzero(int64_t x) { return x != 0; }
 // Sign: NaN and signed zeros pass through.
 static inline float akg_sign(float x) { return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : x); }
 static inline int32_t akg_sign(int32_t x) { return (x > 0) - (x < 0); }

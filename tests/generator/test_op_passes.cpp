@@ -100,3 +100,20 @@ TEST(EmitDirect, RowsAreAddedInOrderAcrossThreadChunks) {
 }
 
 } // namespace
+
+namespace {
+
+// An input assigned in place by one part and read by a later one: the later part reads a copy
+// of the input taken before any part runs (every op reads the input's value before the kernel).
+TEST(RunParts, LaterPartsReadAnInputAssignedInPlaceFromACopy) {
+    akg::CompositeKernel k =
+        akg::load_composite(std::string(AKG_SOURCE_ROOT) + "/tests/difftest/regressions/cumsum_reads_inplace_assigned_input.json");
+    akg::validate_composite(k);
+    akg::PipelineOptions o;
+    o.emit.symbol = "k";
+    std::string code = akg::run_pipeline(k, o);
+    EXPECT_TRUE(contains(code, "memcpy(akg_before0, buffers[")) << code;
+    EXPECT_TRUE(contains(code, "free(akg_before0);")) << code;
+}
+
+} // namespace

@@ -229,6 +229,27 @@ std::string run_parts(const CompositeKernel &kernel, const KernelParts &parts, c
     for (size_t k = kernel.outputs.size(); k-- > 0;)
         where[kernel.outputs[k].name] = "buffers[" + std::to_string(kernel.inputs.size() + k) + "]";
     for (size_t k = 0; k < parts.intermediates.size(); ++k) where[parts.intermediates[k].name] = "akg_mid" + std::to_string(k);
+    // An input that a part assigns in place (InplaceAssign, Assign) and a later part reads: every
+    // op reads the input's value before the kernel, so the other parts read a copy taken first.
+    std::map<std::string, size_t> writer; // input -> the part assigning it
+    for (size_t k = 0; k < parts.parts.size(); ++k)
+        for (const auto &op : parts.parts[k].kernel.ops)
+            if ((op.name == "InplaceAssign" || op.name == "Assign") && !op.inputs.empty() && !op.inputs[0].empty())
+                writer[op.inputs[0][0].name] = k;
+    std::vector<std::pair<std::string, size_t>> snapshots; // input, its index among the kernel's inputs
+    for (const auto &[name, k] : writer)
+        for (size_t j = k + 1; j < parts.parts.size(); ++j) {
+            const auto &ins = parts.parts[j].kernel.inputs;
+            if (std::none_of(ins.begin(), ins.end(), [&](const TensorDesc &t) { return t.name == name; })) continue;
+            for (size_t i = 0; i < kernel.inputs.size(); ++i)
+                if (kernel.inputs[i].name == name) snapshots.push_back({name, i});
+            break;
+        }
+    auto operand = [&](const std::string &name, size_t part) {
+        for (size_t n = 0; n < snapshots.size(); ++n)
+            if (snapshots[n].first == name && writer.at(name) != part) return "akg_before" + std::to_string(n);
+        return where.at(name);
+    };
     std::string calls;
     for (size_t k = 0; k < parts.parts.size(); ++k) {
         const KernelPart &part = parts.parts[k];
@@ -238,7 +259,7 @@ std::string run_parts(const CompositeKernel &kernel, const KernelParts &parts, c
         os << "\n" << part_function(run_pipeline(part.kernel, sub), sub.emit.symbol, name);
         calls += "    {\n        void *const akg_args[] = {";
         bool first = true;
-        for (const auto &t : part.kernel.inputs) calls += std::string(first ? "" : ", ") + where.at(t.name), first = false;
+        for (const auto &t : part.kernel.inputs) calls += std::string(first ? "" : ", ") + operand(t.name, k), first = false;
         for (const auto &t : part.kernel.outputs) calls += std::string(first ? "" : ", ") + where.at(t.name), first = false;
         calls += "};\n        akg_status = " + name + "(akg_args);\n        if (akg_status != AKG_STATUS_OK) goto done;\n    }\n";
     }
@@ -247,10 +268,19 @@ std::string run_parts(const CompositeKernel &kernel, const KernelParts &parts, c
         const TensorDesc &t = parts.intermediates[k];
         os << "    void *akg_mid" << k << " = malloc(" << std::max<int64_t>(1, element_count(t.shape)) * dtype_bytes(t.dtype) << ");\n";
     }
-    if (!parts.intermediates.empty()) {
+    for (size_t n = 0; n < snapshots.size(); ++n) {
+        const TensorDesc &t = kernel.inputs[snapshots[n].second];
+        os << "    void *akg_before" << n << " = malloc(" << std::max<int64_t>(1, element_count(t.shape)) * dtype_bytes(t.dtype) << ");\n";
+    }
+    if (!parts.intermediates.empty() || !snapshots.empty()) {
         os << "    if (";
         for (size_t k = 0; k < parts.intermediates.size(); ++k) os << (k ? " || " : "") << "!akg_mid" << k;
+        for (size_t n = 0; n < snapshots.size(); ++n) os << (n || !parts.intermediates.empty() ? " || " : "") << "!akg_before" << n;
         os << ") {\n        akg_status = AKG_STATUS_OUT_OF_MEMORY;\n        goto done;\n    }\n";
+    }
+    for (size_t n = 0; n < snapshots.size(); ++n) {
+        const TensorDesc &t = kernel.inputs[snapshots[n].second];
+        os << "    memcpy(akg_before" << n << ", buffers[" << snapshots[n].second << "], " << element_count(t.shape) * dtype_bytes(t.dtype) << ");\n";
     }
     os << calls;
     // An output listed twice gets the values of its first listing.
@@ -263,6 +293,7 @@ std::string run_parts(const CompositeKernel &kernel, const KernelParts &parts, c
             }
     os << "done:\n";
     for (size_t k = 0; k < parts.intermediates.size(); ++k) os << "    free(akg_mid" << k << ");\n";
+    for (size_t n = 0; n < snapshots.size(); ++n) os << "    free(akg_before" << n << ");\n";
     os << "    return akg_status;\n}\n";
     return os.str();
 }

@@ -170,10 +170,11 @@ PoolParams pool_params(const CompositeKernel &kernel, const OpDesc &op, const Sh
         p.kh = in[p.h_dim], p.kw = in[p.w_dim];
         return p;
     }
-    // Two entries [h, w], or four in the data layout's order.
+    // One entry for both, two [h, w], or four in the data layout's order.
     auto hw = [&](const char *name, bool required, int64_t fallback) -> std::pair<int64_t, int64_t> {
         auto v = attr_int_list(kernel, op, name, required);
         if (v.empty()) return {fallback, fallback};
+        if (v.size() == 1) return {v[0], v[0]};
         if (v.size() == 2) return {v[0], v[1]};
         if (v.size() == 4) return {v[p.h_dim], v[p.w_dim]};
         op_error(kernel, op, std::string("attribute \"") + name + "\" needs 2 entries (or 4 in the layout's order)");

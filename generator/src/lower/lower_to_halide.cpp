@@ -45,6 +45,8 @@ Expr convert(const Expr &x, DType to) {
     Halide::Type target = compute_type(to);
     if (to == DType::Bool) {
         if (from.is_bool()) return x;
+        // Halide's simplifier folds int64(float x) != 0 as if the conversion kept x whole.
+        if (from.is_int() && from.bits() == 64) return math("akg_nonzero", Halide::Bool(), {x});
         return NE::make(x, make_zero(from));
     }
     Expr v = x;
@@ -58,9 +60,14 @@ Expr convert(const Expr &x, DType to) {
         // out-of-range float is undefined behaviour even when its result is discarded (UBSan).
         Expr in_range = And::make(Not::make(math("akg_isnan", Halide::Bool(), {x})),
                                   And::make(GE::make(x, -limit), LT::make(x, limit)));
-        v = Select::make(GE::make(x, limit), target.max(),
-                         Select::make(LT::make(x, -limit), target.min(),
-                                      Cast::make(target, Select::make(in_range, x, make_zero(from)))));
+        Expr kept = Select::make(in_range, x, make_zero(from));
+        v = Select::make(GE::make(x, limit), target.max(), Select::make(LT::make(x, -limit), target.min(), Cast::make(target, kept)));
+        if (to == DType::Int8 || to == DType::UInt8) {
+            // Narrow integers saturate at their own range (computed in int32).
+            const double lo = to == DType::Int8 ? -128 : 0, hi = to == DType::Int8 ? 127 : 255;
+            v = Select::make(GE::make(x, make_const(from, hi + 1)), make_const(target, hi),
+                             Select::make(LE::make(x, make_const(from, lo - 1)), make_const(target, lo), v));
+        }
         v = Select::make(math("akg_isnan", Halide::Bool(), {x}), make_zero(target), v);
     } else if (from != target) v = Cast::make(target, v);
     if (to == DType::Float16) v = Cast::make(Halide::Float(32), Cast::make(Halide::Float(16), v));
@@ -688,8 +695,11 @@ private:
         }
         Expr body = tensor_read(src.tensor, src.dtype, src_idx);
         if (flag) {
-            // Any: the maximum of the nonzero flags; all: their minimum (NaN counts as nonzero).
-            body = Select::make(convert(body, DType::Bool), Expr(1.0f), Expr(0.0f));
+            // Any: the maximum of the nonzero flags; all: their minimum (NaN counts as nonzero),
+            // in the output's type (float for a bool output).
+            Halide::Type t = compute_type(op.outputs[0].dtype);
+            if (t.is_bool()) t = Halide::Float(32);
+            body = Select::make(convert(body, DType::Bool), make_one(t), make_zero(t));
             s.reduce_kind = op.name == "ElemAny" ? ReduceKind::Max : ReduceKind::Min;
         } else if (op.name == "ReduceSum") s.reduce_kind = ReduceKind::Sum;
         else if (op.name == "ReduceMax") s.reduce_kind = ReduceKind::Max;
