@@ -1,6 +1,6 @@
 // Scatters and scans as loop nests walking their sequential dimension in order, pooling windows
-// around a vector loop (see emit_direct.h). Floating-point values accumulate in double, integers in 64 bits with
-// wrap-around, and each result is stored once in its dtype.
+// around a vector loop (see emit_direct.h). Integers wrap around; each function below says in
+// what precision its floats accumulate.
 #include "codegen/emit_direct.h"
 
 #include <sstream>
@@ -41,11 +41,6 @@ std::string combine(DType t, bool product, const std::string &a, const std::stri
 
 std::string accumulator_type(DType t) { return is_floating(t) ? "double" : "int64_t"; }
 
-struct Frame {
-    std::ostringstream body;
-    std::vector<std::string> names; // C names of the op's operands, in the op's input order
-};
-
 // Binds the kernel's buffers: op operand k is named `operand<k>`, the output `out`.
 std::string bindings(const CompositeKernel &kernel, const OpDesc &op) {
     std::ostringstream os;
@@ -53,7 +48,8 @@ std::string bindings(const CompositeKernel &kernel, const OpDesc &op) {
     for (const auto &g : op.inputs)
         for (const auto &t : g) {
             size_t slot = 0;
-            while (kernel.inputs[slot].name != t.name) ++slot;
+            while (slot < kernel.inputs.size() && kernel.inputs[slot].name != t.name) ++slot;
+            if (slot == kernel.inputs.size()) throw InternalError(kernel.source + ": operand " + t.name + " is not an input of its part");
             os << "    const " << dtype_c_type(t.dtype) << " *__restrict operand" << k++ << " = (const " << dtype_c_type(t.dtype)
                << " *)buffers[" << slot << "];\n";
         }
@@ -132,7 +128,8 @@ std::string scatter(const OpDesc &op) {
 }
 
 // CumSum / CumProd along `axis`: for each outer index and chunk of the inner dimensions, a
-// running value per inner element walks the axis forward or backward.
+// running value per inner element (double for floats, int64 for integers) walks the axis
+// forward or backward; each result is stored once in its dtype.
 std::string scan(const CompositeKernel &kernel, const OpDesc &op) {
     const TensorDesc &out = op.outputs[0];
     const Shape &shape = op.inputs[0][0].shape;

@@ -546,8 +546,9 @@ private:
     }
 
     // TensorScatterAdd and UnsortedSegmentSum as reductions over the index rows: each output
-    // element sums, in row order, the rows whose index names it. The order is fixed whatever the
-    // threads; the cost is rows × outputs (a dedicated scatter statement would be rows × slice).
+    // element sums, in row order, the rows whose index names it (rows × outputs). Kernels take
+    // this form only when an operand is an inline constant; otherwise the op is a direct part
+    // (kernel_parts.h) costing rows × slice.
     void lower_scatter(const OpDesc &op, Stage &s, const std::vector<const TensorDesc *> &ins) {
         const TensorDesc &out = op.outputs[0];
         const TensorDesc &indices = *ins[1];
@@ -615,7 +616,8 @@ private:
     }
 
     // CumSum/CumProd: out[i] reduces x[r] over the r on the scan's side of i (a triangular
-    // selection of a rectangular reduction: n^2 / 2 wasted terms along the axis).
+    // selection of a rectangular reduction: n^2 / 2 wasted terms along the axis). Only for an
+    // inline-constant operand; otherwise the op is a direct part (one pass along the axis).
     void lower_scan(const OpDesc &op, Stage &s, const TensorDesc &in) {
         const Stage &src = graph_.stage(in.name);
         int rank = static_cast<int>(src.shape.size());
@@ -636,7 +638,8 @@ private:
     }
 
     // Pool2D/GlobalPool2D: a max or sum over the window; an average divides the sum by the
-    // window's size (padding counts as zeros, as in TVM's topi).
+    // window's size (padding counts as zeros, as in TVM's topi). Global pools take this form; a
+    // windowed Pool2D is a direct part (kernel_parts.h) unless its operand is a constant.
     void lower_pool(const OpDesc &op, Stage &s, const TensorDesc &in) {
         const Stage src = graph_.stage(in.name);
         const TensorDesc &out = op.outputs[0];
