@@ -237,14 +237,16 @@ std::string run_parts(const CompositeKernel &kernel, const KernelParts &parts, c
             if ((op.name == "InplaceAssign" || op.name == "Assign") && !op.inputs.empty() && !op.inputs[0].empty())
                 writer[op.inputs[0][0].name] = k;
     std::vector<std::pair<std::string, size_t>> snapshots; // input, its index among the kernel's inputs
-    for (const auto &[name, k] : writer)
-        for (size_t j = k + 1; j < parts.parts.size(); ++j) {
+    for (const auto &assigned : writer) {
+        const std::string &name = assigned.first; // a plain variable: lambdas may not capture bindings before C++20
+        for (size_t j = assigned.second + 1; j < parts.parts.size(); ++j) {
             const auto &ins = parts.parts[j].kernel.inputs;
             if (std::none_of(ins.begin(), ins.end(), [&](const TensorDesc &t) { return t.name == name; })) continue;
             for (size_t i = 0; i < kernel.inputs.size(); ++i)
                 if (kernel.inputs[i].name == name) snapshots.push_back({name, i});
             break;
         }
+    }
     auto operand = [&](const std::string &name, size_t part) {
         for (size_t n = 0; n < snapshots.size(); ++n)
             if (snapshots[n].first == name && writer.at(name) != part) return "akg_before" + std::to_string(n);
