@@ -64,6 +64,11 @@ echo "== sanitized build: ${t_build} s =="
 #    shadow memory (the main build runs them; catalog_max_isa_* run every variant here).
 #  - ops_x86_64_v4, _v3, _v2: the op graphs in each variant (the main build runs them;
 #    ops_all_parallel and ops_special_values run the best variant here).
+#  - random_graph_regressions, replaced below by the same graphs on one input seed (the main
+#    build runs three);
+#  - regenerate_robust, whose interrupted and concurrent generations test the driver's file
+#    handling, not memory (the main build runs it).
+# vmath sweeps every 5th input of its ranges (AKG_VMATH_SWEEP_SCALE): the main build sweeps all.
 # The catalog kernels run at their real shapes without the reference (AKG_CATALOG_REAL_SHAPES=
 # run-only: the instrumented double-precision reference takes 20x the kernel's time; the main
 # build compares the values) and against it at the odd shapes. akg_run leaves out its two tests
@@ -75,12 +80,14 @@ export AKG_REFERENCE_CORPUS_MAX_ELEMENTS=${AKG_REFERENCE_CORPUS_MAX_ELEMENTS:-10
 export AKG_CATALOG_REAL_SHAPES=${AKG_CATALOG_REAL_SHAPES:-run-only}
 # random_graphs: 60 random graphs instead of the main build's batch (each compiled under ASan).
 export AKG_RANDOM_GRAPHS_COUNT=${AKG_RANDOM_GRAPHS_COUNT:-60}
+export AKG_VMATH_SWEEP_SCALE=${AKG_VMATH_SWEEP_SCALE:-5}
 SANITIZED_GTEST_FILTER=${SANITIZED_GTEST_FILTER:--AkgRun.EveryCatalogKernelRunsByNameFromNpyFiles:AkgRun.CorpusKernelsCompiledOnDemandRunFromNpyFiles}
 [ -n "${SANITIZED_GTEST_FILTER:-}" ] && export GTEST_FILTER=$SANITIZED_GTEST_FILTER
 t0=$(date +%s)
 all_tests=$(meson test -C "$BUILD" --no-rebuild --list 2>/dev/null)
 tests=$(grep -v -x -e install_consumer -e corpus_check -e catalog_unfused_check -e abi_guard_pages -e abi_c_all_kernels \
-              -e catalog_qemu_haswell -e catalog_qemu_nehalem -e generation_bound -e ops_x86_64_v4 -e ops_x86_64_v3 -e ops_x86_64_v2 <<<"$all_tests")
+              -e catalog_qemu_haswell -e catalog_qemu_nehalem -e generation_bound -e ops_x86_64_v4 -e ops_x86_64_v3 -e ops_x86_64_v2 \
+              -e random_graph_regressions -e regenerate_robust <<<"$all_tests")
 status=0
 # The suite schedules in-process (AKG_ISL_SCHEDULE_SECONDS=0): under AddressSanitizer the fork
 # per isl scheduler call nearly doubles a generation's time (page tables of the shadow memory).
@@ -88,6 +95,13 @@ status=0
 # generation_bound tests the bound itself.
 # shellcheck disable=SC2086
 AKG_ISL_SCHEDULE_SECONDS=0 meson test -C "$BUILD" --no-rebuild --print-errorlogs --num-processes "$JOBS" --timeout-multiplier 3 $tests || status=1
+if grep -q -x random_graph_regressions <<<"$all_tests"; then
+  echo "== the random-graph regressions on one input seed under the sanitizers =="
+  AKG_ISL_SCHEDULE_SECONDS=0 "$BUILD/generator/akg-gen" check tests/difftest/regressions --unsupported-is-failure --all-parallel --seeds 1 \
+    >"$BUILD/meson-logs/regressions-sanitized.txt" 2>&1 || status=1
+  grep -E '^\[[0-9]+/[0-9]+\] (FAIL|UNSUPPORTED)|runtime error|ERROR: ' "$BUILD/meson-logs/regressions-sanitized.txt" || true
+  tail -n 1 "$BUILD/meson-logs/regressions-sanitized.txt"
+fi
 if grep -q -x catalog_unfused_check <<<"$all_tests"; then
   echo "== the fusion ablation's kernels at the odd shapes under the sanitizers =="
   OMP_NUM_THREADS=3 "$BUILD/generator/akg-gen" check tests/patterns_small --unfused \
