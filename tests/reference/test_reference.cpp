@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "expect_error.h"
 #include "kernel_builder.h"
 #include "reference_evaluator.h"
 
@@ -21,20 +22,8 @@ const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 std::vector<double> data_of(const Tensor &t) { return t.data; }
 
-void expect_contains(const std::string &text, const std::string &fragment) {
-  EXPECT_NE(text.find(fragment), std::string::npos) << "'" << fragment << "' not in: " << text;
-}
-
-// Expects evaluation to throw an Error whose message contains every fragment.
-template <class F>
-void expect_error(F f, const std::vector<std::string> &fragments) {
-  try {
-    f();
-    ADD_FAILURE() << "no Error thrown";
-  } catch (const Error &e) {
-    for (const std::string &fragment : fragments) expect_contains(e.what(), fragment);
-  }
-}
+using akg::reference::testing::expect_contains;
+using akg::reference::testing::expect_error;
 
 // ---------------------------------------------------------------------------------------------
 // float16 rounding

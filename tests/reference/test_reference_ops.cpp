@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "expect_error.h"
 #include "kernel_builder.h"
 #include "reference_evaluator.h"
 
@@ -23,19 +24,8 @@ const double kInf = std::numeric_limits<double>::infinity();
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 const double kPi = 3.14159265358979323846;
 
-void expect_contains(const std::string &text, const std::string &fragment) {
-  EXPECT_NE(text.find(fragment), std::string::npos) << "'" << fragment << "' not in: " << text;
-}
-
-template <class F>
-void expect_error(F f, const std::vector<std::string> &fragments) {
-  try {
-    f();
-    ADD_FAILURE() << "no Error thrown";
-  } catch (const Error &e) {
-    for (const std::string &fragment : fragments) expect_contains(e.what(), fragment);
-  }
-}
+using akg::reference::testing::expect_contains;
+using akg::reference::testing::expect_error;
 
 Tensor iota(S shape, const std::string &dtype = "float32") {
   int64_t n = 1;
