@@ -403,6 +403,13 @@ AKG_VM_INLINE float akg_exp_no_overflow(float x) {
 }
 
 /* ---- log ------------------------------------------------------------------------------ */
+namespace akg_vm_detail {
+/* P of log(1+f) = f - f^2/2 + f^3 P(f), highest degree first: float constants, shared by
+ * akg_log (in float) and log_pos_d (in double). */
+static constexpr double log1p_poly[8] = {-0x1.38c1aap-4, 0x1.056498p-3,  -0x1.0d875ap-3, 0x1.22d90ap-3,
+                                         -0x1.5471f6p-3, 0x1.99a012p-3, -0x1.000228p-2, 0x1.555554p-2};
+} // namespace akg_vm_detail
+
 AKG_VM_INLINE float akg_log(float x) {
     using namespace akg_vm_detail;
     int32_t e;
@@ -410,14 +417,15 @@ AKG_VM_INLINE float akg_log(float x) {
     float f = m - 1.0f; /* exact, in [-0.293, 0.415) */
     float ef = (float)e;
     /* log(1+f) = f - f^2/2 + f^3 * P(f), relative error 5.8e-9 */
-    float P = -0x1.38c1aap-4f;
-    P = fmaf_(P, f, 0x1.056498p-3f);
-    P = fmaf_(P, f, -0x1.0d875ap-3f);
-    P = fmaf_(P, f, 0x1.22d90ap-3f);
-    P = fmaf_(P, f, -0x1.5471f6p-3f);
-    P = fmaf_(P, f, 0x1.99a012p-3f);
-    P = fmaf_(P, f, -0x1.000228p-2f);
-    P = fmaf_(P, f, 0x1.555554p-2f);
+    /* Written out: a loop over the coefficients keeps GCC 12 from vectorizing callers' loops. */
+    float P = (float)log1p_poly[0];
+    P = fmaf_(P, f, (float)log1p_poly[1]);
+    P = fmaf_(P, f, (float)log1p_poly[2]);
+    P = fmaf_(P, f, (float)log1p_poly[3]);
+    P = fmaf_(P, f, (float)log1p_poly[4]);
+    P = fmaf_(P, f, (float)log1p_poly[5]);
+    P = fmaf_(P, f, (float)log1p_poly[6]);
+    P = fmaf_(P, f, (float)log1p_poly[7]);
     float z = f * f;
     float hz = 0.5f * z;
     float lo = fmaf_(z * f, P, ef * -0x1.05c610p-29f); /* small terms first */
@@ -834,14 +842,14 @@ AKG_VM_INLINE double log_pos_d(double w) {
     const uint64_t i = d2u(w);
     const int64_t k = (int64_t)(i - 0x3fe6a09e667f3bcdull) >> 52; /* sqrt(1/2) */
     const double f = u2d(i - ((uint64_t)k << 52)) - 1.0;
-    double P = -0x1.38c1aap-4;
-    P = fma_(P, f, 0x1.056498p-3);
-    P = fma_(P, f, -0x1.0d875ap-3);
-    P = fma_(P, f, 0x1.22d90ap-3);
-    P = fma_(P, f, -0x1.5471f6p-3);
-    P = fma_(P, f, 0x1.99a012p-3);
-    P = fma_(P, f, -0x1.000228p-2);
-    P = fma_(P, f, 0x1.555554p-2);
+    double P = log1p_poly[0];
+    P = fma_(P, f, log1p_poly[1]);
+    P = fma_(P, f, log1p_poly[2]);
+    P = fma_(P, f, log1p_poly[3]);
+    P = fma_(P, f, log1p_poly[4]);
+    P = fma_(P, f, log1p_poly[5]);
+    P = fma_(P, f, log1p_poly[6]);
+    P = fma_(P, f, log1p_poly[7]);
     const double z = f * f;
     const double l1p = fma_(z * f, P, fma_(z, -0.5, f));
     return fma_((double)k, 0x1.62e42fefa39efp-1, l1p);
