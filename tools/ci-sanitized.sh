@@ -67,19 +67,21 @@ echo "== sanitized build: ${t_build} s =="
 #  - random_graph_regressions, replaced below by the same graphs on one input seed (the main
 #    build runs three);
 #  - regenerate_robust, whose interrupted and concurrent generations test the driver's file
-#    handling, not memory (the main build runs it).
+#    handling, not memory (the main build runs it);
+#  - generated_up_to_date, the staleness check (the main build runs it; the instrumented
+#    generator runs the corpus subset, the random graphs and the per-pass tests here).
 # vmath sweeps every 5th input of its ranges (AKG_VMATH_SWEEP_SCALE): the main build sweeps all.
 # The catalog kernels run at their real shapes without the reference (AKG_CATALOG_REAL_SHAPES=
 # run-only: the instrumented double-precision reference takes 20x the kernel's time; the main
 # build compares the values) and against it at the odd shapes. akg_run leaves out its two tests
 # that only repeat, through .npy files, what catalog_kernels and the corpus subset run here.
-# reference sweeps corpus kernels up to 10^6 elements; random_graphs checks 60 graphs.
+# reference sweeps corpus kernels up to 10^6 elements; random_graphs checks 40 graphs.
 # Slow tests may shrink further under SANITIZED_GTEST_FILTER (a gtest filter for every gtest binary).
 CORPUS_STRIDE=${CORPUS_STRIDE:-8}
 export AKG_REFERENCE_CORPUS_MAX_ELEMENTS=${AKG_REFERENCE_CORPUS_MAX_ELEMENTS:-1000000}
 export AKG_CATALOG_REAL_SHAPES=${AKG_CATALOG_REAL_SHAPES:-run-only}
-# random_graphs: 60 random graphs instead of the main build's batch (each compiled under ASan).
-export AKG_RANDOM_GRAPHS_COUNT=${AKG_RANDOM_GRAPHS_COUNT:-60}
+# random_graphs: 40 random graphs instead of the main build's batch (each compiled under ASan).
+export AKG_RANDOM_GRAPHS_COUNT=${AKG_RANDOM_GRAPHS_COUNT:-40}
 export AKG_VMATH_SWEEP_SCALE=${AKG_VMATH_SWEEP_SCALE:-5}
 SANITIZED_GTEST_FILTER=${SANITIZED_GTEST_FILTER:--AkgRun.EveryCatalogKernelRunsByNameFromNpyFiles:AkgRun.CorpusKernelsCompiledOnDemandRunFromNpyFiles}
 [ -n "${SANITIZED_GTEST_FILTER:-}" ] && export GTEST_FILTER=$SANITIZED_GTEST_FILTER
@@ -87,7 +89,7 @@ t0=$(date +%s)
 all_tests=$(meson test -C "$BUILD" --no-rebuild --list 2>/dev/null)
 tests=$(grep -v -x -e install_consumer -e corpus_check -e catalog_unfused_check -e abi_guard_pages -e abi_c_all_kernels \
               -e catalog_qemu_haswell -e catalog_qemu_nehalem -e generation_bound -e ops_x86_64_v4 -e ops_x86_64_v3 -e ops_x86_64_v2 \
-              -e random_graph_regressions -e regenerate_robust <<<"$all_tests")
+              -e random_graph_regressions -e regenerate_robust -e generated_up_to_date <<<"$all_tests")
 status=0
 # The suite schedules in-process (AKG_ISL_SCHEDULE_SECONDS=0): under AddressSanitizer the fork
 # per isl scheduler call nearly doubles a generation's time (page tables of the shadow memory).

@@ -47,6 +47,6 @@ echo "== running under qemu-aarch64: ${run[*]}"
 for t in "${!skip[@]}"; do echo "== not run: $t (${skip[$t]})"; done
 echo "== not built without isl and Halide for the host: generator, fuzz, difftest, robustness"
 # Emulated, the tests take several times their native time: their timeouts are scaled, and the
-# vmath accuracy sweeps take every 15th input unless AKG_VMATH_SWEEP_SCALE says otherwise.
-export AKG_VMATH_SWEEP_SCALE=${AKG_VMATH_SWEEP_SCALE:-15}
+# vmath accuracy sweeps take every 30th input unless AKG_VMATH_SWEEP_SCALE says otherwise.
+export AKG_VMATH_SWEEP_SCALE=${AKG_VMATH_SWEEP_SCALE:-30}
 meson test -C build-aarch64 --no-rebuild --print-errorlogs --timeout-multiplier 20 "${run[@]}"

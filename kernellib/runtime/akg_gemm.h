@@ -137,13 +137,16 @@ template <int N, int W> AKG_GEMM_INLINE void prefetch_row(const float *p) {
     __builtin_prefetch(p + N - 1, W, 3);
 }
 
-// One MR x (NV * L) tile. PACKED: A element (r, k) at a[k * MR + r]; otherwise at a[r * lda + k].
-template <class W, int MR, int NV, bool PACKED>
-AKG_GEMM_INLINE void micro(int64_t kc, const float *__restrict a, int64_t lda, const float *__restrict b,
+// One MR x (NV * L) tile. PACKED: A element (r, k) at a[k * AS + r] (AS: the rows of the packed
+// micro-panel, MR or more for an edge tile); otherwise at a[r * lda + k]. BPACKED: B element
+// (k, c) at b[k * NV * L + c]; otherwise at b[k * ldb + c] (B read in place, row-major).
+template <class W, int MR, int NV, bool PACKED, int AS = MR, bool BPACKED = true>
+AKG_GEMM_INLINE void micro(int64_t kc, const float *__restrict a, int64_t lda, const float *__restrict b, int64_t ldb,
                            const float *cin, int64_t ldcin, float *cout, int64_t ldcout) {
     using T = typename W::T;
     constexpr int L = W::L, NR = NV * L;
-    constexpr int64_t ASTEP = PACKED ? MR : 1; // A's step in k
+    constexpr int64_t ASTEP = PACKED ? AS : 1; // A's step in k
+    const int64_t bstep = BPACKED ? NR : ldb;  // B's step in k
     T c[MR][NV];
     unroll<MR>([&](auto r) AKG_GEMM_LAMBDA_INLINE {
         unroll<NV>([&](auto v) AKG_GEMM_LAMBDA_INLINE { c[r][v] = W::zero(); });
@@ -160,10 +163,10 @@ AKG_GEMM_INLINE void micro(int64_t kc, const float *__restrict a, int64_t lda, c
     // The multiply-adds of k + kk, a and b pointing at k.
     auto step = [&](auto kk) AKG_GEMM_LAMBDA_INLINE {
         T bv[NV];
-        unroll<NV>([&](auto v) AKG_GEMM_LAMBDA_INLINE { bv[v] = W::load(b + kk * NR + v * L); });
-        if constexpr (PACKED && W::G > 1) {
+        unroll<NV>([&](auto v) AKG_GEMM_LAMBDA_INLINE { bv[v] = W::load(b + kk * bstep + v * L); });
+        if constexpr (PACKED && W::G > 1 && MR % W::G == 0) {
             unroll<MR / W::G>([&](auto g) AKG_GEMM_LAMBDA_INLINE {
-                T ag = W::load(a + kk * MR + g * W::G);
+                T ag = W::load(a + kk * AS + g * W::G);
                 unroll<W::G>([&](auto j) AKG_GEMM_LAMBDA_INLINE {
                     constexpr int r = decltype(g)::value * W::G + decltype(j)::value;
                     unroll<NV>([&](auto v) AKG_GEMM_LAMBDA_INLINE {
@@ -177,7 +180,7 @@ AKG_GEMM_INLINE void micro(int64_t kc, const float *__restrict a, int64_t lda, c
             const float *ak = a + kk;
             if constexpr (!PACKED) __asm__("" : "+r"(ak));
             unroll<MR>([&](auto r) AKG_GEMM_LAMBDA_INLINE {
-                T ar = W::bcast(PACKED ? a + kk * MR + r : ak + r * lda);
+                T ar = W::bcast(PACKED ? a + kk * AS + r : ak + r * lda);
                 unroll<NV>([&](auto v) AKG_GEMM_LAMBDA_INLINE { c[r][v] = W::fma(ar, bv[v], c[r][v]); });
             });
         }
@@ -185,9 +188,9 @@ AKG_GEMM_INLINE void micro(int64_t kc, const float *__restrict a, int64_t lda, c
     // Unrolled by W::KU in k: fewer pointer updates and loop branches per multiply-add.
     constexpr int KU = W::KU;
     int64_t k = 0;
-    for (; k + KU <= kc; k += KU, a += KU * ASTEP, b += KU * NR)
+    for (; k + KU <= kc; k += KU, a += KU * ASTEP, b += KU * bstep)
         unroll<KU>([&](auto kk) AKG_GEMM_LAMBDA_INLINE { step(kk); W::fence(); });
-    for (; k < kc; ++k, a += ASTEP, b += NR) step(std::integral_constant<int, 0>());
+    for (; k < kc; ++k, a += ASTEP, b += bstep) step(std::integral_constant<int, 0>());
 
     if (cin)
         unroll<MR>([&](auto r) AKG_GEMM_LAMBDA_INLINE {
@@ -209,7 +212,7 @@ AKG_GEMM_INLINE void micro(int64_t kc, const float *__restrict a, int64_t lda, c
 __attribute__((noinline, unused)) static void akg_gemm_micro(int64_t kc, const float *__restrict ap, const float *__restrict bp, const float *cin,
                                                      int64_t ldcin, float *cout, int64_t ldcout) {
     using namespace akg_gemm_detail;
-    micro<V, AKG_GEMM_MR, AKG_GEMM_NR / V::L, true>(kc, ap, 0, bp, cin, ldcin, cout, ldcout);
+    micro<V, AKG_GEMM_MR, AKG_GEMM_NR / V::L, true>(kc, ap, 0, bp, 0, cin, ldcin, cout, ldcout);
 }
 
 // The same with A read in place, row-major: a(r, k) = a[r*lda + k] (small M, where packing A
@@ -218,7 +221,34 @@ __attribute__((noinline, unused)) static void akg_gemm_micro_rowmajor_a(int64_t 
                                                                 const float *__restrict bp, const float *cin, int64_t ldcin,
                                                                 float *cout, int64_t ldcout) {
     using namespace akg_gemm_detail;
-    micro<V, AKG_GEMM_MR, AKG_GEMM_NR / V::L, false>(kc, a, lda, bp, cin, ldcin, cout, ldcout);
+    micro<V, AKG_GEMM_MR, AKG_GEMM_NR / V::L, false>(kc, a, lda, bp, 0, cin, ldcin, cout, ldcout);
+}
+
+namespace akg_gemm_detail {
+template <int MR, bool APACKED, bool BPACKED>
+__attribute__((noinline)) static void tile(int64_t kc, const float *__restrict a, int64_t lda, const float *__restrict b, int64_t ldb,
+                                    const float *cin, int64_t ldcin, float *cout, int64_t ldcout) {
+    micro<V, MR, AKG_GEMM_NR / V::L, APACKED, AKG_GEMM_MR, BPACKED>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
+}
+using TileFn = void (*)(int64_t, const float *__restrict, int64_t, const float *__restrict, int64_t, const float *, int64_t, float *,
+                        int64_t);
+template <bool APACKED, bool BPACKED, int... R> AKG_GEMM_INLINE TileFn tile_fn(int64_t rows, std::integer_sequence<int, R...>) {
+    static constexpr TileFn table[] = {&tile<R + 1, APACKED, BPACKED>...};
+    return table[rows - 1];
+}
+} // namespace akg_gemm_detail
+
+// The first `rows` (1 .. AKG_GEMM_MR) rows of a tile of C = (cin ? cin : 0) + A·B over kc, by a
+// micro-kernel of that many rows, so that the short last panel of rows costs its own rows and
+// not a full tile's. APACKED: A is a packed micro-panel of AKG_GEMM_MR rows (a[k*MR + r]);
+// otherwise row-major (a[r*lda + k]). BPACKED: B is a packed micro-panel (b[k*NR + c]);
+// otherwise row-major in place (b[k*ldb + c], small M, where packing B does not pay). Stores
+// exactly `rows` rows of cout.
+template <bool APACKED, bool BPACKED>
+static inline void akg_gemm_tile(int64_t rows, int64_t kc, const float *__restrict a, int64_t lda, const float *__restrict b, int64_t ldb,
+                                 const float *cin, int64_t ldcin, float *cout, int64_t ldcout) {
+    using namespace akg_gemm_detail;
+    tile_fn<APACKED, BPACKED>(rows, std::make_integer_sequence<int, AKG_GEMM_MR>())(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
 }
 
 // Packs `valid` rows of a float32 operand stored with k innermost (row x at src + x * ld) into a

@@ -1,10 +1,11 @@
-// Tests of kernellib/runtime/akg_gemm.h, compiled with the generated kernels' flags: both
-// micro-kernels (packed A, row-major A) against a naive loop over the tile that does the same
+// Tests of kernellib/runtime/akg_gemm.h, compiled with the generated kernels' flags: the
+// micro-kernels (A packed or row-major, B packed or row-major in place, every height of a last
+// partial panel of rows through akg_gemm_tile) against a naive loop over the tile that does the same
 // operations in the same order (a chain of multiply-adds over k from 0, fused where the ISA has
 // FMA, then + cin), compared bit for bit, NaN matching any NaN; and against a double-precision
 // sum within a rounding bound, which checks that reference. Shapes: kc around the unroll and
 // register-blocking boundaries, cin null / separate / the same buffer as cout, row strides wider
-// than the tile, unaligned panels; nothing outside the tile may be written. Special values
+// than the tile, unaligned panels; nothing outside the tile's rows may be written. Special values
 // (infinities, NaN) must propagate as in that chain.
 #include "akg_gemm.h"
 
@@ -35,8 +36,10 @@ enum CinMode { NO_CIN, SEPARATE_CIN, CIN_IS_COUT };
 const char *mode_name[] = {"cin=null", "cin separate", "cin==cout"};
 
 // One case: A (MR x kc) and B (kc x NR) as dense row-major matrices, cin tile, specials: how
-// many special values to scatter into A, B and cin.
-void check(bool packed, int64_t kc, CinMode mode, int specials, std::mt19937 &rng) {
+// many special values to scatter into A, B and cin. rows: the tile's height (MR: the full
+// micro-kernels; fewer: akg_gemm_tile's edge kernels); bpacked: B from a packed micro-panel or
+// read in place (akg_gemm_tile only).
+void check(bool packed, bool bpacked, int rows, int64_t kc, CinMode mode, int specials, std::mt19937 &rng) {
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
     std::vector<float> a(MR * kc), b(kc * NR), cin0(MR * NR);
     for (auto &x : a) x = dist(rng);
@@ -54,13 +57,15 @@ void check(bool packed, int64_t kc, CinMode mode, int specials, std::mt19937 &rn
     }
 
     // Inputs in the layouts the kernels read, one float off 64-byte alignment.
-    const int64_t lda = kc + 3, ldcin = NR + 5, ldcout = NR + 11;
-    std::vector<float> ap(MR * kc + 1), arow(MR * lda + 1), bp(kc * NR + 1);
+    const int64_t lda = kc + 3, ldb = NR + 7, ldcin = NR + 5, ldcout = NR + 11;
+    std::vector<float> ap(MR * kc + 1), arow(MR * lda + 1), bp(kc * NR + 1), brow(kc * ldb + 1, std::numeric_limits<float>::quiet_NaN());
     for (int64_t k = 0; k < kc; ++k)
         for (int r = 0; r < MR; ++r) ap[1 + k * MR + r] = a[r * kc + k];
     for (int r = 0; r < MR; ++r)
         for (int64_t k = 0; k < kc; ++k) arow[1 + r * lda + k] = a[r * kc + k];
     std::memcpy(bp.data() + 1, b.data(), b.size() * sizeof(float));
+    for (int64_t k = 0; k < kc; ++k)
+        for (int c = 0; c < NR; ++c) brow[1 + k * ldb + c] = b[k * NR + c];
     const float sentinel = -12345.0f;
     std::vector<float> cinbuf((MR + 1) * ldcin, sentinel), coutbuf((MR + 1) * ldcout, sentinel);
     float *cout = coutbuf.data() + 1;
@@ -77,19 +82,30 @@ void check(bool packed, int64_t kc, CinMode mode, int specials, std::mt19937 &rn
     }
     std::vector<float> cinbuf_before = cinbuf;
 
-    if (packed)
-        akg_gemm_micro(kc, ap.data() + 1, bp.data() + 1, cin, ldc_in, cout, ldcout);
-    else
-        akg_gemm_micro_rowmajor_a(kc, arow.data() + 1, lda, bp.data() + 1, cin, ldc_in, cout, ldcout);
+    const float *a_in = packed ? ap.data() + 1 : arow.data() + 1;
+    const float *b_in = bpacked ? bp.data() + 1 : brow.data() + 1;
+    const int64_t b_ld = bpacked ? 0 : ldb;
+    const char *name = "akg_gemm_tile";
+    if (rows == MR && bpacked) {
+        name = packed ? "akg_gemm_micro" : "akg_gemm_micro_rowmajor_a";
+        if (packed) akg_gemm_micro(kc, a_in, b_in, cin, ldc_in, cout, ldcout);
+        else akg_gemm_micro_rowmajor_a(kc, a_in, lda, b_in, cin, ldc_in, cout, ldcout);
+    } else if (packed) {
+        if (bpacked) akg_gemm_tile<true, true>(rows, kc, a_in, 0, b_in, b_ld, cin, ldc_in, cout, ldcout);
+        else akg_gemm_tile<true, false>(rows, kc, a_in, 0, b_in, b_ld, cin, ldc_in, cout, ldcout);
+    } else {
+        if (bpacked) akg_gemm_tile<false, true>(rows, kc, a_in, lda, b_in, b_ld, cin, ldc_in, cout, ldcout);
+        else akg_gemm_tile<false, false>(rows, kc, a_in, lda, b_in, b_ld, cin, ldc_in, cout, ldcout);
+    }
 
     int bad = 0;
     auto fail = [&](const char *what, int r, int c, float got, float want) {
         if (bad++ < 3 && printed++ < 30)
-            std::printf("FAIL %s kc=%lld %s specials=%d: %s at (%d, %d): got %.9g, want %.9g\n",
-                        packed ? "akg_gemm_micro" : "akg_gemm_micro_rowmajor_a", (long long)kc, mode_name[mode], specials,
+            std::printf("FAIL %s (A %s, B %s, %d rows) kc=%lld %s specials=%d: %s at (%d, %d): got %.9g, want %.9g\n", name,
+                        packed ? "packed" : "row-major", bpacked ? "packed" : "in place", rows, (long long)kc, mode_name[mode], specials,
                         what, r, c, got, want);
     };
-    for (int r = 0; r < MR; ++r)
+    for (int r = 0; r < rows; ++r)
         for (int c = 0; c < NR; ++c) {
             float acc = 0.0f;
             double exact = 0.0, magnitude = 0.0;
@@ -108,11 +124,13 @@ void check(bool packed, int64_t kc, CinMode mode, int specials, std::mt19937 &rn
             if (specials == 0 && !(std::fabs(got - exact) <= (kc + 2) * 0x1p-24 * magnitude))
                 fail("too far from the exact sum", r, c, got, (float)exact);
         }
-    // Nothing outside the tile: the rest of each row of cout, its row MR, and all of cin's buffer.
+    // Nothing outside the tile's rows: the rest of each row of cout, its rows from `rows` on (those
+    // hold cin0 when cin is cout), and all of cin's buffer.
     for (int64_t i = 0; i < (int64_t)coutbuf.size(); ++i) {
         int64_t r = (i - 1) / ldcout, c = (i - 1) % ldcout;
-        bool inside = i >= 1 && r < MR && c < NR;
-        if (!inside && coutbuf[i] != sentinel) fail("written outside the tile", (int)r, (int)c, coutbuf[i], sentinel);
+        bool inside = i >= 1 && r < rows && c < NR;
+        float want = mode == CIN_IS_COUT && i >= 1 && r < MR && c < NR ? cin0[r * NR + c] : sentinel;
+        if (!inside && !same(coutbuf[i], want)) fail("written outside the tile", (int)r, (int)c, coutbuf[i], want);
     }
     if (std::memcmp(cinbuf.data(), cinbuf_before.data(), cinbuf.size() * sizeof(float)) != 0)
         fail("cin modified", 0, 0, 0, 0);
@@ -129,9 +147,18 @@ int main() {
         for (int64_t kc : {1, 2, 3, 7, 64, 255, 256, 257})
             for (CinMode mode : {NO_CIN, SEPARATE_CIN, CIN_IS_COUT})
                 for (int specials : {0, 1, 4, 16}) {
-                    check(packed, kc, mode, specials, rng);
+                    check(packed, true, MR, kc, mode, specials, rng);
                     ++cases;
                 }
+    // akg_gemm_tile: every height, both B layouts, fewer k and modes.
+    for (bool packed : {true, false})
+        for (bool bpacked : {true, false})
+            for (int rows = 1; rows <= MR; ++rows)
+                for (int64_t kc : {1, 5, 64, 257})
+                    for (CinMode mode : {NO_CIN, SEPARATE_CIN, CIN_IS_COUT}) {
+                        check(packed, bpacked, rows, kc, mode, kc == 5 ? 4 : 0, rng);
+                        ++cases;
+                    }
     std::printf("%d of %d cases failed\n", failures, cases);
     return failures != 0;
 }

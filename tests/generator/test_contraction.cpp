@@ -188,6 +188,36 @@ TEST(TileContraction, BuildsTheBlisTreeWithPackingAndTheMicroKernelMark) {
     EXPECT_LT(tree.find("filter: \"{ PackB"), tree.find("micro_kernel")) << tree;
 }
 
+TEST(PlanContraction, SmallMReadsBInPlace) {
+    // FC: 32 rows, one block of them; B [2048, 1001] row-major at a stride that does not alias.
+    GemmPart fc(load("gemm_fc_bias_f32"));
+    akg::plan_contraction(fc.model(), fc.options());
+    EXPECT_FALSE(fc.model().contraction->pack_b);
+    EXPECT_NE(akg::contraction_plan_text(fc.model()).find("B read in place"), std::string::npos);
+    // 2048 rows: B's micro-panels are read by many tiles of rows, so packing pays.
+    GemmPart ffn1(load("gemm_ffn1_bias_gelu_f32"));
+    akg::plan_contraction(ffn1.model(), ffn1.options());
+    EXPECT_TRUE(ffn1.model().contraction->pack_b);
+    // Transposed B (keys): its columns are not innermost, so it is packed whatever M is.
+    GemmPart scores(load("bmm_attn_scores_scale_mask_f32"));
+    akg::plan_contraction(scores.model(), scores.options());
+    EXPECT_TRUE(scores.model().contraction->pack_b);
+}
+
+TEST(TileContraction, BInPlacePacksOnlyItsPartialMicroPanel) {
+    // FC: 1001 = 31 x 32 + 9 columns: only micro-panel 31 is packed (zero-padded).
+    GemmPart fc(load("gemm_fc_bias_f32"));
+    akg::plan_contraction(fc.model(), fc.options());
+    akg::tile_contraction(fc.model(), fc.options());
+    std::string tree = fc.tree_text();
+    EXPECT_NE(tree.find("filter: \"{ PackB[jr = 31] }\""), std::string::npos) << tree;
+    // The context BMM: 64 columns, two whole micro-panels, nothing to pack.
+    GemmPart context(load("bmm_attn_context_f32"));
+    akg::plan_contraction(context.model(), context.options());
+    akg::tile_contraction(context.model(), context.options());
+    EXPECT_EQ(context.tree_text().find("PackB"), std::string::npos);
+}
+
 TEST(TileContraction, EveryMicroKernelMarkOfTheAstKnowsItsTile) {
     GemmPart part(load("bmm_attn_context_f32"));
     akg::plan_contraction(part.model(), part.options());

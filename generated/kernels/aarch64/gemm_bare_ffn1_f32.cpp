@@ -59,14 +59,8 @@ extern "C" int akg_kernel_fn_gemm_bare_ffn1_f32__aarch64(void *const *buffers) {
                                     const float *akg_b = akg_bp + ((akg_j / 12) % 128) * 9216 + akg_k * 12;
                                     const float *akg_a = akg_ap + ((akg_i % 168) / 8) * 6144;
                                     {
-                                        if (akg_mv == 8 && akg_nv == 12) {
-                                            akg_gemm_micro(akg_kn, akg_a, akg_b, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
-                                        } else {
-                                            alignas(64) float akg_tile[96];
-                                            akg_gemm_micro(akg_kn, akg_a, akg_b, nullptr, 0, akg_tile, 12);
-                                            for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r)
-                                                for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c)
-                                                    (out0 + (0) + akg_i * 3072 + akg_j)[akg_r * 3072 + akg_c] = akg_tile[akg_r * 12 + akg_c];
+                                        {
+                                            akg_gemm_tile<true, true>(8, akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
                                         }
                                     }
                                 }

@@ -17,7 +17,7 @@ extern "C" int akg_kernel_fn_gemm_fc_bias_f32__aarch64(void *const *buffers) {
         int akg_failed = 0;
         #pragma omp parallel if (!akg_single_thread())
         {
-            float *akg_bp = (float *)aligned_alloc(64, 4128768);
+            float *akg_bp = (float *)aligned_alloc(64, 98304);
             float *akg_ap = (float *)aligned_alloc(64, 262144);
             const bool akg_ok = akg_bp && akg_ap;
             if (!akg_ok) {
@@ -27,10 +27,10 @@ extern "C" int akg_kernel_fn_gemm_fc_bias_f32__aarch64(void *const *buffers) {
             #pragma omp for collapse(1) schedule(static)
             for (int64_t c0 = 0; (c0 <= 1); c0 += 1) {
                 if (akg_ok) {
-                    for (int64_t c1 = (42 * c0); (c1 <= ((42 * c0) + 41)); c1 += 1) {
+                    if ((c0 == 1)) {
                         {
-                            float *__restrict akg_dst = akg_bp + ((c1) % 42) * 24576;
-                            const int64_t akg_j0 = (c1) * 12;
+                            float *__restrict akg_dst = akg_bp;
+                            const int64_t akg_j0 = (83) * 12;
                             const int64_t akg_valid = akg_imin(12, 1001 - akg_j0);
                             const float *akg_src = in1 + (INT64_C(0)) + akg_j0 * 1 + 0 * 1001;
                             for (int64_t akg_k = 0; akg_k < 2048; ++akg_k) {
@@ -56,11 +56,16 @@ extern "C" int akg_kernel_fn_gemm_fc_bias_f32__aarch64(void *const *buffers) {
                                 const int64_t akg_kn = 2047 - akg_k + 1;
                                 const int64_t akg_mv = akg_imin(8, 32 - akg_i), akg_nv = akg_imin(12, 1001 - akg_j);
                                 (void)akg_nv;
-                                const float *akg_b = akg_bp + ((akg_j / 12) % 42) * 24576 + akg_k * 12;
+                                const float *akg_bi = in1 + (INT64_C(0)) + akg_j + akg_k * 1001;
+                                const float *akg_b = akg_bp + akg_k * 12;
                                 const float *akg_a = akg_ap + ((akg_i % 32) / 8) * 16384;
                                 {
                                     alignas(64) float akg_tile[96];
-                                    akg_gemm_micro(akg_kn, akg_a, akg_b, nullptr, 0, akg_tile, 12);
+                                    if (akg_nv == 12) {
+                                        akg_gemm_tile<true, false>(8, akg_kn, akg_a, 0, akg_bi, 1001, nullptr, 0, akg_tile, 12);
+                                    } else {
+                                        akg_gemm_tile<true, true>(8, akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12);
+                                    }
                                     for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                         const int64_t i0 = akg_i + akg_r;
                                         #pragma omp simd

@@ -59,14 +59,8 @@ extern "C" int akg_kernel_fn_gemm_bare_ffn1_f32__x86_64_v2(void *const *buffers)
                                     const float *akg_b = akg_bp + ((akg_j / 8) % 192) * 6144 + akg_k * 8;
                                     const float *akg_a = akg_ap + ((akg_i % 42) / 6) * 4608;
                                     {
-                                        if (akg_mv == 6 && akg_nv == 8) {
-                                            akg_gemm_micro(akg_kn, akg_a, akg_b, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
-                                        } else {
-                                            alignas(64) float akg_tile[48];
-                                            akg_gemm_micro(akg_kn, akg_a, akg_b, nullptr, 0, akg_tile, 8);
-                                            for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r)
-                                                for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c)
-                                                    (out0 + (0) + akg_i * 3072 + akg_j)[akg_r * 3072 + akg_c] = akg_tile[akg_r * 8 + akg_c];
+                                        {
+                                            akg_gemm_tile<true, true>(akg_mv, akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
                                         }
                                     }
                                 }

@@ -68,7 +68,7 @@ extern "C" int akg_kernel_fn_gemm_ffn1_bias_gelu_f16__x86_64_v2(void *const *buf
                                     const float *akg_a = akg_ap + ((akg_i % 42) / 6) * 4608;
                                     {
                                         alignas(64) float akg_tile[48];
-                                        akg_gemm_micro(akg_kn, akg_a, akg_b, nullptr, 0, akg_tile, 8);
+                                        akg_gemm_tile<true, true>(akg_mv, akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8);
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                             const int64_t i0 = akg_i + akg_r;
                                             #pragma omp simd

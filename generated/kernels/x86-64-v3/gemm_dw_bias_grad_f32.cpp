@@ -65,14 +65,8 @@ static int akg_part0_gemm_dw_bias_grad_f32__x86_64_v3(void *const *buffers) {
                                     const float *akg_b = akg_bp + ((akg_j / 16) % 48) * 32768 + akg_k * 16;
                                     const float *akg_a = akg_ap + ((akg_i % 30) / 6) * 12288;
                                     {
-                                        if (akg_mv == 6 && akg_nv == 16) {
-                                            akg_gemm_micro(akg_kn, akg_a, akg_b, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
-                                        } else {
-                                            alignas(64) float akg_tile[96];
-                                            akg_gemm_micro(akg_kn, akg_a, akg_b, nullptr, 0, akg_tile, 16);
-                                            for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r)
-                                                for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c)
-                                                    (out0 + (0) + akg_i * 3072 + akg_j)[akg_r * 3072 + akg_c] = akg_tile[akg_r * 16 + akg_c];
+                                        {
+                                            akg_gemm_tile<true, true>(6, akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
                                         }
                                     }
                                 }

@@ -67,7 +67,7 @@ extern "C" int akg_kernel_fn_gemm_nt_f16__x86_64_v3(void *const *buffers) {
                                     const float *akg_a = akg_ap + ((akg_i % 252) / 6) * 1536;
                                     {
                                         alignas(64) float akg_tile[96];
-                                        akg_gemm_micro(akg_kn, akg_a, akg_b, nullptr, 0, akg_tile, 16);
+                                        akg_gemm_tile<true, true>(akg_mv, akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 16);
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                             const int64_t i0 = akg_i + akg_r;
                                             #pragma omp simd

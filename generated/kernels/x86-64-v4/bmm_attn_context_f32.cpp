@@ -16,8 +16,7 @@ extern "C" int akg_kernel_fn_bmm_attn_context_f32__x86_64_v4(void *const *buffer
         int akg_failed = 0;
         #pragma omp parallel if (!akg_single_thread())
         {
-            float *akg_bp = (float *)aligned_alloc(64, 32768);
-            const bool akg_ok = akg_bp;
+            const bool akg_ok = true;
             if (!akg_ok) {
                 #pragma omp atomic write
                 akg_failed = 1;
@@ -26,21 +25,6 @@ extern "C" int akg_kernel_fn_bmm_attn_context_f32__x86_64_v4(void *const *buffer
             for (int64_t c0 = 0; (c0 <= 15); c0 += 1) {
                 for (int64_t c1 = 0; (c1 <= 11); c1 += 1) {
                     if (akg_ok) {
-                        for (int64_t c3 = 0; (c3 <= 1); c3 += 1) {
-                            {
-                                [[maybe_unused]] const int64_t i0 = c0;
-                                [[maybe_unused]] const int64_t i1 = c1;
-                                float *__restrict akg_dst = akg_bp + ((c3) % 2) * 4096;
-                                const int64_t akg_j0 = (c3) * 32;
-                                const int64_t akg_valid = akg_imin(32, 64 - akg_j0);
-                                const float *akg_src = in1 + ((((i0 * INT64_C(12)) + i1) * INT64_C(8192))) + akg_j0 * 1 + 0 * 64;
-                                for (int64_t akg_k = 0; akg_k < 128; ++akg_k) {
-                                    #pragma omp simd
-                                    for (int64_t akg_x = 0; akg_x < 32; ++akg_x)
-                                        akg_dst[akg_k * 32 + akg_x] = akg_x < akg_valid ? akg_src[akg_k * 64 + akg_x * 1] : 0.0f;
-                                }
-                            }
-                        }
                         for (int64_t c5 = 0; (c5 <= 1); c5 += 1) {
                             for (int64_t c6 = 0; (c6 <= 9); c6 += 1) {
                                 {
@@ -50,31 +34,11 @@ extern "C" int akg_kernel_fn_bmm_attn_context_f32__x86_64_v4(void *const *buffer
                                     const int64_t akg_kn = 127 - akg_k + 1;
                                     const int64_t akg_mv = akg_imin(14, 128 - akg_i), akg_nv = akg_imin(32, 64 - akg_j);
                                     (void)akg_nv;
-                                    const float *akg_b = akg_bp + ((akg_j / 32) % 2) * 4096 + akg_k * 32;
+                                    const float *akg_bi = in1 + ((((i0 * INT64_C(12)) + i1) * INT64_C(8192))) + akg_j + akg_k * 64;
                                     const float *akg_a = in0 + ((((i0 * INT64_C(12)) + i1) * INT64_C(16384))) + akg_i * 128 + akg_k;
                                     {
-                                        if (akg_mv == 14 && akg_nv == 32) {
-                                            if (akg_mv == 14) {
-                                                akg_gemm_micro_rowmajor_a(akg_kn, akg_a, 128, akg_b, nullptr, 0, (out0 + (i1 * 8192 + i0 * 98304) + akg_i * 64 + akg_j), 64);
-                                            } else {
-                                                alignas(64) float akg_edge[1792];
-                                                for (int64_t akg_k = 0; akg_k < akg_kn; ++akg_k)
-                                                    for (int64_t akg_r = 0; akg_r < 14; ++akg_r) akg_edge[akg_k * 14 + akg_r] = akg_r < akg_mv ? akg_a[akg_r * 128 + akg_k] : 0.0f;
-                                                akg_gemm_micro(akg_kn, akg_edge, akg_b, nullptr, 0, (out0 + (i1 * 8192 + i0 * 98304) + akg_i * 64 + akg_j), 64);
-                                            }
-                                        } else {
-                                            alignas(64) float akg_tile[448];
-                                            if (akg_mv == 14) {
-                                                akg_gemm_micro_rowmajor_a(akg_kn, akg_a, 128, akg_b, nullptr, 0, akg_tile, 32);
-                                            } else {
-                                                alignas(64) float akg_edge[1792];
-                                                for (int64_t akg_k = 0; akg_k < akg_kn; ++akg_k)
-                                                    for (int64_t akg_r = 0; akg_r < 14; ++akg_r) akg_edge[akg_k * 14 + akg_r] = akg_r < akg_mv ? akg_a[akg_r * 128 + akg_k] : 0.0f;
-                                                akg_gemm_micro(akg_kn, akg_edge, akg_b, nullptr, 0, akg_tile, 32);
-                                            }
-                                            for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r)
-                                                for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c)
-                                                    (out0 + (i1 * 8192 + i0 * 98304) + akg_i * 64 + akg_j)[akg_r * 64 + akg_c] = akg_tile[akg_r * 32 + akg_c];
+                                        {
+                                            akg_gemm_tile<false, false>(akg_mv, akg_kn, akg_a, 128, akg_bi, 64, nullptr, 0, (out0 + (i1 * 8192 + i0 * 98304) + akg_i * 64 + akg_j), 64);
                                         }
                                     }
                                 }
@@ -83,7 +47,6 @@ extern "C" int akg_kernel_fn_bmm_attn_context_f32__x86_64_v4(void *const *buffer
                     }
                 }
             }
-            free(akg_bp);
         }
         if (akg_failed) return AKG_STATUS_OUT_OF_MEMORY;
     }

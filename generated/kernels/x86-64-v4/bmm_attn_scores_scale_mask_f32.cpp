@@ -50,14 +50,7 @@ extern "C" int akg_kernel_fn_bmm_attn_scores_scale_mask_f32__x86_64_v4(void *con
                                     const float *akg_a = in0 + ((((i0 * INT64_C(12)) + i1) * INT64_C(8192))) + akg_i * 64 + akg_k;
                                     {
                                         alignas(64) float akg_tile[448];
-                                        if (akg_mv == 14) {
-                                            akg_gemm_micro_rowmajor_a(akg_kn, akg_a, 64, akg_b, nullptr, 0, akg_tile, 32);
-                                        } else {
-                                            alignas(64) float akg_edge[896];
-                                            for (int64_t akg_k = 0; akg_k < akg_kn; ++akg_k)
-                                                for (int64_t akg_r = 0; akg_r < 14; ++akg_r) akg_edge[akg_k * 14 + akg_r] = akg_r < akg_mv ? akg_a[akg_r * 64 + akg_k] : 0.0f;
-                                            akg_gemm_micro(akg_kn, akg_edge, akg_b, nullptr, 0, akg_tile, 32);
-                                        }
+                                        akg_gemm_tile<false, true>(akg_mv, akg_kn, akg_a, 64, akg_b, 0, nullptr, 0, akg_tile, 32);
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                             const int64_t i2 = akg_i + akg_r;
                                             #pragma omp simd

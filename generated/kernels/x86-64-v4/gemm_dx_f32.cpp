@@ -59,16 +59,10 @@ extern "C" int akg_kernel_fn_gemm_dx_f32__x86_64_v4(void *const *buffers) {
                                             float *akg_c = akg_acc + (akg_i - (akg_i / 1036) * 1036) * 384 + akg_j % 384;
                                             const float *akg_cin = akg_k == 0 ? nullptr : akg_c;
                                             if (akg_k + akg_kn < 3072) {
-                                                akg_gemm_micro(akg_kn, akg_a, akg_b, akg_cin, 384, akg_c, 384);
+                                                akg_gemm_tile<true, true>(akg_mv, akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_c, 384);
                                             } else {
-                                                if (akg_mv == 14 && akg_nv == 32) {
-                                                    akg_gemm_micro(akg_kn, akg_a, akg_b, akg_cin, 384, (out0 + (0) + akg_i * 768 + akg_j), 768);
-                                                } else {
-                                                    alignas(64) float akg_tile[448];
-                                                    akg_gemm_micro(akg_kn, akg_a, akg_b, akg_cin, 384, akg_tile, 32);
-                                                    for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r)
-                                                        for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c)
-                                                            (out0 + (0) + akg_i * 768 + akg_j)[akg_r * 768 + akg_c] = akg_tile[akg_r * 32 + akg_c];
+                                                {
+                                                    akg_gemm_tile<true, true>(akg_mv, akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, (out0 + (0) + akg_i * 768 + akg_j), 768);
                                                 }
                                             }
                                         }

@@ -17,7 +17,7 @@ extern "C" int akg_kernel_fn_gemm_fc_bias_f32__x86_64_v4(void *const *buffers) {
         int akg_failed = 0;
         #pragma omp parallel if (!akg_single_thread())
         {
-            float *akg_bp = (float *)aligned_alloc(64, 4194304);
+            float *akg_bp = (float *)aligned_alloc(64, 262144);
             float *akg_ap = (float *)aligned_alloc(64, 344064);
             const bool akg_ok = akg_bp && akg_ap;
             if (!akg_ok) {
@@ -27,10 +27,10 @@ extern "C" int akg_kernel_fn_gemm_fc_bias_f32__x86_64_v4(void *const *buffers) {
             #pragma omp for collapse(1) schedule(static)
             for (int64_t c0 = 0; (c0 <= 1); c0 += 1) {
                 if (akg_ok) {
-                    for (int64_t c1 = (16 * c0); (c1 <= ((16 * c0) + 15)); c1 += 1) {
+                    if ((c0 == 1)) {
                         {
-                            float *__restrict akg_dst = akg_bp + ((c1) % 16) * 65536;
-                            const int64_t akg_j0 = (c1) * 32;
+                            float *__restrict akg_dst = akg_bp;
+                            const int64_t akg_j0 = (31) * 32;
                             const int64_t akg_valid = akg_imin(32, 1001 - akg_j0);
                             const float *akg_src = in1 + (INT64_C(0)) + akg_j0 * 1 + 0 * 1001;
                             for (int64_t akg_k = 0; akg_k < 2048; ++akg_k) {
@@ -56,11 +56,16 @@ extern "C" int akg_kernel_fn_gemm_fc_bias_f32__x86_64_v4(void *const *buffers) {
                                 const int64_t akg_kn = 2047 - akg_k + 1;
                                 const int64_t akg_mv = akg_imin(14, 32 - akg_i), akg_nv = akg_imin(32, 1001 - akg_j);
                                 (void)akg_nv;
-                                const float *akg_b = akg_bp + ((akg_j / 32) % 16) * 65536 + akg_k * 32;
+                                const float *akg_bi = in1 + (INT64_C(0)) + akg_j + akg_k * 1001;
+                                const float *akg_b = akg_bp + akg_k * 32;
                                 const float *akg_a = akg_ap + ((akg_i % 42) / 14) * 28672;
                                 {
                                     alignas(64) float akg_tile[448];
-                                    akg_gemm_micro(akg_kn, akg_a, akg_b, nullptr, 0, akg_tile, 32);
+                                    if (akg_nv == 32) {
+                                        akg_gemm_tile<true, false>(akg_mv, akg_kn, akg_a, 0, akg_bi, 1001, nullptr, 0, akg_tile, 32);
+                                    } else {
+                                        akg_gemm_tile<true, true>(akg_mv, akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32);
+                                    }
                                     for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                         const int64_t i0 = akg_i + akg_r;
                                         #pragma omp simd

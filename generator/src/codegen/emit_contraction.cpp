@@ -126,6 +126,10 @@ private:
         return os.str();
     }
 
+    // B's packed micro-panels: a panel of nc columns, or only the last, partial micro-panel when B
+    // is read in place.
+    int64_t bp_floats() const { return p_.pack_b ? p_.k * p_.blocking.nc : p_.n % p_.blocking.nr ? p_.k * p_.blocking.nr : 0; }
+
     int64_t acc_rows() const { return p_.split == GemmSplit::Rows ? p_.slice_rows : p_.m_tiles() * p_.blocking.mr; }
 
     // The panels one thread (or the calling thread) works in.
@@ -136,19 +140,22 @@ private:
             int64_t bytes = (floats * 4 + 63) / 64 * 64;
             os << indent << "float *" << name << " = (float *)aligned_alloc(64, " << n(bytes) << ");\n";
         };
-        alloc("akg_bp", p_.k * b.nc);
+        if (bp_floats()) alloc("akg_bp", bp_floats());
         if (p_.pack_a) alloc("akg_ap", b.mc * b.kc);
         if (p_.k_panels > 1) alloc("akg_acc", acc_rows() * b.nc);
-        std::string ok = "akg_bp";
-        if (p_.pack_a) ok += " && akg_ap";
-        if (p_.k_panels > 1) ok += " && akg_acc";
+        std::string ok;
+        auto need = [&](const std::string &ptr) { ok += (ok.empty() ? "" : " && ") + ptr; };
+        if (bp_floats()) need("akg_bp");
+        if (p_.pack_a) need("akg_ap");
+        if (p_.k_panels > 1) need("akg_acc");
+        if (ok.empty()) ok = "true";
         if (returns) os << indent << "if (!(" << ok << ")) {\n" << frees(indent + "    ") << indent << "    return AKG_STATUS_OUT_OF_MEMORY;\n" << indent << "}\n";
         else os << indent << "const bool akg_ok = " << ok << ";\n";
         return os.str();
     }
 
     std::string frees(const std::string &indent) const {
-        std::string s = indent + "free(akg_bp);\n";
+        std::string s = bp_floats() ? indent + "free(akg_bp);\n" : "";
         if (p_.pack_a) s += indent + "free(akg_ap);\n";
         if (p_.k_panels > 1) s += indent + "free(akg_acc);\n";
         return s;
@@ -281,7 +288,7 @@ private:
             // Micro-panel jr: all of k, nr columns, zero past the last column.
             const std::string jr = args.back();
             const int64_t per_panel = b.nc / b.nr;
-            s += in1 + "float *__restrict akg_dst = akg_bp + ((" + jr + ") % " + n(per_panel) + ") * " + n(p_.k * b.nr) + ";\n";
+            s += in1 + "float *__restrict akg_dst = akg_bp" + (p_.pack_b ? " + ((" + jr + ") % " + n(per_panel) + ") * " + n(p_.k * b.nr) : std::string()) + ";\n";
             s += in1 + "const int64_t akg_j0 = (" + jr + ") * " + n(b.nr) + ";\n";
             s += in1 + "const int64_t akg_valid = akg_imin(" + n(b.nr) + ", " + n(p_.n) + " - akg_j0);\n";
             if (p_.b_plain)
@@ -348,18 +355,24 @@ private:
         return b.name + "[" + offset_of(b) + "] = " + value + ";\n";
     }
 
+    // Which B the micro-kernel reads: the packed micro-panel, B in place, or (B in place with a
+    // partial last micro-panel) the one the tile's width calls for.
+    enum class BSource { Packed, InPlace, ByWidth };
+
     std::string micro_call(const std::string &cin, const std::string &ldcin, const std::string &cout, const std::string &ldcout,
-                           const std::string &indent) const {
+                           const std::string &indent, BSource bsrc) const {
         const GemmBlocking &b = p_.blocking;
-        if (p_.pack_a) return indent + "akg_gemm_micro(akg_kn, akg_a, akg_b, " + cin + ", " + ldcin + ", " + cout + ", " + ldcout + ");\n";
-        // A read in place; a last partial panel of rows is copied to a zero-padded one first.
-        std::string s = indent + "if (akg_mv == " + n(b.mr) + ") {\n" + indent + "    akg_gemm_micro_rowmajor_a(akg_kn, akg_a, " + n(p_.a_plain->x_stride) +
-                        ", akg_b, " + cin + ", " + ldcin + ", " + cout + ", " + ldcout + ");\n" + indent + "} else {\n";
-        s += indent + "    alignas(64) float akg_edge[" + n(b.kc * b.mr) + "];\n";
-        s += indent + "    for (int64_t akg_k = 0; akg_k < akg_kn; ++akg_k)\n" + indent + "        for (int64_t akg_r = 0; akg_r < " + n(b.mr) +
-             "; ++akg_r) akg_edge[akg_k * " + n(b.mr) + " + akg_r] = akg_r < akg_mv ? akg_a[akg_r * " + n(p_.a_plain->x_stride) + " + akg_k] : 0.0f;\n";
-        s += indent + "    akg_gemm_micro(akg_kn, akg_edge, akg_b, " + cin + ", " + ldcin + ", " + cout + ", " + ldcout + ");\n" + indent + "}\n";
-        return s;
+        if (bsrc == BSource::ByWidth) {
+            if (!bp_floats()) return micro_call(cin, ldcin, cout, ldcout, indent, BSource::InPlace);
+            return indent + "if (akg_nv == " + n(b.nr) + ") {\n" + micro_call(cin, ldcin, cout, ldcout, indent + "    ", BSource::InPlace) + indent +
+                   "} else {\n" + micro_call(cin, ldcin, cout, ldcout, indent + "    ", BSource::Packed) + indent + "}\n";
+        }
+        const bool packed_b = bsrc == BSource::Packed;
+        // The last panel of rows runs a micro-kernel of its own height.
+        const std::string rows = p_.m % b.mr == 0 ? n(b.mr) : "akg_mv";
+        return indent + "akg_gemm_tile<" + (p_.pack_a ? "true" : "false") + ", " + (packed_b ? "true" : "false") + ">(" + rows + ", akg_kn, akg_a, " +
+               (p_.pack_a ? "0" : n(p_.a_plain->x_stride)) + ", " + (packed_b ? "akg_b, 0" : "akg_bi, " + n(p_.b_plain->k_stride)) + ", " + cin +
+               ", " + ldcin + ", " + cout + ", " + ldcout + ");\n";
     }
 
     std::string micro_kernel(isl_ast_node *nd, int depth) {
@@ -376,26 +389,34 @@ private:
         s += in1 + "const int64_t akg_kn = " + last[nb + 2] + " - akg_k + 1;\n";
         s += in1 + "const int64_t akg_mv = akg_imin(" + n(b.mr) + ", " + n(p_.m) + " - akg_i), akg_nv = akg_imin(" + n(b.nr) + ", " + n(p_.n) + " - akg_j);\n";
         s += in1 + "(void)akg_nv;\n";
-        s += in1 + "const float *akg_b = akg_bp + ((akg_j / " + n(b.nr) + ") % " + n(b.nc / b.nr) + ") * " + n(p_.k * b.nr) + " + akg_k * " + n(b.nr) + ";\n";
+        if (p_.pack_b)
+            s += in1 + "const float *akg_b = akg_bp + ((akg_j / " + n(b.nr) + ") % " + n(b.nc / b.nr) + ") * " + n(p_.k * b.nr) + " + akg_k * " + n(b.nr) + ";\n";
+        else {
+            const auto &bo = *p_.b_plain;
+            s += in1 + "const float *akg_bi = " + bo.buffer + " + (" + printer_.print(bo.offset) + ") + akg_j + akg_k * " + n(bo.k_stride) + ";\n";
+            if (bp_floats()) s += in1 + "const float *akg_b = akg_bp + akg_k * " + n(b.nr) + ";\n";
+        }
         if (p_.pack_a)
             s += in1 + "const float *akg_a = akg_ap + ((akg_i % " + n(b.mc) + ") / " + n(b.mr) + ") * " + n(b.kc * b.mr) + ";\n";
         else
             s += in1 + "const float *akg_a = " + p_.a_plain->buffer + " + (" + printer_.print(p_.a_plain->offset) + ") + akg_i * " +
                  n(p_.a_plain->x_stride) + " + akg_k;\n";
+        const BSource bsrc = p_.pack_b ? BSource::Packed : BSource::ByWidth;
         std::string cin = "nullptr", acc_tile;
         if (p_.k_panels > 1) {
             std::string base = p_.split == GemmSplit::Rows ? "(akg_i / " + n(p_.slice_rows) + ") * " + n(p_.slice_rows) : "0";
             s += in1 + "float *akg_c = akg_acc + (akg_i - " + base + ") * " + n(b.nc) + " + akg_j % " + n(b.nc) + ";\n";
             s += in1 + "const float *akg_cin = akg_k == 0 ? nullptr : akg_c;\n";
             cin = "akg_cin";
-            s += in1 + "if (akg_k + akg_kn < " + n(p_.k) + ") {\n" + micro_call(cin, n(b.nc), "akg_c", n(b.nc), in2) + in1 + "} else {\n";
+            s += in1 + "if (akg_k + akg_kn < " + n(p_.k) + ") {\n" + micro_call(cin, n(b.nc), "akg_c", n(b.nc), in2, bsrc) + in1 + "} else {\n";
         } else {
             s += in1 + "{\n";
         }
         const std::string ldcin = p_.k_panels > 1 ? n(b.nc) : "0";
         if (!p_.direct_output.empty()) {
             const BufferInfo &out = m_.buffer(p_.direct_output);
-            // Full tiles go straight to the output; partial ones through the tile.
+            // Tiles of full width go straight to the output (a short last panel of rows too); narrower ones
+            // through the tile.
             std::string base = "(" + out.name + " + (" + [&] {
                 std::string o;
                 int64_t stride = p_.m * p_.n;
@@ -405,13 +426,18 @@ private:
                 }
                 return o.empty() ? std::string("0") : o;
             }() + ") + akg_i * " + n(p_.n) + " + akg_j)";
-            s += in2 + "if (akg_mv == " + n(b.mr) + " && akg_nv == " + n(b.nr) + ") {\n" + micro_call(cin, ldcin, base, n(p_.n), in3) + in2 + "} else {\n";
-            s += in3 + "alignas(64) float akg_tile[" + n(b.mr * b.nr) + "];\n" + micro_call(cin, ldcin, "akg_tile", n(b.nr), in3);
-            s += in3 + "for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r)\n" + in3 + "    for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c)\n" + in3 + "        " +
-                 base + "[akg_r * " + n(p_.n) + " + akg_c] = akg_tile[akg_r * " + n(b.nr) + " + akg_c];\n";
-            s += in2 + "}\n";
+            const std::string full_width = micro_call(cin, ldcin, base, n(p_.n), in3, p_.pack_b ? BSource::Packed : BSource::InPlace);
+            if (p_.n % b.nr == 0) {
+                s += in2 + "{\n" + full_width + in2 + "}\n";
+            } else {
+                s += in2 + "if (akg_nv == " + n(b.nr) + ") {\n" + full_width + in2 + "} else {\n";
+                s += in3 + "alignas(64) float akg_tile[" + n(b.mr * b.nr) + "];\n" + micro_call(cin, ldcin, "akg_tile", n(b.nr), in3, bsrc);
+                s += in3 + "for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r)\n" + in3 + "    for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c)\n" + in3 +
+                     "        " + base + "[akg_r * " + n(p_.n) + " + akg_c] = akg_tile[akg_r * " + n(b.nr) + " + akg_c];\n";
+                s += in2 + "}\n";
+            }
         } else {
-            s += in2 + "alignas(64) float akg_tile[" + n(b.mr * b.nr) + "];\n" + micro_call(cin, ldcin, "akg_tile", n(b.nr), in2);
+            s += in2 + "alignas(64) float akg_tile[" + n(b.mr * b.nr) + "];\n" + micro_call(cin, ldcin, "akg_tile", n(b.nr), in2, bsrc);
             s += epilogue(in2);
         }
         s += in1 + "}\n";

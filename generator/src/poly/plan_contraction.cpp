@@ -185,6 +185,10 @@ void plan_contraction(PolyModel &m, const ScheduleOptions &options) {
     // copy it once per panel of columns for nothing. Rows a multiple of 1 KiB apart share L1
     // sets, and 14 of them evict each other: those are packed.
     if (p.a_plain && p.a_plain->k_stride == 1 && rows <= b.mc && (p.a_plain->x_stride * 4) % 1024 != 0) p.pack_a = false;
+    // B likewise, when its micro-panels are read by few tiles of rows: packing would cost a copy
+    // of B for the little reuse the packed layout speeds up. Its rows then stream through the
+    // caches at B's own stride, which must not alias in L1 the way 1 KiB multiples do.
+    if (p.b_plain && p.b_plain->x_stride == 1 && rows <= b.mc && (p.b_plain->k_stride * 4) % 1024 != 0) p.pack_b = false;
     if (p.epilogue.empty() && c.buffer_kind == BufferKind::KernelOutput && m.buffer(c.buffer).dtype == DType::Float32)
         p.direct_output = c.buffer;
     // An output that copies the product (a lone MatMul's output stage) is stored to directly too;
@@ -215,8 +219,8 @@ std::string contraction_plan_text(const PolyModel &m) {
         if (!plain) return k_inner ? "computed, k innermost" : "computed";
         return plain->k_stride == 1 ? "transposed in registers" : plain->x_stride == 1 ? "copied" : "gathered";
     };
-    os << "; A " << (p.pack_a ? std::string("packed (") + how(p.a_plain, p.lhs_k_inner) + ")" : std::string("read in place")) << "; B packed ("
-       << how(p.b_plain, p.rhs_k_inner) << ")\n";
+    os << "; A " << (p.pack_a ? std::string("packed (") + how(p.a_plain, p.lhs_k_inner) + ")" : std::string("read in place")) << "; B "
+       << (p.pack_b ? std::string("packed (") + how(p.b_plain, p.rhs_k_inner) + ")" : std::string("read in place")) << "\n";
     os << "epilogue:";
     for (const auto &e : p.epilogue) os << " " << e;
     if (!p.direct_output.empty()) os << " (none: full tiles stored to " << p.direct_output << ")";

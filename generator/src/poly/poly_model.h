@@ -159,6 +159,9 @@ struct ContractionPlan {
     // false: the micro-kernel reads A where it is (a plain A with k innermost), packing only a
     // last partial row panel.
     bool pack_a = true;
+    // false: the micro-kernel reads B where it is (a plain B with its columns innermost, small M),
+    // packing only a last partial micro-panel of columns.
+    bool pack_b = true;
     GemmBlocking blocking;
     GemmSplit split = GemmSplit::None;
     int64_t slice_rows = 0; // Rows: rows per slice, a multiple of mr

@@ -86,12 +86,15 @@ void tile_contraction(PolyModel &m, const ScheduleOptions &options) {
     pb_vars.push_back("jr");
     pa_vars.insert(pa_vars.end(), {"jt", "pt", "ir"});
     const std::string pb = tuple("PackB", pb_vars), pa = tuple("PackA", pa_vars);
-    std::string pb_dom = "{ " + pb + " : 0 <= jr < " + std::to_string(p.n_tiles()) + batch_bounds +
+    // B read in place packs only its last micro-panel, when that one is partial (zero-padded).
+    const bool has_pb = p.pack_b || p.n % b.nr != 0;
+    const std::string jr_first = std::to_string(p.pack_b ? 0 : p.n_tiles() - 1);
+    std::string pb_dom = "{ " + pb + " : " + jr_first + " <= jr < " + std::to_string(p.n_tiles()) + batch_bounds +
                          (rows ? " and 0 <= s < " + std::to_string(p.slices) : "") + " }";
     std::string pa_dom = "{ " + pa + " : 0 <= jt < " + std::to_string(p.n_panels()) + " and 0 <= pt < " + std::to_string(p.k_panels) +
                          " and 0 <= ir < " + std::to_string(p.m_tiles()) + batch_bounds + " }";
     isl_union_set *domain = isl_union_set_copy(m.domain.get());
-    domain = isl_union_set_union(domain, isl_union_set_read_from_str(ctx, pb_dom.c_str()));
+    if (has_pb) domain = isl_union_set_union(domain, isl_union_set_read_from_str(ctx, pb_dom.c_str()));
     if (p.pack_a) domain = isl_union_set_union(domain, isl_union_set_read_from_str(ctx, pa_dom.c_str()));
 
     std::vector<std::string> tiles = {p.init, p.update};
@@ -105,7 +108,7 @@ void tile_contraction(PolyModel &m, const ScheduleOptions &options) {
         if (p.batch[d] == 1) continue;
         std::vector<std::string> f;
         for (const auto &t : tiles) f.push_back(stmt(t) + " -> [(" + index_var(d) + ")]");
-        f.push_back(pb + " -> [(b" + std::to_string(d) + ")]");
+        if (has_pb) f.push_back(pb + " -> [(b" + std::to_string(d) + ")]");
         if (p.pack_a) f.push_back(pa + " -> [(b" + std::to_string(d) + ")]");
         outer.push_back(f);
         parallel_loops += p.split == GemmSplit::Batch || p.split == GemmSplit::Rows || p.split == GemmSplit::Columns;
@@ -113,7 +116,7 @@ void tile_contraction(PolyModel &m, const ScheduleOptions &options) {
     if (rows) {
         std::vector<std::string> f;
         for (const auto &t : tiles) f.push_back(stmt(t) + " -> [(" + floor_div(im, p.slice_rows) + ")]");
-        f.push_back(pb + " -> [(s)]");
+        if (has_pb) f.push_back(pb + " -> [(s)]");
         if (p.pack_a) f.push_back(pa + " -> [(" + floor_div(std::to_string(b.mr) + "ir", p.slice_rows) + ")]");
         outer.push_back(f);
         ++parallel_loops;
@@ -121,7 +124,7 @@ void tile_contraction(PolyModel &m, const ScheduleOptions &options) {
     {
         std::vector<std::string> f;
         for (const auto &t : tiles) f.push_back(stmt(t) + " -> [(" + floor_div(in, b.nc) + ")]");
-        f.push_back(pb + " -> [(" + floor_div(std::to_string(b.nr) + "jr", b.nc) + ")]");
+        if (has_pb) f.push_back(pb + " -> [(" + floor_div(std::to_string(b.nr) + "jr", b.nc) + ")]");
         if (p.pack_a) f.push_back(pa + " -> [(jt)]");
         outer.push_back(f);
         parallel_loops += p.split == GemmSplit::Columns;
@@ -143,7 +146,7 @@ void tile_contraction(PolyModel &m, const ScheduleOptions &options) {
     for (const auto &t : tiles) tile_dom.push_back(stmt(t));
     std::vector<std::string> rest_dom = tile_dom;
     if (p.pack_a) rest_dom.push_back(pa);
-    node = pack_first(node, pb, "jr", rest_dom);
+    if (has_pb) node = pack_first(node, pb, "jr", rest_dom);
     // The rest: panel of k, block of rows.
     {
         std::vector<std::string> pt, it;
