@@ -227,28 +227,23 @@ __attribute__((noinline, unused)) static void akg_gemm_micro_rowmajor_a(int64_t 
 namespace akg_gemm_detail {
 template <int MR, bool APACKED, bool BPACKED>
 __attribute__((noinline)) static void tile(int64_t kc, const float *__restrict a, int64_t lda, const float *__restrict b, int64_t ldb,
-                                    const float *cin, int64_t ldcin, float *cout, int64_t ldcout) {
+                                           const float *cin, int64_t ldcin, float *cout, int64_t ldcout) {
     micro<V, MR, AKG_GEMM_NR / V::L, APACKED, AKG_GEMM_MR, BPACKED>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
-}
-using TileFn = void (*)(int64_t, const float *__restrict, int64_t, const float *__restrict, int64_t, const float *, int64_t, float *,
-                        int64_t);
-template <bool APACKED, bool BPACKED, int... R> AKG_GEMM_INLINE TileFn tile_fn(int64_t rows, std::integer_sequence<int, R...>) {
-    static constexpr TileFn table[] = {&tile<R + 1, APACKED, BPACKED>...};
-    return table[rows - 1];
 }
 } // namespace akg_gemm_detail
 
-// The first `rows` (1 .. AKG_GEMM_MR) rows of a tile of C = (cin ? cin : 0) + A·B over kc, by a
-// micro-kernel of that many rows, so that the short last panel of rows costs its own rows and
-// not a full tile's. APACKED: A is a packed micro-panel of AKG_GEMM_MR rows (a[k*MR + r]);
-// otherwise row-major (a[r*lda + k]). BPACKED: B is a packed micro-panel (b[k*NR + c]);
-// otherwise row-major in place (b[k*ldb + c], small M, where packing B does not pay). Stores
-// exactly `rows` rows of cout.
-template <bool APACKED, bool BPACKED>
-static inline void akg_gemm_tile(int64_t rows, int64_t kc, const float *__restrict a, int64_t lda, const float *__restrict b, int64_t ldb,
-                                 const float *cin, int64_t ldcin, float *cout, int64_t ldcout) {
-    using namespace akg_gemm_detail;
-    tile_fn<APACKED, BPACKED>(rows, std::make_integer_sequence<int, AKG_GEMM_MR>())(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
+// The first ROWS (1 .. AKG_GEMM_MR) rows of a tile of C = (cin ? cin : 0) + A·B over kc. The
+// generator knows the height of the last, partial panel of rows (M mod MR), so a short edge runs
+// a micro-kernel of its own height instead of a full tile on zero-padded rows, and each kernel
+// instantiates only the heights it uses. APACKED: A is a packed micro-panel of AKG_GEMM_MR rows
+// (a[k*MR + r]); otherwise row-major (a[r*lda + k]). BPACKED: B is a packed micro-panel
+// (b[k*NR + c]); otherwise row-major in place (b[k*ldb + c]: small M, where packing B does not
+// pay). Stores exactly ROWS rows of cout.
+template <int ROWS, bool APACKED, bool BPACKED>
+static inline void akg_gemm_tile(int64_t kc, const float *__restrict a, int64_t lda, const float *__restrict b, int64_t ldb, const float *cin,
+                                 int64_t ldcin, float *cout, int64_t ldcout) {
+    static_assert(ROWS >= 1 && ROWS <= AKG_GEMM_MR, "a tile of 1 .. AKG_GEMM_MR rows");
+    akg_gemm_detail::tile<ROWS, APACKED, BPACKED>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
 }
 
 // Packs `valid` rows of a float32 operand stored with k innermost (row x at src + x * ld) into a
@@ -261,4 +256,31 @@ static inline void akg_gemm_pack_transposed(const float *__restrict src, int64_t
     if (valid < width)
         for (int64_t k = 0; k < len; ++k)
             for (int64_t x = valid; x < width; ++x) dst[k * width + x] = 0.0f;
+}
+
+// The same for a float16 operand, converted to float32: the bits are transposed first (16-bit
+// register transposes), a chunk of k at a time, into a staging block of whole micro-panel rows,
+// which one vector conversion then writes to dst.
+static inline void akg_gemm_pack_transposed_f16(const uint16_t *__restrict src, int64_t ld, int64_t valid, int64_t len, int64_t width,
+                                                float *__restrict dst) {
+    constexpr int64_t CHUNK = 128, MAX_WIDTH = AKG_GEMM_MR > AKG_GEMM_NR ? AKG_GEMM_MR : AKG_GEMM_NR;
+    alignas(64) uint16_t stage[CHUNK * MAX_WIDTH];
+    // Rows past `valid` stay +0 (no transpose writes them).
+    if (valid < width)
+        for (int64_t i = 0; i < CHUNK * width; ++i) stage[i] = 0;
+    for (int64_t k0 = 0; k0 < len; k0 += CHUNK) {
+        const int64_t n = len - k0 < CHUNK ? len - k0 : CHUNK;
+        akg_transpose(src + k0, ld, stage, width, valid, n);
+        akg_f16_to_f32_n(stage, dst + k0 * width, n * width);
+    }
+}
+
+// Packs `valid` columns of a float16 operand stored with them innermost (k row at src + k * ld)
+// into a micro-panel of `width`, converted to float32: dst[k * width + x], zero past `valid`.
+static inline void akg_gemm_pack_copied_f16(const uint16_t *__restrict src, int64_t ld, int64_t valid, int64_t len, int64_t width,
+                                            float *__restrict dst) {
+    for (int64_t k = 0; k < len; ++k) {
+        akg_f16_to_f32_n(src + k * ld, dst + k * width, valid);
+        for (int64_t x = valid; x < width; ++x) dst[k * width + x] = 0.0f;
+    }
 }

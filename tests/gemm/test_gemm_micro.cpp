@@ -6,7 +6,8 @@
 // sum within a rounding bound, which checks that reference. Shapes: kc around the unroll and
 // register-blocking boundaries, cin null / separate / the same buffer as cout, row strides wider
 // than the tile, unaligned panels; nothing outside the tile's rows may be written. Special values
-// (infinities, NaN) must propagate as in that chain.
+// (infinities, NaN) must propagate as in that chain. The float16 packers are checked against
+// the element conversion.
 #include "akg_gemm.h"
 
 #include <cmath>
@@ -15,6 +16,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -34,6 +36,25 @@ bool same(float x, float y) { return (std::isnan(x) && std::isnan(y)) || std::me
 
 enum CinMode { NO_CIN, SEPARATE_CIN, CIN_IS_COUT };
 const char *mode_name[] = {"cin=null", "cin separate", "cin==cout"};
+
+// akg_gemm_tile<rows, A packed?, B packed?> for a height known at run time.
+template <int... R>
+void tile_of_height_seq(int rows, bool ap, bool bp, int64_t kc, const float *a, int64_t lda, const float *b, int64_t ldb, const float *cin,
+                        int64_t ldcin, float *cout, int64_t ldcout, std::integer_sequence<int, R...>) {
+    auto one = [&](auto h) {
+        constexpr int H = decltype(h)::value + 1;
+        if (H != rows) return;
+        if (ap && bp) akg_gemm_tile<H, true, true>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
+        else if (ap) akg_gemm_tile<H, true, false>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
+        else if (bp) akg_gemm_tile<H, false, true>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
+        else akg_gemm_tile<H, false, false>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
+    };
+    (one(std::integral_constant<int, R>()), ...);
+}
+void tile_of_height(int rows, bool ap, bool bp, int64_t kc, const float *a, int64_t lda, const float *b, int64_t ldb, const float *cin,
+                    int64_t ldcin, float *cout, int64_t ldcout) {
+    tile_of_height_seq(rows, ap, bp, kc, a, lda, b, ldb, cin, ldcin, cout, ldcout, std::make_integer_sequence<int, MR>());
+}
 
 // One case: A (MR x kc) and B (kc x NR) as dense row-major matrices, cin tile, specials: how
 // many special values to scatter into A, B and cin. rows: the tile's height (MR: the full
@@ -90,12 +111,8 @@ void check(bool packed, bool bpacked, int rows, int64_t kc, CinMode mode, int sp
         name = packed ? "akg_gemm_micro" : "akg_gemm_micro_rowmajor_a";
         if (packed) akg_gemm_micro(kc, a_in, b_in, cin, ldc_in, cout, ldcout);
         else akg_gemm_micro_rowmajor_a(kc, a_in, lda, b_in, cin, ldc_in, cout, ldcout);
-    } else if (packed) {
-        if (bpacked) akg_gemm_tile<true, true>(rows, kc, a_in, 0, b_in, b_ld, cin, ldc_in, cout, ldcout);
-        else akg_gemm_tile<true, false>(rows, kc, a_in, 0, b_in, b_ld, cin, ldc_in, cout, ldcout);
     } else {
-        if (bpacked) akg_gemm_tile<false, true>(rows, kc, a_in, lda, b_in, b_ld, cin, ldc_in, cout, ldcout);
-        else akg_gemm_tile<false, false>(rows, kc, a_in, lda, b_in, b_ld, cin, ldc_in, cout, ldcout);
+        tile_of_height(rows, packed, bpacked, kc, a_in, packed ? 0 : lda, b_in, b_ld, cin, ldc_in, cout, ldcout);
     }
 
     int bad = 0;
@@ -137,6 +154,30 @@ void check(bool packed, bool bpacked, int rows, int64_t kc, CinMode mode, int sp
     failures += bad != 0;
 }
 
+// The float16 packers against akg_f16_to_f32 element by element: every valid row or column
+// converted to its place, the rest of the panel zero; bits compared (NaN payloads quieted alike).
+void check_f16_packing(bool transposed, int64_t valid, int64_t len, int width, std::mt19937 &rng) {
+    const int64_t ld = (transposed ? len : width) + 5;
+    const int64_t rows = transposed ? width : len;
+    std::vector<uint16_t> src(rows * ld + 1);
+    for (auto &h : src) h = static_cast<uint16_t>(rng());
+    std::vector<float> dst(len * width + 1, -1.0f);
+    if (transposed) akg_gemm_pack_transposed_f16(src.data() + 1, ld, valid, len, width, dst.data());
+    else akg_gemm_pack_copied_f16(src.data() + 1, ld, valid, len, width, dst.data());
+    int bad = 0;
+    for (int64_t k = 0; k < len; ++k)
+        for (int64_t x = 0; x < width; ++x) {
+            const uint16_t h = transposed ? src[1 + x * ld + k] : src[1 + k * ld + x];
+            const float want = x < valid ? akg_f16_to_f32(h) : 0.0f, got = dst[k * width + x];
+            if (!same(got, want) && bad++ < 3 && printed++ < 30)
+                std::printf("FAIL %s valid=%lld len=%lld width=%d at (k %lld, x %lld): got %.9g, want %.9g\n",
+                            transposed ? "akg_gemm_pack_transposed_f16" : "akg_gemm_pack_copied_f16", (long long)valid, (long long)len, width,
+                            (long long)k, (long long)x, got, want);
+        }
+    if (dst[len * width] != -1.0f && bad++ < 3 && printed++ < 30) std::printf("FAIL: written past the panel\n");
+    failures += bad != 0;
+}
+
 } // namespace
 
 int main() {
@@ -159,6 +200,13 @@ int main() {
                         check(packed, bpacked, rows, kc, mode, kc == 5 ? 4 : 0, rng);
                         ++cases;
                     }
+    for (bool transposed : {true, false})
+        for (int width : {MR, NR})
+            for (int64_t valid : {int64_t{1}, int64_t{width - 1}, int64_t{width}})
+                for (int64_t len : {1, 7, 8, 127, 128, 129, 300}) {
+                    check_f16_packing(transposed, valid, len, width, rng);
+                    ++cases;
+                }
     std::printf("%d of %d cases failed\n", failures, cases);
     return failures != 0;
 }

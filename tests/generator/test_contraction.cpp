@@ -204,6 +204,20 @@ TEST(PlanContraction, SmallMReadsBInPlace) {
     EXPECT_TRUE(scores.model().contraction->pack_b);
 }
 
+TEST(PlanContraction, Float16OperandsArePackedByVectorConversions) {
+    // Both operands of [100352,256]·[128,256]ᵀ are float16 tensors read as they are: plain
+    // operands converted while packing, never read in place by the float32 micro-kernel.
+    GemmPart nt(load("gemm_nt_f16"));
+    akg::plan_contraction(nt.model(), nt.options());
+    const akg::ContractionPlan &p = *nt.model().contraction;
+    ASSERT_TRUE(p.a_plain && p.b_plain);
+    EXPECT_TRUE(p.a_plain->f16 && p.b_plain->f16);
+    EXPECT_EQ(p.a_plain->k_stride, 1);
+    EXPECT_EQ(p.b_plain->k_stride, 1);
+    EXPECT_TRUE(p.pack_a && p.pack_b);
+    EXPECT_NE(akg::contraction_plan_text(nt.model()).find("transposed in registers, from float16"), std::string::npos);
+}
+
 TEST(TileContraction, BInPlacePacksOnlyItsPartialMicroPanel) {
     // FC: 1001 = 31 x 32 + 9 columns: only micro-panel 31 is packed (zero-padded).
     GemmPart fc(load("gemm_fc_bias_f32"));

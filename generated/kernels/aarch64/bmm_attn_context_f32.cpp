@@ -53,13 +53,13 @@ extern "C" int akg_kernel_fn_bmm_attn_context_f32__aarch64(void *const *buffers)
                                     const float *akg_a = in0 + ((((i0 * INT64_C(12)) + i1) * INT64_C(16384))) + akg_i * 128 + akg_k;
                                     {
                                         if (akg_nv == 12) {
-                                            akg_gemm_tile<false, false>(8, akg_kn, akg_a, 128, akg_bi, 64, nullptr, 0, (out0 + (i1 * 8192 + i0 * 98304) + akg_i * 64 + akg_j), 64);
+                                            akg_gemm_tile<8, false, false>(akg_kn, akg_a, 128, akg_bi, 64, nullptr, 0, (out0 + (i1 * 8192 + i0 * 98304) + akg_i * 64 + akg_j), 64);
                                         } else {
                                             alignas(64) float akg_tile[96];
                                             if (akg_nv == 12) {
-                                                akg_gemm_tile<false, false>(8, akg_kn, akg_a, 128, akg_bi, 64, nullptr, 0, akg_tile, 12);
+                                                akg_gemm_tile<8, false, false>(akg_kn, akg_a, 128, akg_bi, 64, nullptr, 0, akg_tile, 12);
                                             } else {
-                                                akg_gemm_tile<false, true>(8, akg_kn, akg_a, 128, akg_b, 0, nullptr, 0, akg_tile, 12);
+                                                akg_gemm_tile<8, false, true>(akg_kn, akg_a, 128, akg_b, 0, nullptr, 0, akg_tile, 12);
                                             }
                                             for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r)
                                                 for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c)

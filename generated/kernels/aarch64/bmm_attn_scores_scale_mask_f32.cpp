@@ -50,7 +50,7 @@ extern "C" int akg_kernel_fn_bmm_attn_scores_scale_mask_f32__aarch64(void *const
                                     const float *akg_a = in0 + ((((i0 * INT64_C(12)) + i1) * INT64_C(8192))) + akg_i * 64 + akg_k;
                                     {
                                         alignas(64) float akg_tile[96];
-                                        akg_gemm_tile<false, true>(8, akg_kn, akg_a, 64, akg_b, 0, nullptr, 0, akg_tile, 12);
+                                        akg_gemm_tile<8, false, true>(akg_kn, akg_a, 64, akg_b, 0, nullptr, 0, akg_tile, 12);
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                             const int64_t i2 = akg_i + akg_r;
                                             #pragma omp simd

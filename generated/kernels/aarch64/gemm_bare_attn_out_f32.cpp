@@ -60,7 +60,7 @@ extern "C" int akg_kernel_fn_gemm_bare_attn_out_f32__aarch64(void *const *buffer
                                     const float *akg_a = akg_ap + ((akg_i % 168) / 8) * 6144;
                                     {
                                         {
-                                            akg_gemm_tile<true, true>(8, akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 768 + akg_j), 768);
+                                            akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 768 + akg_j), 768);
                                         }
                                     }
                                 }

@@ -62,9 +62,9 @@ extern "C" int akg_kernel_fn_gemm_fc_bias_f32__aarch64(void *const *buffers) {
                                 {
                                     alignas(64) float akg_tile[96];
                                     if (akg_nv == 12) {
-                                        akg_gemm_tile<true, false>(8, akg_kn, akg_a, 0, akg_bi, 1001, nullptr, 0, akg_tile, 12);
+                                        akg_gemm_tile<8, true, false>(akg_kn, akg_a, 0, akg_bi, 1001, nullptr, 0, akg_tile, 12);
                                     } else {
-                                        akg_gemm_tile<true, true>(8, akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12);
+                                        akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12);
                                     }
                                     for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                         const int64_t i0 = akg_i + akg_r;

@@ -59,10 +59,18 @@ extern "C" int akg_kernel_fn_gemm_dx_f32__x86_64_v2(void *const *buffers) {
                                             float *akg_c = akg_acc + (akg_i - (akg_i / 1026) * 1026) * 384 + akg_j % 384;
                                             const float *akg_cin = akg_k == 0 ? nullptr : akg_c;
                                             if (akg_k + akg_kn < 3072) {
-                                                akg_gemm_tile<true, true>(akg_mv, akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_c, 384);
+                                                if (akg_mv == 6) {
+                                                    akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_c, 384);
+                                                } else {
+                                                    akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_c, 384);
+                                                }
                                             } else {
                                                 {
-                                                    akg_gemm_tile<true, true>(akg_mv, akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, (out0 + (0) + akg_i * 768 + akg_j), 768);
+                                                    if (akg_mv == 6) {
+                                                        akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, (out0 + (0) + akg_i * 768 + akg_j), 768);
+                                                    } else {
+                                                        akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, (out0 + (0) + akg_i * 768 + akg_j), 768);
+                                                    }
                                                 }
                                             }
                                         }

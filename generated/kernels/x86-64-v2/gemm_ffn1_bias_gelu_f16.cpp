@@ -32,13 +32,7 @@ extern "C" int akg_kernel_fn_gemm_ffn1_bias_gelu_f16__x86_64_v2(void *const *buf
                             float *__restrict akg_dst = akg_bp + ((c1) % 192) * 6144;
                             const int64_t akg_j0 = (c1) * 8;
                             const int64_t akg_valid = akg_imin(8, 3072 - akg_j0);
-                            for (int64_t akg_k = 0; akg_k < 768; ++akg_k) {
-                                #pragma omp simd
-                                for (int64_t akg_x = 0; akg_x < 8; ++akg_x) {
-                                    const int64_t i1 = akg_j0 + akg_x, r0 = 0 + akg_k;
-                                    akg_dst[akg_k * 8 + akg_x] = i1 < 3072 ? (float)(akg_f16_to_f32(in1[r0 * 3072 + i1])) : 0.0f;
-                                }
-                            }
+                            akg_gemm_pack_copied_f16(in1 + (INT64_C(0)) + akg_j0 * 1 + 0 * 3072, 3072, akg_valid, 768, 8, akg_dst);
                         }
                     }
                     for (int64_t c2 = 0; (c2 <= 48); c2 += 1) {
@@ -48,13 +42,7 @@ extern "C" int akg_kernel_fn_gemm_ffn1_bias_gelu_f16__x86_64_v2(void *const *buf
                                 const int64_t akg_kn = akg_imin(768, 768 - akg_k0);
                                 float *__restrict akg_dst = akg_ap + ((akg_i0 % 42) / 6) * 4608;
                                 const int64_t akg_valid = akg_imin(6, 2048 - akg_i0);
-                                for (int64_t akg_x = 0; akg_x < 6; ++akg_x) {
-                                    #pragma omp simd
-                                    for (int64_t akg_k = 0; akg_k < akg_kn; ++akg_k) {
-                                        const int64_t i0 = akg_i0 + akg_x, r0 = akg_k0 + akg_k;
-                                        akg_dst[akg_k * 6 + akg_x] = i0 < 2048 ? (float)(akg_f16_to_f32(in0[i0 * 768 + r0])) : 0.0f;
-                                    }
-                                }
+                                akg_gemm_pack_transposed_f16(in0 + (INT64_C(0)) + akg_i0 * 768 + akg_k0 * 1, 768, akg_valid, akg_kn, 6, akg_dst);
                             }
                         }
                         for (int64_t c3 = (192 * c0); (c3 <= ((192 * c0) + 191)); c3 += 1) {
@@ -68,7 +56,11 @@ extern "C" int akg_kernel_fn_gemm_ffn1_bias_gelu_f16__x86_64_v2(void *const *buf
                                     const float *akg_a = akg_ap + ((akg_i % 42) / 6) * 4608;
                                     {
                                         alignas(64) float akg_tile[48];
-                                        akg_gemm_tile<true, true>(akg_mv, akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8);
+                                        if (akg_mv == 6) {
+                                            akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8);
+                                        } else {
+                                            akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8);
+                                        }
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                             const int64_t i0 = akg_i + akg_r;
                                             #pragma omp simd

@@ -31,13 +31,7 @@ extern "C" int akg_kernel_fn_gemm_nt_f16__x86_64_v2(void *const *buffers) {
                             float *__restrict akg_dst = akg_bp + ((c2) % 16) * 2048;
                             const int64_t akg_j0 = (c2) * 8;
                             const int64_t akg_valid = akg_imin(8, 128 - akg_j0);
-                            for (int64_t akg_x = 0; akg_x < 8; ++akg_x) {
-                                #pragma omp simd
-                                for (int64_t akg_k = 0; akg_k < 256; ++akg_k) {
-                                    const int64_t i1 = akg_j0 + akg_x, r0 = 0 + akg_k;
-                                    akg_dst[akg_k * 8 + akg_x] = i1 < 128 ? (float)(akg_f16_to_f32(in1[i1 * 256 + r0])) : 0.0f;
-                                }
-                            }
+                            akg_gemm_pack_transposed_f16(in1 + (INT64_C(0)) + akg_j0 * 256 + 0 * 1, 256, akg_valid, 256, 8, akg_dst);
                         }
                     }
                     for (int64_t c3 = (398 * c0); (c3 <= ((398 * c0) + 398)); c3 += 1) {
@@ -47,13 +41,7 @@ extern "C" int akg_kernel_fn_gemm_nt_f16__x86_64_v2(void *const *buffers) {
                                 const int64_t akg_kn = akg_imin(256, 256 - akg_k0);
                                 float *__restrict akg_dst = akg_ap + ((akg_i0 % 126) / 6) * 1536;
                                 const int64_t akg_valid = akg_imin(6, 100352 - akg_i0);
-                                for (int64_t akg_x = 0; akg_x < 6; ++akg_x) {
-                                    #pragma omp simd
-                                    for (int64_t akg_k = 0; akg_k < akg_kn; ++akg_k) {
-                                        const int64_t i0 = akg_i0 + akg_x, r0 = akg_k0 + akg_k;
-                                        akg_dst[akg_k * 6 + akg_x] = i0 < 100352 ? (float)(akg_f16_to_f32(in0[i0 * 256 + r0])) : 0.0f;
-                                    }
-                                }
+                                akg_gemm_pack_transposed_f16(in0 + (INT64_C(0)) + akg_i0 * 256 + akg_k0 * 1, 256, akg_valid, akg_kn, 6, akg_dst);
                             }
                         }
                         for (int64_t c4 = 0; (c4 <= 15); c4 += 1) {
@@ -67,7 +55,11 @@ extern "C" int akg_kernel_fn_gemm_nt_f16__x86_64_v2(void *const *buffers) {
                                     const float *akg_a = akg_ap + ((akg_i % 126) / 6) * 1536;
                                     {
                                         alignas(64) float akg_tile[48];
-                                        akg_gemm_tile<true, true>(akg_mv, akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8);
+                                        if (akg_mv == 6) {
+                                            akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8);
+                                        } else {
+                                            akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8);
+                                        }
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                             const int64_t i0 = akg_i + akg_r;
                                             #pragma omp simd

@@ -38,7 +38,11 @@ extern "C" int akg_kernel_fn_bmm_attn_context_f32__x86_64_v3(void *const *buffer
                                     const float *akg_a = in0 + ((((i0 * INT64_C(12)) + i1) * INT64_C(16384))) + akg_i * 128 + akg_k;
                                     {
                                         {
-                                            akg_gemm_tile<false, false>(akg_mv, akg_kn, akg_a, 128, akg_bi, 64, nullptr, 0, (out0 + (i1 * 8192 + i0 * 98304) + akg_i * 64 + akg_j), 64);
+                                            if (akg_mv == 6) {
+                                                akg_gemm_tile<6, false, false>(akg_kn, akg_a, 128, akg_bi, 64, nullptr, 0, (out0 + (i1 * 8192 + i0 * 98304) + akg_i * 64 + akg_j), 64);
+                                            } else {
+                                                akg_gemm_tile<2, false, false>(akg_kn, akg_a, 128, akg_bi, 64, nullptr, 0, (out0 + (i1 * 8192 + i0 * 98304) + akg_i * 64 + akg_j), 64);
+                                            }
                                         }
                                     }
                                 }

@@ -66,7 +66,7 @@ static int akg_part0_gemm_dw_bias_grad_f32__x86_64_v3(void *const *buffers) {
                                     const float *akg_a = akg_ap + ((akg_i % 30) / 6) * 12288;
                                     {
                                         {
-                                            akg_gemm_tile<true, true>(6, akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
+                                            akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
                                         }
                                     }
                                 }

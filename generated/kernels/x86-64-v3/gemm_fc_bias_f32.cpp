@@ -61,7 +61,11 @@ extern "C" int akg_kernel_fn_gemm_fc_bias_f32__x86_64_v3(void *const *buffers) {
                                     const float *akg_a = akg_ap + ((akg_i % 30) / 6) * 12288;
                                     {
                                         alignas(64) float akg_tile[96];
-                                        akg_gemm_tile<true, true>(akg_mv, akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 16);
+                                        if (akg_mv == 6) {
+                                            akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 16);
+                                        } else {
+                                            akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 16);
+                                        }
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                             const int64_t i0 = akg_i + akg_r;
                                             #pragma omp simd

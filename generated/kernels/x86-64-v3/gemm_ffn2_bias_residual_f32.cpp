@@ -66,10 +66,18 @@ extern "C" int akg_kernel_fn_gemm_ffn2_bias_residual_f32__x86_64_v3(void *const 
                                             float *akg_c = akg_acc + (akg_i - (akg_i / 1026) * 1026) * 384 + akg_j % 384;
                                             const float *akg_cin = akg_k == 0 ? nullptr : akg_c;
                                             if (akg_k + akg_kn < 3072) {
-                                                akg_gemm_tile<true, true>(akg_mv, akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_c, 384);
+                                                if (akg_mv == 6) {
+                                                    akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_c, 384);
+                                                } else {
+                                                    akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_c, 384);
+                                                }
                                             } else {
                                                 alignas(64) float akg_tile[96];
-                                                akg_gemm_tile<true, true>(akg_mv, akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_tile, 16);
+                                                if (akg_mv == 6) {
+                                                    akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_tile, 16);
+                                                } else {
+                                                    akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_tile, 16);
+                                                }
                                                 for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                                     const int64_t i0 = akg_i + akg_r;
                                                     #pragma omp simd

@@ -50,7 +50,11 @@ extern "C" int akg_kernel_fn_bmm_attn_scores_scale_mask_f32__x86_64_v4(void *con
                                     const float *akg_a = in0 + ((((i0 * INT64_C(12)) + i1) * INT64_C(8192))) + akg_i * 64 + akg_k;
                                     {
                                         alignas(64) float akg_tile[448];
-                                        akg_gemm_tile<false, true>(akg_mv, akg_kn, akg_a, 64, akg_b, 0, nullptr, 0, akg_tile, 32);
+                                        if (akg_mv == 14) {
+                                            akg_gemm_tile<14, false, true>(akg_kn, akg_a, 64, akg_b, 0, nullptr, 0, akg_tile, 32);
+                                        } else {
+                                            akg_gemm_tile<2, false, true>(akg_kn, akg_a, 64, akg_b, 0, nullptr, 0, akg_tile, 32);
+                                        }
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                             const int64_t i2 = akg_i + akg_r;
                                             #pragma omp simd

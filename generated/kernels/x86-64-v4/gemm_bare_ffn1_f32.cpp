@@ -60,7 +60,11 @@ extern "C" int akg_kernel_fn_gemm_bare_ffn1_f32__x86_64_v4(void *const *buffers)
                                     const float *akg_a = akg_ap + ((akg_i % 168) / 14) * 10752;
                                     {
                                         {
-                                            akg_gemm_tile<true, true>(akg_mv, akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
+                                            if (akg_mv == 14) {
+                                                akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
+                                            } else {
+                                                akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
+                                            }
                                         }
                                     }
                                 }

@@ -66,7 +66,11 @@ static int akg_part0_gemm_dw_bias_grad_f32__x86_64_v4(void *const *buffers) {
                                     const float *akg_a = akg_ap + ((akg_i % 56) / 14) * 28672;
                                     {
                                         {
-                                            akg_gemm_tile<true, true>(akg_mv, akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
+                                            if (akg_mv == 14) {
+                                                akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
+                                            } else {
+                                                akg_gemm_tile<12, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
+                                            }
                                         }
                                     }
                                 }

@@ -313,16 +313,22 @@ private:
     }
 
     // A micro-panel of `width` rows x of a plain operand from x0 and k0 (`len` values of k) into
-    // akg_dst: register transposes when k is innermost, row copies when x is.
+    // akg_dst: register transposes when k is innermost, row copies when x is (float16 operands
+    // through the vector conversions of akg_gemm.h's float16 packers).
     std::string plain_pack(const ContractionPlan::PlainOperand &op, const std::string &x0, const std::string &k0, const std::string &valid,
                            const std::string &len, int width, const std::string &in) {
         std::string base = op.buffer + " + (" + printer_.print(op.offset) + ") + " + x0 + " * " + n(op.x_stride) + " + " + k0 + " * " + n(op.k_stride);
-        if (op.k_stride == 1) return in + "akg_gemm_pack_transposed(" + base + ", " + n(op.x_stride) + ", " + valid + ", " + len + ", " + n(width) + ", akg_dst);\n";
-        std::string s = in + "const float *akg_src = " + base + ";\n";
+        const std::string f16 = op.f16 ? "_f16" : "";
+        if (op.k_stride == 1)
+            return in + "akg_gemm_pack_transposed" + f16 + "(" + base + ", " + n(op.x_stride) + ", " + valid + ", " + len + ", " + n(width) + ", akg_dst);\n";
+        if (op.f16 && op.x_stride == 1)
+            return in + "akg_gemm_pack_copied_f16(" + base + ", " + n(op.k_stride) + ", " + valid + ", " + len + ", " + n(width) + ", akg_dst);\n";
+        std::string s = in + "const " + std::string(op.f16 ? "uint16_t" : "float") + " *akg_src = " + base + ";\n";
+        std::string elem = "akg_src[akg_k * " + n(op.k_stride) + " + akg_x * " + n(op.x_stride) + "]";
+        if (op.f16) elem = "akg_f16_to_f32(" + elem + ")";
         s += in + "for (int64_t akg_k = 0; akg_k < " + len + "; ++akg_k) {\n";
         s += in + "    #pragma omp simd\n" + in + "    for (int64_t akg_x = 0; akg_x < " + n(width) + "; ++akg_x)\n";
-        s += in + "        akg_dst[akg_k * " + n(width) + " + akg_x] = akg_x < " + valid + " ? akg_src[akg_k * " + n(op.k_stride) + " + akg_x * " + n(op.x_stride) +
-             "] : 0.0f;\n";
+        s += in + "        akg_dst[akg_k * " + n(width) + " + akg_x] = akg_x < " + valid + " ? " + elem + " : 0.0f;\n";
         return s + in + "}\n";
     }
 
@@ -368,11 +374,15 @@ private:
                    "} else {\n" + micro_call(cin, ldcin, cout, ldcout, indent + "    ", BSource::Packed) + indent + "}\n";
         }
         const bool packed_b = bsrc == BSource::Packed;
-        // The last panel of rows runs a micro-kernel of its own height.
-        const std::string rows = p_.m % b.mr == 0 ? n(b.mr) : "akg_mv";
-        return indent + "akg_gemm_tile<" + (p_.pack_a ? "true" : "false") + ", " + (packed_b ? "true" : "false") + ">(" + rows + ", akg_kn, akg_a, " +
-               (p_.pack_a ? "0" : n(p_.a_plain->x_stride)) + ", " + (packed_b ? "akg_b, 0" : "akg_bi, " + n(p_.b_plain->k_stride)) + ", " + cin +
-               ", " + ldcin + ", " + cout + ", " + ldcout + ");\n";
+        auto call = [&](int64_t rows) {
+            return "akg_gemm_tile<" + std::to_string(rows) + ", " + (p_.pack_a ? "true" : "false") + ", " + (packed_b ? "true" : "false") + ">(akg_kn, akg_a, " +
+                   (p_.pack_a ? "0" : n(p_.a_plain->x_stride)) + ", " + (packed_b ? "akg_b, 0" : "akg_bi, " + n(p_.b_plain->k_stride)) + ", " + cin + ", " +
+                   ldcin + ", " + cout + ", " + ldcout + ");\n";
+        };
+        if (p_.m % b.mr == 0) return indent + call(b.mr);
+        // The last panel of rows (tiles start at multiples of mr) runs a micro-kernel of its own height.
+        return indent + "if (akg_mv == " + n(b.mr) + ") {\n" + indent + "    " + call(b.mr) + indent + "} else {\n" + indent + "    " +
+               call(p_.m % b.mr) + indent + "}\n";
     }
 
     std::string micro_kernel(isl_ast_node *nd, int depth) {

@@ -35,15 +35,20 @@ bool is_var(const Halide::Expr &e, const std::string &name) {
     return v && v->name == name;
 }
 
-// `operand` as a plain read of a float32 tensor (ContractionPlan::PlainOperand), x being the
-// index variable of its row or column; nothing when it computes or converts anything.
+// `operand` as a plain read of a float32 tensor, or of a float16 one converted to float32
+// (ContractionPlan::PlainOperand), x being the index variable of its row or column; nothing when
+// it computes anything else.
 std::optional<ContractionPlan::PlainOperand> plain_operand(const PolyModel &m, const Halide::Expr &operand, const std::string &x, int rank) {
     const Call *read = operand.as<Call>();
-    if (!read || read->name.rfind("buf$", 0) != 0 || read->type != Halide::Float(32)) return std::nullopt;
+    const Cast *cast = operand.as<Cast>();
+    const bool f16 = cast && cast->type == Halide::Float(32) && cast->value.type() == Halide::Float(16);
+    if (f16) read = cast->value.as<Call>();
+    if (!read || read->name.rfind("buf$", 0) != 0 || read->type != (f16 ? Halide::Float(16) : Halide::Float(32))) return std::nullopt;
     const BufferInfo &b = m.buffer(read->name.substr(4));
-    if (b.dtype != DType::Float32 || read->args.size() != b.shape.size()) return std::nullopt;
+    if (b.dtype != (f16 ? DType::Float16 : DType::Float32) || read->args.size() != b.shape.size()) return std::nullopt;
     ContractionPlan::PlainOperand p;
     p.buffer = b.name;
+    p.f16 = f16;
     p.offset = Halide::Expr(int64_t{0});
     int64_t stride = 1;
     for (int d = static_cast<int>(b.shape.size()) - 1; d >= 0; --d) {
@@ -184,11 +189,11 @@ void plan_contraction(PolyModel &m, const ScheduleOptions &options) {
     // A is read in place when its rows of one thread fit the L2 block (small M): packing would
     // copy it once per panel of columns for nothing. Rows a multiple of 1 KiB apart share L1
     // sets, and 14 of them evict each other: those are packed.
-    if (p.a_plain && p.a_plain->k_stride == 1 && rows <= b.mc && (p.a_plain->x_stride * 4) % 1024 != 0) p.pack_a = false;
+    if (p.a_plain && !p.a_plain->f16 && p.a_plain->k_stride == 1 && rows <= b.mc && (p.a_plain->x_stride * 4) % 1024 != 0) p.pack_a = false;
     // B likewise, when its micro-panels are read by few tiles of rows: packing would cost a copy
     // of B for the little reuse the packed layout speeds up. Its rows then stream through the
     // caches at B's own stride, which must not alias in L1 the way 1 KiB multiples do.
-    if (p.b_plain && p.b_plain->x_stride == 1 && rows <= b.mc && (p.b_plain->k_stride * 4) % 1024 != 0) p.pack_b = false;
+    if (p.b_plain && !p.b_plain->f16 && p.b_plain->x_stride == 1 && rows <= b.mc && (p.b_plain->k_stride * 4) % 1024 != 0) p.pack_b = false;
     if (p.epilogue.empty() && c.buffer_kind == BufferKind::KernelOutput && m.buffer(c.buffer).dtype == DType::Float32)
         p.direct_output = c.buffer;
     // An output that copies the product (a lone MatMul's output stage) is stored to directly too;
@@ -215,9 +220,10 @@ std::string contraction_plan_text(const PolyModel &m) {
        << "), mc " << b.mc << ", nc " << b.nc << "\n";
     os << "split " << split[static_cast<int>(p.split)];
     if (p.split == GemmSplit::Rows) os << " (" << p.slices << " x " << p.slice_rows << " rows)";
-    auto how = [](const std::optional<ContractionPlan::PlainOperand> &plain, bool k_inner) {
+    auto how = [](const std::optional<ContractionPlan::PlainOperand> &plain, bool k_inner) -> std::string {
         if (!plain) return k_inner ? "computed, k innermost" : "computed";
-        return plain->k_stride == 1 ? "transposed in registers" : plain->x_stride == 1 ? "copied" : "gathered";
+        std::string how = plain->k_stride == 1 ? "transposed in registers" : plain->x_stride == 1 ? "copied" : "gathered";
+        return plain->f16 ? how + ", from float16" : how;
     };
     os << "; A " << (p.pack_a ? std::string("packed (") + how(p.a_plain, p.lhs_k_inner) + ")" : std::string("read in place")) << "; B "
        << (p.pack_b ? std::string("packed (") + how(p.b_plain, p.rhs_k_inner) + ")" : std::string("read in place")) << "\n";

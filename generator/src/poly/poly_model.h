@@ -153,6 +153,7 @@ struct ContractionPlan {
         std::string buffer;
         Halide::Expr offset;
         int64_t x_stride = 0, k_stride = 0;
+        bool f16 = false; // a float16 tensor converted to float32 (vector conversions while packing)
     };
     std::optional<PlainOperand> a_plain, b_plain;
     bool lhs_k_inner = false;          // A's innermost index is r0 (not transpose_a)
