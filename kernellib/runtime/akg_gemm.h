@@ -284,3 +284,15 @@ static inline void akg_gemm_pack_copied_f16(const uint16_t *__restrict src, int6
         for (int64_t x = valid; x < width; ++x) dst[k * width + x] = 0.0f;
     }
 }
+
+// The sums over k of a packed micro-panel of B (panel[k * AKG_GEMM_NR + x], `len` values of k)
+// into out[x] for its first `valid` columns: a bias gradient taken while the panel is in cache.
+// The sums are double, as the reductions' own accumulators are.
+static inline void akg_gemm_column_sums(const float *__restrict panel, int64_t len, int64_t valid, float *__restrict out) {
+    double acc[AKG_GEMM_NR] = {};
+    for (int64_t k = 0; k < len; ++k) {
+#pragma omp simd
+        for (int x = 0; x < AKG_GEMM_NR; ++x) acc[x] += (double)panel[k * AKG_GEMM_NR + x];
+    }
+    for (int64_t x = 0; x < valid; ++x) out[x] = (float)acc[x];
+}

@@ -440,6 +440,17 @@ private:
         if (!batched && r.chance(0.3)) attrs.push_back(attr("pack_b", r.chance(0.5), "bool"));
         int p = emit(batched ? "BatchMatMul" : "MatMul", {{of(a)}, {of(b)}}, out, attrs);
         tame(p, 8);
+        // Now and then B's sum over k beside the product, a bias gradient beside its weight
+        // gradient (the generator takes it while packing B).
+        if (!batched && in_dt == "float32" && r.chance(0.3)) {
+            Tensor s = pool_[static_cast<size_t>(b)];
+            const bool keep = r.chance(0.5);
+            s.shape = keep ? (tb ? Shape{n, 1} : Shape{1, n}) : Shape{n};
+            s.bound = pool_[static_cast<size_t>(b)].bound * kd;
+            s.exact = false;
+            s.positive = false;
+            emit("ReduceSum", {{of(b)}}, s, json::array({attr("axis", json::array({tb ? 1 : 0}), "listInt"), attr("keep_dims", keep, "bool")}));
+        }
     }
 
     // ---------- ops ----------

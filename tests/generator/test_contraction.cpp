@@ -90,8 +90,22 @@ TEST(KernelParts, AnEpilogueJoinsItsMatMul) {
     EXPECT_TRUE(parts.intermediates.empty());
 }
 
-TEST(KernelParts, AReductionBesideTheMatMulRunsAsAPartOfItsOwn) {
+TEST(KernelParts, TheBiasGradientJoinsItsWeightGradient) {
+    // db = Σ_k dY beside dW = Xᵀ·dY: a sum of B over k, taken while B is packed.
     akg::KernelParts parts = akg::split_kernel_parts(load("gemm_dw_bias_grad_f32"));
+    ASSERT_EQ(parts.parts.size(), 1u);
+    EXPECT_TRUE(parts.parts[0].contraction);
+    EXPECT_EQ(parts.parts[0].kernel.ops.size(), 2u);
+    EXPECT_EQ(parts.parts[0].kernel.outputs.size(), 2u);
+}
+
+TEST(KernelParts, AReductionOfAnotherTensorRunsAsAPartOfItsOwn) {
+    // The same kernel summing A (X) instead: no packing of B sees those values.
+    akg::CompositeKernel k = load("gemm_dw_bias_grad_f32");
+    ASSERT_EQ(k.ops[1].name, "ReduceSum");
+    k.ops[1].inputs[0][0] = k.inputs[0];
+    k.ops[1].outputs[0].shape = k.outputs[1].shape = {768};
+    akg::KernelParts parts = akg::split_kernel_parts(k);
     ASSERT_EQ(parts.parts.size(), 2u);
     EXPECT_EQ(parts.parts[0].contraction + parts.parts[1].contraction, 1);
     for (const auto &p : parts.parts) EXPECT_EQ(p.kernel.outputs.size(), 1u);
@@ -230,6 +244,39 @@ TEST(TileContraction, BInPlacePacksOnlyItsPartialMicroPanel) {
     akg::plan_contraction(context.model(), context.options());
     akg::tile_contraction(context.model(), context.options());
     EXPECT_EQ(context.tree_text().find("PackB"), std::string::npos);
+}
+
+TEST(PlanContraction, TheColumnSumOfBIsTakenWhilePackingB) {
+    GemmPart dw(load("gemm_dw_bias_grad_f32"));
+    akg::plan_contraction(dw.model(), dw.options());
+    const akg::ContractionPlan &p = *dw.model().contraction;
+    ASSERT_TRUE(p.column_sum.has_value());
+    EXPECT_EQ(p.column_sum->statements.size(), 3u); // the sum's init and update, its copy to the output
+    EXPECT_EQ(p.column_sum->output, "out1");
+    EXPECT_TRUE(p.pack_b);
+    EXPECT_EQ(p.epilogue.size(), 1u); // the product's copy to out0, stored by the tiles
+    akg::tile_contraction(dw.model(), dw.options());
+    std::string tree = dw.tree_text();
+    for (const auto &s : p.column_sum->statements) EXPECT_EQ(tree.find(s + "["), std::string::npos) << s << " is scheduled:\n" << tree;
+    EXPECT_NE(tree.find("PackB[jr] -> [(jr)]"), std::string::npos) << tree;
+}
+
+TEST(EmitContraction, OnlyTheFirstSliceOfRowsSumsB) {
+    // [51,39]ᵀ·[51,37]: rows shared out, each slice packing all of B for itself.
+    akg::CompositeKernel k = akg::load_composite(std::string(AKG_SOURCE_ROOT) + "/tests/patterns_small/gemm_dw_bias_grad_f32.json");
+    akg::validate_composite(k);
+    akg::Target two = akg::target_named("x86-64-v4");
+    two.cores = 2;
+    GemmPart part(k, two);
+    akg::plan_contraction(part.model(), part.options());
+    ASSERT_EQ(part.model().contraction->split, akg::GemmSplit::Rows);
+    akg::tile_contraction(part.model(), part.options());
+    isl_ast_node *ast = akg::build_contraction_ast(part.model());
+    ASSERT_NE(ast, nullptr);
+    std::string code = akg::emit_contraction_cpp(part.model(), ast, k, akg::EmitOptions{"dw", "dw", "x86-64-v4", "dw.json", "test"});
+    isl_ast_node_free(ast);
+    EXPECT_EQ(count(code, "akg_gemm_column_sums(akg_dst, 51, akg_valid, out1 + akg_j0);"), 1u) << code;
+    EXPECT_NE(code.find(") == 0) akg_gemm_column_sums("), std::string::npos) << code;
 }
 
 TEST(TileContraction, EveryMicroKernelMarkOfTheAstKnowsItsTile) {

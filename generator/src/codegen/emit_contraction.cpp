@@ -295,6 +295,11 @@ private:
                 s += plain_pack(*p_.b_plain, "akg_j0", "0", "akg_valid", n(p_.k), b.nr, in1);
             else
                 s += computed_pack(p_.rhs, jn, "akg_j0", "0", n(p_.k), b.nr, p_.rhs_k_inner, in1);
+            if (p_.column_sum) {
+                // Slices of rows each pack all of B: the first one sums it.
+                const std::string sums = "akg_gemm_column_sums(akg_dst, " + n(p_.k) + ", akg_valid, " + p_.column_sum->output + " + akg_j0);\n";
+                s += in1 + (p_.split == GemmSplit::Rows ? "if ((" + args[nb] + ") == 0) " : std::string()) + sums;
+            }
         } else if (name == "PackA") {
             // Micro-panel ir of the row block: panel pt of k, mr rows, zero past the last row.
             const std::string pt = args[nb + 1], ir = args[nb + 2];

@@ -33,6 +33,31 @@ bool broadcasts_into(const Shape &small, const Shape &big) {
     return true;
 }
 
+// A bias gradient beside a weight gradient: an unfused float32 ReduceSum over k of the float32
+// B that MatMul `k` reads from outside its group (dW = Xᵀ·dY, db = Σ dY). B's packing sums each
+// micro-panel as it copies it (ContractionPlan::column_sum), sparing a second pass over B.
+// Returns the ReduceSum's op index, or -1.
+int column_sum_of_b(const CompositeKernel &kernel, size_t k, const std::vector<int> &group, const std::map<std::string, size_t> &producer,
+                    std::map<std::string, std::vector<size_t>> &consumers) {
+    const OpDesc &mm = kernel.ops[k];
+    auto ins = op_inputs(mm);
+    if (mm.name != "MatMul" || ins.size() < 2 || ins[1]->shape.size() != 2 || ins[1]->dtype != DType::Float32) return -1;
+    const std::string &b = ins[1]->name;
+    if (auto p = producer.find(b); p != producer.end() && group[p->second] == group[k]) return -1;
+    const int k_axis = attr_bool(kernel, mm, "transpose_b", false) ? 1 : 0;
+    for (size_t e = 0; e < kernel.ops.size(); ++e) {
+        const OpDesc &op = kernel.ops[e];
+        if (group[e] != -1 || op.name != "ReduceSum" || op.outputs[0].dtype != DType::Float32) continue;
+        auto rins = op_inputs(op);
+        if (rins.size() != 1 || rins[0]->name != b || op.inputs.size() != 1) continue;
+        // The sums are ready only once every panel of B is packed: the group's epilogue may not read them.
+        const auto &users = consumers[op.outputs[0].name];
+        if (std::any_of(users.begin(), users.end(), [&](size_t u) { return group[u] == group[k]; })) continue;
+        if (reduction_axes(kernel, op, 2) == std::vector<int>{k_axis}) return static_cast<int>(e);
+    }
+    return -1;
+}
+
 } // namespace
 
 bool has_contraction(const CompositeKernel &kernel) {
@@ -123,6 +148,7 @@ KernelParts split_kernel_parts(const CompositeKernel &kernel) {
             for (const TensorDesc *t : ins) dep |= depends.count(t->name) > 0;
             if (dep) depends.insert(op.outputs[0].name);
         }
+        if (int e = column_sum_of_b(kernel, k, group, producer, consumers); e >= 0) group[e] = g;
     }
     for (size_t k = 0; k < n; ++k)
         if (group[k] == -1) {

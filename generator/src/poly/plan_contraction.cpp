@@ -68,6 +68,42 @@ std::optional<ContractionPlan::PlainOperand> plain_operand(const PolyModel &m, c
     return p;
 }
 
+// The column sum of B that a part holds beside its contraction (ContractionPlan::ColumnSum):
+// a sum over k of exactly B's values, over n columns, copied to a float32 kernel output that
+// nothing else in the part reads.
+std::optional<ContractionPlan::ColumnSum> column_sum_of_b(const PolyModel &m, const ContractionPlan &p) {
+    const Stage *sum = nullptr;
+    for (const auto &st : m.statements)
+        if (!st.stage->contraction && st.stage->kind == StageKind::Reduce) {
+            if (sum && sum != st.stage) throw InternalError("a GEMM part holds two column sums");
+            sum = st.stage;
+        }
+    if (!sum) return std::nullopt;
+    auto fail = [&](const std::string &why) -> InternalError { return InternalError("the column sum " + sum->tensor + " beside the MatMul " + why); };
+    if (!p.batch.empty() || sum->reduce_kind != ReduceKind::Sum || sum->reduce_extents != Shape{p.k} || element_count(sum->shape) != p.n)
+        throw fail("is not a sum over its k of n columns");
+    int col = static_cast<int>(sum->shape.size()) - 1;
+    for (int d = 0; d < static_cast<int>(sum->shape.size()); ++d)
+        if (sum->shape[d] != 1) col = d;
+    const Halide::Expr b_value = substitute(index_var(1), index_expr(col), p.rhs);
+    if (!equal(strip_float_casts(sum->value), strip_float_casts(b_value))) throw fail("sums something other than B: " + print_expr(sum->value));
+    ContractionPlan::ColumnSum cs;
+    for (const auto &st : m.statements) {
+        if (st.stage == sum) cs.statements.push_back(st.name);
+        bool reads_sum = false;
+        for (const Call *read : buffer_reads(st.stage->value)) reads_sum |= read->name == "buf$" + sum->buffer;
+        if (!reads_sum) continue;
+        const Call *copy = strip_float_casts(st.stage->value).as<Call>();
+        const BufferInfo &out = m.buffer(st.stage->buffer);
+        if (!cs.output.empty() || !copy || copy->name != "buf$" + sum->buffer || st.stage->shape != sum->shape || out.kind != BufferKind::KernelOutput || out.dtype != DType::Float32)
+            throw fail("is read by " + st.stage->tensor + ", not only copied to a float32 output");
+        cs.output = out.name;
+        cs.statements.push_back(st.name);
+    }
+    if (cs.output.empty()) throw fail("is not stored");
+    return cs;
+}
+
 } // namespace
 
 GemmBlocking gemm_blocking(const Target &t, int64_t m, int64_t n, int64_t k) {
@@ -126,8 +162,21 @@ void plan_contraction(PolyModel &m, const ScheduleOptions &options) {
     if (!p.stage) throw InternalError("plan-contraction: no contraction");
     const Stage &c = *p.stage;
     const int rank = static_cast<int>(c.shape.size());
+    const Mul *mul = c.value.as<Mul>();
+    if (!mul) throw InternalError("a contraction's body is not a product");
+    const std::string im = index_var(rank - 2), in = index_var(rank - 1);
+    p.lhs = mul->a;
+    p.rhs = mul->b;
+    if (uses_var(p.lhs, in) || uses_var(p.rhs, im)) std::swap(p.lhs, p.rhs);
+    if (uses_var(p.lhs, in) || uses_var(p.rhs, im)) throw InternalError("a contraction's operands mix its rows and columns");
+    p.batch.assign(c.shape.begin(), c.shape.end() - 2);
+    p.m = c.shape[rank - 2];
+    p.n = c.shape[rank - 1];
+    p.k = c.reduce_extents.at(0);
+    p.column_sum = column_sum_of_b(m, p);
     for (const auto &st : m.statements) {
         if (st.stage == p.stage) continue;
+        if (p.column_sum && std::count(p.column_sum->statements.begin(), p.column_sum->statements.end(), st.name)) continue;
         const Stage &s = *st.stage;
         if (st.role != StatementRole::Assign || s.shape != c.shape)
             throw UserError("the MatMul's " + s.tensor + shape_string(s.shape) +
@@ -142,18 +191,6 @@ void plan_contraction(PolyModel &m, const ScheduleOptions &options) {
         }
         p.epilogue.push_back(st.name);
     }
-    p.batch.assign(c.shape.begin(), c.shape.end() - 2);
-    p.m = c.shape[rank - 2];
-    p.n = c.shape[rank - 1];
-    p.k = c.reduce_extents.at(0);
-
-    const Mul *mul = c.value.as<Mul>();
-    if (!mul) throw InternalError("a contraction's body is not a product");
-    const std::string im = index_var(rank - 2), in = index_var(rank - 1);
-    p.lhs = mul->a;
-    p.rhs = mul->b;
-    if (uses_var(p.lhs, in) || uses_var(p.rhs, im)) std::swap(p.lhs, p.rhs);
-    if (uses_var(p.lhs, in) || uses_var(p.rhs, im)) throw InternalError("a contraction's operands mix its rows and columns");
     for (int d = 0; d + 2 < rank; ++d) p.rhs_batch.push_back(uses_var(p.rhs, index_var(d)));
     std::vector<const Call *> rhs_reads = buffer_reads(p.rhs);
     p.rhs_k_inner = !rhs_reads.empty() && uses_var(rhs_reads.front()->args.back(), reduce_var(0)) && p.k > 1;
@@ -193,7 +230,9 @@ void plan_contraction(PolyModel &m, const ScheduleOptions &options) {
     // B likewise, when its micro-panels are read by few tiles of rows: packing would cost a copy
     // of B for the little reuse the packed layout speeds up. Its rows then stream through the
     // caches at B's own stride, which must not alias in L1 the way 1 KiB multiples do.
-    if (p.b_plain && !p.b_plain->f16 && p.b_plain->x_stride == 1 && rows <= b.mc && (p.b_plain->k_stride * 4) % 1024 != 0) p.pack_b = false;
+    // A column sum is taken from the packed micro-panels.
+    if (p.b_plain && !p.b_plain->f16 && p.b_plain->x_stride == 1 && rows <= b.mc && (p.b_plain->k_stride * 4) % 1024 != 0 && !p.column_sum)
+        p.pack_b = false;
     if (p.epilogue.empty() && c.buffer_kind == BufferKind::KernelOutput && m.buffer(c.buffer).dtype == DType::Float32)
         p.direct_output = c.buffer;
     // An output that copies the product (a lone MatMul's output stage) is stored to directly too;
@@ -231,6 +270,7 @@ std::string contraction_plan_text(const PolyModel &m) {
     for (const auto &e : p.epilogue) os << " " << e;
     if (!p.direct_output.empty()) os << " (none: full tiles stored to " << p.direct_output << ")";
     os << "\n";
+    if (p.column_sum) os << "column sum of B to " << p.column_sum->output << ", taken while packing B\n";
     return os.str();
 }
 

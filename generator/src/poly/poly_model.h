@@ -163,6 +163,14 @@ struct ContractionPlan {
     // false: the micro-kernel reads B where it is (a plain B with its columns innermost, small M),
     // packing only a last partial micro-panel of columns.
     bool pack_b = true;
+    // A bias gradient beside a weight gradient: a ReduceSum of B over k that the part holds
+    // (kernel_parts.cpp). B's packing sums each micro-panel it copies into `output`; the
+    // reduction's statements are left out of the schedule.
+    struct ColumnSum {
+        std::string output;                  // the float32 kernel output of the n sums
+        std::vector<std::string> statements; // the reduction's and the copy's to `output`
+    };
+    std::optional<ColumnSum> column_sum;
     GemmBlocking blocking;
     GemmSplit split = GemmSplit::None;
     int64_t slice_rows = 0; // Rows: rows per slice, a multiple of mr

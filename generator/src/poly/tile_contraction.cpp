@@ -93,7 +93,12 @@ void tile_contraction(PolyModel &m, const ScheduleOptions &options) {
                          (rows ? " and 0 <= s < " + std::to_string(p.slices) : "") + " }";
     std::string pa_dom = "{ " + pa + " : 0 <= jt < " + std::to_string(p.n_panels()) + " and 0 <= pt < " + std::to_string(p.k_panels) +
                          " and 0 <= ir < " + std::to_string(p.m_tiles()) + batch_bounds + " }";
+    // A column sum of B is taken by PackB: its statements leave the schedule.
     isl_union_set *domain = isl_union_set_copy(m.domain.get());
+    if (p.column_sum)
+        for (const auto &name : p.column_sum->statements)
+            domain = isl_union_set_subtract(domain, isl_union_set_from_set(isl_set_universe(m.statement(name).space(ctx))));
+    isl_union_set *scheduled = isl_union_set_copy(domain);
     if (has_pb) domain = isl_union_set_union(domain, isl_union_set_read_from_str(ctx, pb_dom.c_str()));
     if (p.pack_a) domain = isl_union_set_union(domain, isl_union_set_read_from_str(ctx, pa_dom.c_str()));
 
@@ -196,6 +201,7 @@ void tile_contraction(PolyModel &m, const ScheduleOptions &options) {
     // Legality: every dependence of the products and their epilogue goes forward in time.
     isl_union_map *time = isl_schedule_get_map(result);
     isl_union_map *deps = isl_union_map_union(isl_union_map_copy(m.dep_flow.get()), isl_union_map_copy(m.dep_false.get()));
+    deps = isl_union_map_intersect_range(isl_union_map_intersect_domain(deps, isl_union_set_copy(scheduled)), scheduled);
     isl_union_map *earlier = isl_union_map_lex_lt_union_map(isl_union_map_copy(time), time);
     bool legal = isl_union_map_is_subset(deps, earlier) == isl_bool_true;
     isl_union_map_free(deps);
