@@ -25,7 +25,6 @@ if [ -f build-aarch64/meson-private/coredata.dat ]; then
 else
   meson setup build-aarch64 --cross-file cross/aarch64-linux-gnu.ini "${options[@]}"
 fi
-nice meson compile -C build-aarch64
 
 # Tests that cannot run here: install_consumer compiles its C consumer with the build machine's
 # cc; akg_run starts the aarch64 akg-run executable itself (posix_spawn), which only works where
@@ -43,10 +42,30 @@ while read -r t; do
 done < <(meson test -C build-aarch64 --no-rebuild --list 2>/dev/null | grep -E '^[A-Za-z0-9_.:-]+$' | sed 's/^akg:\{1,2\}//')
 if [ $# -gt 0 ]; then run=("$@"); fi
 
+# Built: what the tests to run need (not the tests of the reference evaluator or of akg-run, which
+# do not run here), or everything when an argument is not a test's name.
+mapfile -t outputs < <(python3 - "${run[@]}" <<'EOF'
+import json, os, subprocess, sys
+def intro(what):
+    return json.loads(subprocess.check_output(['meson', 'introspect', 'build-aarch64', what]))
+tests = {t['name']: t['depends'] for t in intro('--tests')}
+if not all(name in tests for name in sys.argv[1:]):
+    sys.exit(0)
+ids = {d for name in sys.argv[1:] for d in tests[name]}
+for target in intro('--targets'):
+    if target['id'] in ids:
+        for f in target['filename']:
+            print(os.path.relpath(f, os.path.abspath('build-aarch64')))
+EOF
+)
+if [ ${#outputs[@]} -gt 0 ]; then nice ninja -C build-aarch64 "${outputs[@]}"; else nice meson compile -C build-aarch64; fi
+
 echo "== running under qemu-aarch64: ${run[*]}"
 for t in "${!skip[@]}"; do echo "== not run: $t (${skip[$t]})"; done
 echo "== not built without isl and Halide for the host: generator, fuzz, difftest, robustness"
-# Emulated, the tests take several times their native time: their timeouts are scaled, and the
-# vmath accuracy sweeps take every 30th input unless AKG_VMATH_SWEEP_SCALE says otherwise.
-export AKG_VMATH_SWEEP_SCALE=${AKG_VMATH_SWEEP_SCALE:-30}
+# Emulated, the tests take several times their native time: their timeouts are scaled, the
+# vmath accuracy sweeps take every 99th input unless AKG_VMATH_SWEEP_SCALE says otherwise, and
+# abi_threads runs the kernels of up to 8 MiB of buffers (AKG_THREADS_MAX_MIB).
+export AKG_VMATH_SWEEP_SCALE=${AKG_VMATH_SWEEP_SCALE:-99}
+export AKG_THREADS_MAX_MIB=${AKG_THREADS_MAX_MIB:-8}
 meson test -C build-aarch64 --no-rebuild --print-errorlogs --timeout-multiplier 20 "${run[@]}"

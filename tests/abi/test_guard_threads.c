@@ -554,15 +554,20 @@ static size_t entry_bytes(const entry *e) {
     return total;
 }
 
-/* Kernels whose buffers exceed this are left out of the threads test (time and memory). */
-#define THREADS_MAX_BYTES ((size_t)16 << 20)
+/* Kernels whose buffers exceed this many MiB are left out of the threads test (time and memory):
+ * AKG_THREADS_MAX_MIB, default 16 (emulated runs take less). */
+static size_t threads_max_bytes(void) {
+    const char *e = getenv("AKG_THREADS_MAX_MIB");
+    long mib = e ? strtol(e, NULL, 10) : 16;
+    return (size_t)(mib > 0 ? mib : 16) << 20;
+}
 
 static int run_threads(void) {
     size_t k, kept = 0, dropped = 0;
     pthread_t th[NTHREADS];
     size_t t;
     for (k = 0; k < g_n_entries; ++k) {
-        if (entry_bytes(&g_entries[k]) <= THREADS_MAX_BYTES) {
+        if (entry_bytes(&g_entries[k]) <= threads_max_bytes()) {
             g_entries[kept++] = g_entries[k];
         } else {
             ++dropped;
@@ -570,7 +575,7 @@ static int run_threads(void) {
     }
     g_n_entries = kept;
     printf("threads: %zu kernels with more than %zu MiB of buffers left out\n", dropped,
-           THREADS_MAX_BYTES >> 20);
+           threads_max_bytes() >> 20);
     g_expected = (unsigned char **)xcalloc(g_n_entries, sizeof(unsigned char *));
     g_expected_len = (size_t *)xcalloc(g_n_entries, sizeof(size_t));
     for (k = 0; k < g_n_entries; ++k) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <omp.h>
 
@@ -52,10 +53,19 @@ bool real_shapes_run_only() {
     return mode && std::strcmp(mode, "run-only") == 0;
 }
 
+// Kernels with a matrix product run one seed at their real shapes: a second runs the same code
+// on other values, and their double-precision reference takes seconds (the odd shapes run four).
+bool has_matrix_product(const std::string &json_path) {
+    std::ifstream in(json_path);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return text.find("\"MatMul\"") != std::string::npos || text.find("\"BatchMatMul\"") != std::string::npos;
+}
+
 TEST_P(CatalogKernel, MatchesReferenceAtRealShapes) {
     const akg_kernel *k = akg_kernel_lookup(GetParam().c_str());
     ASSERT_NE(k, nullptr);
-    for (uint64_t seed : {1u, 2u}) {
+    const uint64_t seeds = has_matrix_product(source_path(k->pattern_file)) ? 1 : 2;
+    for (uint64_t seed = 1; seed <= seeds; ++seed) {
         auto r = run_pattern_inputs(k, source_path(k->pattern_file), seed, !real_shapes_run_only());
         EXPECT_TRUE(r.ok) << GetParam() << " seed " << seed << ":\n" << r.message;
     }
