@@ -38,7 +38,7 @@ bool broadcasts_into(const Shape &small, const Shape &big) {
 // micro-panel as it copies it (ContractionPlan::column_sum), sparing a second pass over B.
 // Returns the ReduceSum's op index, or -1.
 int column_sum_of_b(const CompositeKernel &kernel, size_t k, const std::vector<int> &group, const std::map<std::string, size_t> &producer,
-                    std::map<std::string, std::vector<size_t>> &consumers) {
+                    const std::map<std::string, std::vector<size_t>> &consumers) {
     const OpDesc &mm = kernel.ops[k];
     auto ins = op_inputs(mm);
     if (mm.name != "MatMul" || ins.size() < 2 || ins[1]->shape.size() != 2 || ins[1]->dtype != DType::Float32) return -1;
@@ -51,8 +51,9 @@ int column_sum_of_b(const CompositeKernel &kernel, size_t k, const std::vector<i
         auto rins = op_inputs(op);
         if (rins.size() != 1 || rins[0]->name != b || op.inputs.size() != 1) continue;
         // The sums are ready only once every panel of B is packed: the group's epilogue may not read them.
-        const auto &users = consumers[op.outputs[0].name];
-        if (std::any_of(users.begin(), users.end(), [&](size_t u) { return group[u] == group[k]; })) continue;
+        if (auto users = consumers.find(op.outputs[0].name); users != consumers.end() &&
+            std::any_of(users->second.begin(), users->second.end(), [&](size_t u) { return group[u] == group[k]; }))
+            continue;
         if (reduction_axes(kernel, op, 2) == std::vector<int>{k_axis}) return static_cast<int>(e);
     }
     return -1;
