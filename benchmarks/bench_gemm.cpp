@@ -44,7 +44,11 @@ namespace {
 
 // ---- the catalog's GEMM kernels ----
 
-enum Epilogue : unsigned { kBias = 1, kGelu = 2, kResidual = 4, kScale = 8, kMask = 16, kColSum = 32 };
+enum Epilogue : unsigned { kBias = 1, kGelu = 2, kResidual = 4, kScale = 8, kMask = 16, kColSum = 32, kSplitHeads = 64, kMergeHeads = 128 };
+
+// BERT-base's heads: split heads stores C[B·S, 3·NH·HD] (+ bias) as [3, B, NH, S, HD]; merge heads
+// stores the context C[B, NH, S, HD] as [B·S, NH·HD].
+constexpr int64_t kSeq = 128, kHeads = 12, kHeadDim = 64;
 
 struct GemmSpec {
     const char *name;
@@ -75,6 +79,10 @@ const std::vector<GemmSpec> &specs() {
         {"bmm_attn_scores_scale_mask_f32", 16, 12, 128, 128, 64, false, true, false, kScale | kMask, false,
          "Q[16,12,128,64]·Kᵀ × 0.125 + mask[16,1,128,128]"},
         {"bmm_attn_context_f32", 16, 12, 128, 64, 128, false, false, false, 0, false, "P[16,12,128,128]·V[16,12,128,64]"},
+        {"gemm_qkv_bias_split_heads_f32", 1, 1, 2048, 2304, 768, false, false, false, kBias | kSplitHeads, true,
+         "X[2048,768]·W[768,2304] + b, stored as q, k, v [3,16,12,128,64]"},
+        {"bmm_attn_context_merge_heads_f32", 16, 12, 128, 64, 128, false, false, false, kMergeHeads, false,
+         "P[16,12,128,128]·V[16,12,128,64], stored as [2048,768]"},
         {"gemm_dx_f32", 1, 1, 2048, 768, 3072, false, true, false, 0, true, "dY[2048,3072]·W[768,3072]ᵀ"},
         {"gemm_dw_bias_grad_f32", 1, 1, 768, 3072, 2048, true, false, false, kColSum, false,
          "X[2048,768]ᵀ·dY[2048,3072], db = column sum of dY"},
@@ -261,6 +269,16 @@ void epilogue_rows(const GemmSpec &s, Buffers &b, const float *c32, int threads)
     par_for(threads, s.batch() * s.m, [&](int64_t r) {
         const float *mrow = nullptr;
         if (s.epi & kMask) mrow = b.mask + (((r / s.m) / s.b1) * s.m + r % s.m) * n;
+        if (s.epi & kSplitHeads) {
+            // Row r = (batch, position) holds 3·NH heads of HD values, each stored where its head goes.
+            const int64_t bi = r / kSeq, pos = r % kSeq, batches = s.m / kSeq;
+            for (int64_t head = 0; head < n / kHeadDim; ++head) {
+                const int64_t q = head / kHeads, h = head % kHeads;
+                float *out = static_cast<float *>(b.c) + (((q * batches + bi) * kHeads + h) * kSeq + pos) * kHeadDim;
+                row(c32 + r * n + head * kHeadDim, bias + head * kHeadDim, nullptr, nullptr, out, kHeadDim, scale);
+            }
+            return;
+        }
         if (!s.f16) {
             const float *res = b.res ? static_cast<const float *>(b.res) + r * n : nullptr;
             row(c32 + r * n, bias, res, mrow, static_cast<float *>(b.c) + r * n, n, scale);
@@ -397,13 +415,15 @@ void set_blas_threads(int threads) {
 
 // C32 = A·B for every batch entry. A batched GEMM at 2 threads runs its small GEMMs two at a time
 // (OpenMP over the batch; OpenBLAS's OpenMP build runs single-threaded inside a parallel region),
-// which beats splitting each 128×128 GEMM in two.
-void sgemm_all(const GemmSpec &s, const float *a, const float *b, float *c, int threads) {
+// which beats splitting each 128×128 GEMM in two. `merged`: each entry (b, h) stored into the
+// merged heads [b0·M, b1·N] through ldc, free for a BLAS.
+void sgemm_all(const GemmSpec &s, const float *a, const float *b, float *c, int threads, bool merged = false) {
     const int lda = static_cast<int>(s.ta ? s.m : s.k), ldb = static_cast<int>(s.tb ? s.k : s.n);
     auto one = [&](int64_t bi) {
+        const int64_t c_at = merged ? (bi / s.b1) * s.m * s.b1 * s.n + (bi % s.b1) * s.n : bi * s.m * s.n;
         cblas_sgemm(CblasRowMajor, s.ta ? CblasTrans : CblasNoTrans, s.tb ? CblasTrans : CblasNoTrans, static_cast<int>(s.m),
                     static_cast<int>(s.n), static_cast<int>(s.k), 1.0f, a + bi * s.m * s.k, lda, b + bi * s.k * s.n, ldb,
-                    0.0f, c + bi * s.m * s.n, static_cast<int>(s.n));
+                    0.0f, c + c_at, static_cast<int>(merged ? s.b1 * s.n : s.n));
     };
     if (s.batch() == 1) one(0);
     else par_for(threads, s.batch(), one);
@@ -425,7 +445,7 @@ void openblas_epilogue_call(const GemmSpec &s, Buffers &b, int threads) {
     }
     const bool in_place = !(s.epi & (kBias | kGelu | kResidual | kScale | kMask));
     float *c = in_place ? static_cast<float *>(b.c) : b.c32;
-    sgemm_all(s, static_cast<const float *>(b.a), static_cast<const float *>(b.b), c, threads);
+    sgemm_all(s, static_cast<const float *>(b.a), static_cast<const float *>(b.b), c, threads, (s.epi & kMergeHeads) != 0);
     epilogue_pass(s, b, c, threads); // in place: only a column sum, or nothing
 }
 
@@ -518,7 +538,11 @@ DnnlCase build_dnnl(const GemmSpec &s, Buffers &b, bool packed) {
     }
     memory src(memory::desc(ad, t, at), eng(), b.a);
     memory wplain(memory::desc(bd, t, bt), eng(), b.b);
-    memory dst(memory::desc(cd, t, ct), eng(), b.c);
+    // Merged heads: the [b0, b1, M, N] result written through strides into [b0·M, b1·N]. Split
+    // heads: the product into a scratch C, then a reorder into [3, B, NH, S, HD].
+    if ((s.epi & kSplitHeads) && !b.c32) b.c32 = static_cast<float *>(alloc_bytes(elems_c(s) * 4));
+    memory dst((s.epi & kMergeHeads) ? memory::desc(cd, t, memory::dims{s.m * s.b1 * s.n, s.n, s.b1 * s.n, 1}) : memory::desc(cd, t, ct), eng(),
+               (s.epi & kSplitHeads) ? static_cast<void *>(b.c32) : b.c);
     memory::desc bias_md = (s.epi & kBias) ? memory::desc(biasd, t, batched ? tag::abcd : tag::ab) : memory::desc();
     dnnl::primitive_attr attr;
     dnnl::post_ops po;
@@ -553,6 +577,15 @@ DnnlCase build_dnnl(const GemmSpec &s, Buffers &b, bool packed) {
     dnnl::matmul mm(pd);
     c.impls = impl_of(mm);
     c.steps.push_back({mm, args});
+    if (s.epi & kSplitHeads) {
+        const int64_t batches = s.m / kSeq;
+        const memory::dims heads = {3, batches, kHeads, kSeq, kHeadDim};
+        memory from(memory::desc(heads, t, memory::dims{kHeads * kHeadDim, kSeq * s.n, kHeadDim, s.n, 1}), eng(), b.c32);
+        memory to(memory::desc(heads, t, tag::abcde), eng(), b.c);
+        dnnl::reorder split(from, to);
+        c.impls += ", split heads by reorder " + impl_of(split);
+        c.steps.push_back({split, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}}});
+    }
     if (s.epi & kColSum) {
         // db as a second matmul, ones[1,K]·dY[K,N]: oneDNN 2.6's reduction primitive runs this
         // row reduction in its reference implementation (2× the GEMM's own time here).
@@ -622,6 +655,8 @@ std::string epi_words(unsigned e) {
     if (e & kMask) add_word("mask");
     if (e & kGelu) add_word("gelu_tanh");
     if (e & kColSum) add_word("colsum");
+    if (e & kSplitHeads) add_word("split_heads");
+    if (e & kMergeHeads) add_word("merge_heads");
     return r;
 }
 

@@ -278,6 +278,8 @@ GEMM_SPECS = {
     "gemm_mlm_head_bias_f32": dict(batch=(), m=320, n=21128, k=768, tb=True, epi={"bias"}),
     "bmm_attn_scores_scale_mask_f32": dict(batch=(16, 12), m=128, n=128, k=64, tb=True, epi={"scale", "mask"}),
     "bmm_attn_context_f32": dict(batch=(16, 12), m=128, n=64, k=128, epi=set()),
+    "gemm_qkv_bias_split_heads_f32": dict(batch=(), m=2048, n=2304, k=768, epi={"bias", "split_heads"}),
+    "bmm_attn_context_merge_heads_f32": dict(batch=(16, 12), m=128, n=64, k=128, epi={"merge_heads"}),
     "gemm_dx_f32": dict(batch=(), m=2048, n=768, k=3072, tb=True, epi=set()),
     "gemm_dw_bias_grad_f32": dict(batch=(), m=768, n=3072, k=2048, ta=True, epi={"colsum"}),
     "gemm_fc_bias_f32": dict(batch=(), m=32, n=1001, k=2048, epi={"bias"}),
@@ -321,6 +323,11 @@ def gemm_native(spec):
             y = y + (res.float() if cast else res)
         if "gelu" in epi:
             y = F.gelu(y, approximate="tanh")
+        # BERT's heads (16 x 128 tokens, 12 heads of 64), contiguous as a framework stores them.
+        if "split_heads" in epi:
+            y = y.reshape(16, 128, 3, 12, 64).permute(2, 0, 3, 1, 4).contiguous()
+        if "merge_heads" in epi:
+            y = y.permute(0, 2, 1, 3).reshape(2048, 768)
         return [y.to(dt) if cast else y]
 
     try:

@@ -116,6 +116,13 @@ akg_status akg_bias_gelu_grad_f16(const uint16_t *input_10, const uint16_t *inpu
  */
 akg_status akg_bmm_attn_context_f32(const float *input_0, const float *input_1, float *out_output_0_0);
 
+/* bmm_attn_context_merge_heads_f32 (patterns/bmm_attn_context_merge_heads_f32.json)
+ *   in  input_0 float32[16,12,128,128]
+ *   in  input_1 float32[16,12,128,64]
+ *   out output_0_2 float32[2048,768]
+ */
+akg_status akg_bmm_attn_context_merge_heads_f32(const float *input_0, const float *input_1, float *out_output_0_2);
+
 /* bmm_attn_scores_scale_mask_f32 (patterns/bmm_attn_scores_scale_mask_f32.json)
  *   in  input_0 float32[16,12,128,64]
  *   in  input_1 float32[16,12,128,64]
@@ -298,6 +305,14 @@ akg_status akg_gemm_nt_f16(const uint16_t *input_0, const uint16_t *input_1, uin
  *   out output_0_1 float32[2048,2304]
  */
 akg_status akg_gemm_qkv_bias_f32(const float *input_0, const float *input_1, const float *input_2, float *out_output_0_1);
+
+/* gemm_qkv_bias_split_heads_f32 (patterns/gemm_qkv_bias_split_heads_f32.json)
+ *   in  input_0 float32[2048,768]
+ *   in  input_1 float32[768,2304]
+ *   in  input_2 float32[2304]
+ *   out output_0_3 float32[3,16,12,128,64]
+ */
+akg_status akg_gemm_qkv_bias_split_heads_f32(const float *input_0, const float *input_1, const float *input_2, float *out_output_0_3);
 
 /* global_avgpool_bwd_f16 (patterns/global_avgpool_bwd_f16.json)
  *   in  input_0 float16[32,2048]

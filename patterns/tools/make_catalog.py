@@ -1416,6 +1416,34 @@ def _(s):
     return g
 
 
+@pattern('gemm_qkv_bias_split_heads_f32', 'BERT', 'float32',
+         'fused Q/K/V projection x . W + b, then split heads: Reshape [T,3H] -> [B,S,3,NH,HD] and '
+         'Transpose perm [2,0,3,1,4] to [3,B,NH,S,HD] (q, k and v, each per batch and head)')
+def _(s):
+    g = Graph(s)
+    B, S, NH, HD, H = s['B'], s['S'], s['NH'], s['HD'], s['H']
+    x = g.inp([s['T'], H], 'float32', 'hidden states')
+    w = g.inp([H, 3 * H], 'float32', 'fused Q/K/V weight')
+    b = g.inp([3 * H], 'float32', 'fused Q/K/V bias')
+    h = g.add(g.matmul(x, w), b)
+    g.out(g.transpose(g.reshape(h, [B, S, 3, NH, HD]), [2, 0, 3, 1, 4]), 'q, k, v [3,B,NH,S,HD]')
+    return g
+
+
+@pattern('bmm_attn_context_merge_heads_f32', 'BERT', 'float32',
+         'attention context: BatchMatMul probabilities . values per batch and head, then merge '
+         'heads: Transpose perm [0,2,1,3] to [B,S,NH,HD] and Reshape to [T,H]',
+         small=dict(HD=37, H=111))                        # a head wider than a micro-tile
+def _(s):
+    g = Graph(s)
+    B, NH, S, HD, H = s['B'], s['NH'], s['S'], s['HD'], s['H']
+    p = g.inp([B, NH, S, S], 'float32', 'attention probabilities')
+    v = g.inp([B, NH, S, HD], 'float32', 'values')
+    ctx = g.matmul(p, v, batched=True)
+    g.out(g.reshape(g.transpose(ctx, [0, 2, 1, 3]), [-1, H]), 'merged context [T,H]')
+    return g
+
+
 @pattern('gemm_dx_f32', 'BERT', 'float32',
          'dense backward, input gradient of the FFN intermediate dense: dx = dy . W^T '
          '(transpose_b)',

@@ -112,6 +112,35 @@ TEST(KernelParts, AReductionOfAnotherTensorRunsAsAPartOfItsOwn) {
     EXPECT_TRUE(parts.intermediates.empty()); // both results are kernel outputs
 }
 
+TEST(KernelParts, SplitAndMergeHeadsJoinTheirProduct) {
+    // The reshape and transpose after the product are where the epilogue stores, not a pass of
+    // their own.
+    for (const char *name : {"gemm_qkv_bias_split_heads_f32", "bmm_attn_context_merge_heads_f32"}) {
+        akg::KernelParts parts = akg::split_kernel_parts(load(name));
+        ASSERT_EQ(parts.parts.size(), 1u) << name;
+        EXPECT_TRUE(parts.parts[0].contraction);
+        EXPECT_TRUE(parts.intermediates.empty());
+    }
+}
+
+TEST(KernelParts, AnOpAfterAPermutationRunsApart) {
+    // An elementwise op over the merged heads is not over the product's shape.
+    akg::CompositeKernel k = load("bmm_attn_context_merge_heads_f32");
+    akg::OpDesc neg = k.ops.back();
+    neg.name = "Neg";
+    neg.attrs.clear();
+    neg.index = static_cast<int>(k.ops.size());
+    neg.inputs = {{k.ops.back().outputs[0]}};
+    neg.outputs[0].name = "negated";
+    k.ops.push_back(neg);
+    k.outputs = {neg.outputs[0]};
+    akg::validate_composite(k);
+    akg::KernelParts parts = akg::split_kernel_parts(k);
+    ASSERT_EQ(parts.parts.size(), 2u);
+    EXPECT_TRUE(parts.parts[0].contraction);
+    EXPECT_FALSE(parts.parts[1].contraction);
+}
+
 TEST(GemmBlocking, TheMicroTileFillsEachTargetsRegisters) {
     struct Expect {
         const char *target;
@@ -259,6 +288,86 @@ TEST(PlanContraction, TheColumnSumOfBIsTakenWhilePackingB) {
     std::string tree = dw.tree_text();
     for (const auto &s : p.column_sum->statements) EXPECT_EQ(tree.find(s + "["), std::string::npos) << s << " is scheduled:\n" << tree;
     EXPECT_NE(tree.find("PackB[jr] -> [(jr)]"), std::string::npos) << tree;
+}
+
+TEST(PlanContraction, MergeHeadsStoreEachTileRowAsOneRun) {
+    // ctx[b,h,s,d] goes to out[b*S + s, h*HD + d]: isl inverts the reshape and transpose.
+    GemmPart ctx(load("bmm_attn_context_merge_heads_f32"));
+    akg::plan_contraction(ctx.model(), ctx.options());
+    const akg::ContractionPlan &p = *ctx.model().contraction;
+    ASSERT_EQ(p.epilogue.size(), 1u);
+    ASSERT_EQ(p.permuted.count(p.epilogue[0]), 1u);
+    const auto &ps = p.permuted.at(p.epilogue[0]);
+    EXPECT_TRUE(ps.rows_contiguous);
+    EXPECT_EQ(ps.tile_row_stride, 768);
+    // A copy: the micro-kernel stores its full tiles there itself, 768 floats between rows.
+    EXPECT_EQ(p.direct_output, "out0");
+    EXPECT_EQ(p.direct_permuted, p.epilogue[0]);
+    std::string plan = akg::contraction_plan_text(ctx.model());
+    EXPECT_NE(plan.find("permuted: stored at (((((int64)i0*(int64)128) + (int64)i2)*(int64)768) + (((int64)i1*(int64)64) + (int64)i3)), rows contiguous, "
+                        "tile rows 768 apart"),
+              std::string::npos)
+        << plan;
+}
+
+TEST(TileContraction, APermutedStoreRunsInTheTileOfWhatItStores) {
+    GemmPart qkv(load("gemm_qkv_bias_split_heads_f32"));
+    akg::plan_contraction(qkv.model(), qkv.options());
+    const akg::ContractionPlan &p = *qkv.model().contraction;
+    ASSERT_EQ(p.permuted.size(), 1u);
+    EXPECT_TRUE(p.permuted.begin()->second.rows_contiguous); // a tile of 32 columns stays in a head of 64
+    EXPECT_EQ(p.permuted.begin()->second.tile_row_stride, 0); // 14 rows cross the batches' 128 now and then
+    EXPECT_TRUE(p.direct_output.empty());                      // and the bias is added on the way
+    akg::tile_contraction(qkv.model(), qkv.options());
+    std::string tree = qkv.tree_text();
+    const std::string s = p.permuted.begin()->first;
+    // Its instance [q, b, h, s, d] is the product's [128b + s, 768q + 64h + d].
+    EXPECT_NE(tree.find(s + "[i0, i1, i2, i3, i4] -> [(24i0 + 2i2 + floor((i4)/32))]"), std::string::npos) << tree;
+    EXPECT_NE(tree.find(s + "[i0, i1, i2, i3, i4] -> [(768i0 + 64i2 + i4)]"), std::string::npos) << tree;
+    EXPECT_EQ(tree.find("V" + s), std::string::npos) << tree; // no stand-in is left
+}
+
+TEST(PlanContraction, HeadsNarrowerThanATileAreStoredElementByElement) {
+    // Heads of 13 columns: a tile row of 32 crosses heads.
+    akg::CompositeKernel k = akg::load_composite(std::string(AKG_SOURCE_ROOT) + "/tests/patterns_small/gemm_qkv_bias_split_heads_f32.json");
+    akg::validate_composite(k);
+    GemmPart qkv(k);
+    akg::plan_contraction(qkv.model(), qkv.options());
+    const akg::ContractionPlan &p = *qkv.model().contraction;
+    ASSERT_EQ(p.permuted.size(), 1u);
+    EXPECT_FALSE(p.permuted.begin()->second.rows_contiguous);
+}
+
+TEST(PlanContraction, AnEpilogueReadingTwoElementsOfTheProductIsRejected) {
+    // C + Cᵀ reads two elements of the product per element: no tile holds both.
+    const std::string text = R"({"composite": true, "op": "c_plus_ct", "process": "cpu", "platform": "AKG",
+      "input_desc": [[{"data_type": "float32", "shape": [19, 7], "tensor_name": "x", "format": "DefaultFormat"}],
+                     [{"data_type": "float32", "shape": [7, 19], "tensor_name": "w", "format": "DefaultFormat"}]],
+      "output_desc": [{"data_type": "float32", "shape": [19, 19], "tensor_name": "y", "format": "DefaultFormat"}],
+      "op_desc": [
+        {"name": "MatMul", "attr": [{"name": "transpose_a", "data_type": "bool", "value": false},
+                                    {"name": "transpose_b", "data_type": "bool", "value": false}],
+         "input_desc": [[{"data_type": "float32", "shape": [19, 7], "tensor_name": "x", "format": "DefaultFormat"}],
+                        [{"data_type": "float32", "shape": [7, 19], "tensor_name": "w", "format": "DefaultFormat"}]],
+         "output_desc": [{"data_type": "float32", "shape": [19, 19], "tensor_name": "c", "format": "DefaultFormat"}]},
+        {"name": "Transpose", "attr": [{"name": "perm", "data_type": "listInt", "value": [1, 0]}],
+         "input_desc": [[{"data_type": "float32", "shape": [19, 19], "tensor_name": "c", "format": "DefaultFormat"}]],
+         "output_desc": [{"data_type": "float32", "shape": [19, 19], "tensor_name": "ct", "format": "DefaultFormat"}]},
+        {"name": "Add", "attr": null,
+         "input_desc": [[{"data_type": "float32", "shape": [19, 19], "tensor_name": "c", "format": "DefaultFormat"}],
+                        [{"data_type": "float32", "shape": [19, 19], "tensor_name": "ct", "format": "DefaultFormat"}]],
+         "output_desc": [{"data_type": "float32", "shape": [19, 19], "tensor_name": "y", "format": "DefaultFormat"}]}]})";
+    akg::CompositeKernel k = akg::parse_composite(text, "c_plus_ct.json");
+    akg::validate_composite(k);
+    // kernel_parts keeps the Add apart (it reads a permuted value); taken whole, the plan refuses it.
+    EXPECT_EQ(akg::split_kernel_parts(k).parts.size(), 2u);
+    GemmPart whole(k);
+    try {
+        akg::plan_contraction(whole.model(), whole.options());
+        ADD_FAILURE() << "planned";
+    } catch (const akg::UserError &e) {
+        EXPECT_NE(std::string(e.what()).find("not a permutation"), std::string::npos) << e.what();
+    }
 }
 
 TEST(EmitContraction, OnlyTheFirstSliceOfRowsSumsB) {

@@ -361,9 +361,10 @@ private:
         return s.empty() ? "0" : s;
     }
 
-    std::string store(const BufferInfo &b, const std::string &v) const {
+    // A store of v to b at `at` (by default the element of the product's indices).
+    std::string store(const BufferInfo &b, const std::string &v, const std::string &at = "") const {
         std::string value = b.dtype == DType::Float16 ? "akg_f32_to_f16(" + v + ")" : v;
-        return b.name + "[" + offset_of(b) + "] = " + value + ";\n";
+        return b.name + "[" + (at.empty() ? offset_of(b) : at) + "] = " + value + ";\n";
     }
 
     // Which B the micro-kernel reads: the packed micro-panel, B in place, or (B in place with a
@@ -441,14 +442,24 @@ private:
                 }
                 return o.empty() ? std::string("0") : o;
             }() + ") + akg_i * " + n(p_.n) + " + akg_j)";
-            const std::string full_width = micro_call(cin, ldcin, base, n(p_.n), in3, p_.pack_b ? BSource::Packed : BSource::InPlace);
+            std::string ld = n(p_.n);
+            if (!p_.direct_permuted.empty()) {
+                // Merged heads: the tile's rows are runs of the output a fixed distance apart.
+                const auto &ps = p_.permuted.at(p_.direct_permuted);
+                const std::map<std::string, Halide::Expr> origin = {{index_var(static_cast<int>(nb)), Variable::make(Halide::Int(64), "tile_i0")},
+                                                                    {index_var(static_cast<int>(nb) + 1), Variable::make(Halide::Int(64), "tile_j0")}};
+                s += in2 + "const int64_t v_tile_i0 = akg_i, v_tile_j0 = akg_j;\n";
+                base = "(" + out.name + " + (" + printer_.print(simplify(substitute(origin, ps.offset))) + "))";
+                ld = n(ps.tile_row_stride);
+            }
+            const std::string full_width = micro_call(cin, ldcin, base, ld, in3, p_.pack_b ? BSource::Packed : BSource::InPlace);
             if (p_.n % b.nr == 0) {
                 s += in2 + "{\n" + full_width + in2 + "}\n";
             } else {
                 s += in2 + "if (akg_nv == " + n(b.nr) + ") {\n" + full_width + in2 + "} else {\n";
                 s += in3 + "alignas(64) float akg_tile[" + n(b.mr * b.nr) + "];\n" + micro_call(cin, ldcin, "akg_tile", n(b.nr), in3, bsrc);
                 s += in3 + "for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r)\n" + in3 + "    for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c)\n" + in3 +
-                     "        " + base + "[akg_r * " + n(p_.n) + " + akg_c] = akg_tile[akg_r * " + n(b.nr) + " + akg_c];\n";
+                     "        " + base + "[akg_r * " + ld + " + akg_c] = akg_tile[akg_r * " + n(b.nr) + " + akg_c];\n";
                 s += in2 + "}\n";
             }
         } else {
@@ -466,6 +477,12 @@ private:
         const std::string i1 = indent + "    ", i2 = indent + "        ";
         std::string s = indent + "for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {\n";
         s += i1 + "const int64_t " + im + " = akg_i + akg_r;\n";
+        // A permuted store whose row of the tile is one run: its start, once per row.
+        for (const auto &[name, ps] : p_.permuted)
+            if (ps.rows_contiguous) {
+                const Halide::Expr row_start = simplify(substitute(jn, Variable::make(Halide::Int(64), "tile_j0"), ps.offset));
+                s += i1 + "const int64_t v_tile_j0 = akg_j, akg_o_" + name + " = " + printer_.print(row_start) + ";\n";
+            }
         s += i1 + "#pragma omp simd\n" + i1 + "for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {\n";
         s += i2 + "const int64_t " + jn + " = akg_j + akg_c;\n";
         TileValues tv;
@@ -480,7 +497,8 @@ private:
         for (const auto &name : p_.epilogue) {
             const Stage &st = *m_.statement(name).stage;
             const BufferInfo &b = m_.buffer(st.buffer);
-            Halide::Expr value = st.value;
+            const auto permuted = p_.permuted.find(name);
+            Halide::Expr value = permuted != p_.permuted.end() ? permuted->second.value : st.value;
             if (b.dtype == DType::Float16 && b.kind == BufferKind::KernelOutput)
                 if (Halide::Expr x = float16_rounded_operand(value); x.defined()) value = x;
             value = tv.mutate(value);
@@ -494,7 +512,12 @@ private:
             }
             std::string v = "v_tile_" + st.buffer;
             s += lets + i2 + "const " + codegen::c_type_of(e.type()) + " " + v + " = " + printer_.print(e) + ";\n";
-            if (b.kind == BufferKind::KernelOutput) s += i2 + store(b, v);
+            if (b.kind == BufferKind::KernelOutput) {
+                std::string at;
+                if (permuted != p_.permuted.end())
+                    at = permuted->second.rows_contiguous ? "akg_o_" + name + " + akg_c" : printer_.print(permuted->second.offset);
+                s += i2 + store(b, v, at);
+            }
             tv.names[st.buffer] = "tile_" + st.buffer;
         }
         s += i1 + "}\n" + indent + "}\n";

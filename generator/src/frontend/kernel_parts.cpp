@@ -16,6 +16,9 @@ const std::set<std::string> kPointwise = {"Add", "TensorAdd", "Sub", "Mul", "Rea
 // Packing evaluates the operands element by element: only index maps and cheap conversions
 // belong there.
 const std::set<std::string> kPackable = {"Cast", "Transpose", "Reshape", "ExpandDims", "BroadcastTo", "Neg"};
+// Ops that only move every element of their input to another place (split and merge heads):
+// after the epilogue they become where its stores go.
+const std::set<std::string> kPermuting = {"Transpose", "Reshape", "ExpandDims"};
 
 std::vector<const TensorDesc *> op_inputs(const OpDesc &op) {
     std::vector<const TensorDesc *> ins;
@@ -127,10 +130,12 @@ KernelParts split_kernel_parts(const CompositeKernel &kernel) {
             }
         }
         // Epilogue: pointwise ops over the contraction's output shape whose other operands do
-        // not depend on the group (they are ready before it runs).
+        // not depend on the group (they are ready before it runs), then permutations of those
+        // values (stored to where they move the elements).
         const Shape &shape = kernel.ops[k].outputs[0].shape;
         std::set<std::string> depends = {kernel.ops[k].outputs[0].name}; // tensors depending on the group
         std::set<std::string> inside = {kernel.ops[k].outputs[0].name};
+        std::set<std::string> permuted; // inside, in another shape
         for (size_t e = k + 1; e < n; ++e) {
             const OpDesc &op = kernel.ops[e];
             auto ins = op_inputs(op);
@@ -138,10 +143,13 @@ KernelParts split_kernel_parts(const CompositeKernel &kernel) {
             for (const TensorDesc *t : ins) {
                 if (inside.count(t->name)) {
                     reads_group = true;
-                    fits &= t->shape == shape;
+                    fits &= t->shape == shape && !permuted.count(t->name);
                 } else fits &= !depends.count(t->name) && broadcasts_into(t->shape, shape);
             }
-            if (reads_group && fits) {
+            const bool permutes = group[e] == -1 && kPermuting.count(op.name) && ins.size() == 1 && inside.count(ins[0]->name) &&
+                                  element_count(op.outputs[0].shape) == element_count(shape);
+            if (permutes) permuted.insert(op.outputs[0].name);
+            if ((reads_group && fits) || permutes) {
                 group[e] = g;
                 inside.insert(op.outputs[0].name);
             }

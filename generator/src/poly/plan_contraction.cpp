@@ -3,6 +3,9 @@
 
 #include <sstream>
 
+#include <isl/aff.h>
+#include <isl/map.h>
+
 namespace akg {
 
 using namespace Halide::Internal;
@@ -104,6 +107,145 @@ std::optional<ContractionPlan::ColumnSum> column_sum_of_b(const PolyModel &m, co
     return cs;
 }
 
+// The instances of statement `name` in the model's domain.
+isl::union_set instances(const PolyModel &m, const std::string &name) {
+    isl_ctx *ctx = m.ctx.get();
+    return m.domain.intersect(isl::union_set(isl::manage(isl_set_universe(m.statement(name).space(ctx)))));
+}
+
+// `aff` as N / den, N an integer expression in the index variables of its domain's dimensions
+// and floor divisions.
+Halide::Expr aff_numerator(isl_aff *aff, int64_t &den) {
+    isl_val *d = isl_aff_get_denominator_val(aff);
+    den = isl_val_get_num_si(d);
+    auto scaled = [&](isl_val *v) {
+        v = isl_val_mul(v, isl_val_copy(d));
+        int64_t r = isl_val_get_num_si(v);
+        isl_val_free(v);
+        return r;
+    };
+    Halide::Expr e = Halide::Expr(scaled(isl_aff_get_constant_val(aff)));
+    for (int i = 0; i < isl_aff_dim(aff, isl_dim_in); ++i)
+        if (int64_t c = scaled(isl_aff_get_coefficient_val(aff, isl_dim_in, i))) e = e + Halide::Expr(c) * index_expr(i);
+    for (int k = 0; k < isl_aff_dim(aff, isl_dim_div); ++k)
+        if (int64_t c = scaled(isl_aff_get_coefficient_val(aff, isl_dim_div, k))) {
+            isl_aff *div = isl_aff_get_div(aff, k);
+            int64_t dd = 1;
+            Halide::Expr q = aff_numerator(div, dd);
+            isl_aff_free(div);
+            e = e + Halide::Expr(c) * (dd == 1 ? q : q / Halide::Expr(dd));
+        }
+    isl_val_free(d);
+    return e;
+}
+
+// A single-valued map's output dimensions as expressions in its input's index variables; none
+// where isl gives an output piecewise.
+std::optional<std::vector<Halide::Expr>> map_as_exprs(const isl::map &map) {
+    isl_pw_multi_aff *pma = isl_pw_multi_aff_from_map(map.copy());
+    std::vector<Halide::Expr> out;
+    for (int d = 0; pma && d < isl_pw_multi_aff_dim(pma, isl_dim_out); ++d) {
+        isl_pw_aff *pa = isl_pw_aff_coalesce(isl_pw_multi_aff_get_pw_aff(pma, d));
+        Halide::Expr e;
+        if (isl_pw_aff_n_piece(pa) == 1)
+            isl_pw_aff_foreach_piece(
+                pa,
+                [](isl_set *set, isl_aff *aff, void *user) {
+                    int64_t den = 1;
+                    Halide::Expr n = aff_numerator(aff, den);
+                    if (den == 1) *static_cast<Halide::Expr *>(user) = simplify(n);
+                    isl_set_free(set);
+                    isl_aff_free(aff);
+                    return isl_stat_ok;
+                },
+                &e);
+        isl_pw_aff_free(pa);
+        if (!e.defined()) break;
+        out.push_back(e);
+    }
+    const bool whole = pma && static_cast<int>(out.size()) == isl_pw_multi_aff_dim(pma, isl_dim_out);
+    isl_pw_multi_aff_free(pma);
+    if (!whole) return std::nullopt;
+    return out;
+}
+
+std::string tuple_text(const std::string &name, int dims, const char *prefix = "i") {
+    std::string s = name + "[";
+    for (int d = 0; d < dims; ++d) s += (d ? ", " : "") + std::string(prefix) + std::to_string(d);
+    return s + "]";
+}
+
+// The row-major index of an element of `shape`, its indices named prefix0, prefix1, ...
+std::string linear_index(const Shape &shape, const char *prefix) {
+    std::string s = "0";
+    int64_t stride = 1;
+    for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+        s += " + " + std::to_string(stride) + prefix + std::to_string(d);
+        stride *= shape[d];
+    }
+    return s;
+}
+
+// An epilogue statement reading the tile's values through `to_product` (its instances to the
+// init statement's at the elements it reads), which is not the identity: a permuted store when
+// that map is a bijection onto the product's elements.
+ContractionPlan::PermutedStore permuted_store(const PolyModel &m, const ContractionPlan &p, const PolyStatement &st, const isl::map &to_product) {
+    auto fail = [&](const std::string &why) {
+        return UserError("the MatMul's epilogue " + st.stage->tensor + shape_string(st.stage->shape) + " " + why +
+                         "; only elementwise epilogues over the product's shape and permutations of them are fused");
+    };
+    const isl::union_set mine = instances(m, st.name), product = instances(m, p.init);
+    if (!to_product.is_bijective() || !isl::union_set(to_product.domain()).is_equal(mine) || !isl::union_set(to_product.range()).is_equal(product))
+        throw fail("reads the product at elements that are not a permutation of it");
+    ContractionPlan::PermutedStore ps;
+    ps.to_product = to_product;
+    std::optional<std::vector<Halide::Expr>> at = map_as_exprs(to_product.reverse());
+    if (!at) throw fail("reads the product through a map whose inverse isl gives in pieces");
+    std::map<std::string, Halide::Expr> y;
+    for (size_t d = 0; d < at->size(); ++d) y[index_var(static_cast<int>(d))] = (*at)[d];
+    ps.value = substitute(y, st.stage->value);
+    const BufferInfo &b = m.buffer(st.stage->buffer);
+    Halide::Expr offset = Halide::Expr(int64_t{0});
+    int64_t stride = 1;
+    for (int d = static_cast<int>(b.shape.size()) - 1; d >= 0; --d) {
+        offset = offset + (*at)[d] * Halide::Expr(stride);
+        stride *= b.shape[d];
+    }
+    ps.offset = simplify(offset);
+    return ps;
+}
+
+// Whether a permuted store's offsets run on by one along each row of every mr x nr tile, and
+// the distance between its rows in every tile when that is one constant (else 0).
+void tile_layout(const PolyModel &m, const ContractionPlan &p, const PolyStatement &st, ContractionPlan::PermutedStore &ps) {
+    const int rank = static_cast<int>(p.stage->shape.size());
+    const Shape &shape = m.buffer(st.stage->buffer).shape;
+    const isl::map offset = ps.to_product.reverse().apply_range(
+        isl::map(m.ctx, "{ " + tuple_text(st.name, static_cast<int>(shape.size()), "y") + " -> [" + linear_index(shape, "y") + "] }"));
+    const std::string x = tuple_text(p.init, rank);
+    // The offset of the next element along dimension `dim`, from the elements whose next one is
+    // in the same tile.
+    auto next_offset = [&](int dim, int64_t tile) {
+        std::string next = p.init + "[";
+        for (int d = 0; d < rank; ++d) next += (d ? ", " : "") + index_var(d) + (d == dim ? " + 1" : "");
+        const std::string i = index_var(dim), t = std::to_string(tile);
+        isl::set within(m.ctx, "{ " + x + " : " + i + " mod " + t + " < " + t + " - 1 }");
+        return isl::map(m.ctx, "{ " + x + " -> " + next + "]" + " }").apply_range(offset).intersect_domain(within);
+    };
+    isl::map along_row = next_offset(rank - 1, p.blocking.nr);
+    ps.rows_contiguous = along_row.is_equal(offset.apply_range(isl::map(m.ctx, "{ [o] -> [o + 1] }")).intersect_domain(along_row.domain()));
+    isl::map down = next_offset(rank - 2, p.blocking.mr);
+    const isl::map here = offset.intersect_domain(down.domain());
+    isl::set strides = isl::manage(isl_map_range(isl_map_sum(down.copy(), isl_map_neg(here.copy()))));
+    ps.tile_row_stride = 0;
+    if (!strides.is_empty()) {
+        isl_val *lo = isl_set_dim_min_val(strides.copy(), 0), *hi = isl_set_dim_max_val(strides.copy(), 0);
+        if (lo && hi && isl_val_is_int(lo) && isl_val_eq(lo, hi) == isl_bool_true) ps.tile_row_stride = isl_val_get_num_si(lo);
+        isl_val_free(lo);
+        isl_val_free(hi);
+    }
+}
+
 } // namespace
 
 GemmBlocking gemm_blocking(const Target &t, int64_t m, int64_t n, int64_t k) {
@@ -174,21 +316,37 @@ void plan_contraction(PolyModel &m, const ScheduleOptions &options) {
     p.n = c.shape[rank - 1];
     p.k = c.reduce_extents.at(0);
     p.column_sum = column_sum_of_b(m, p);
+    // The tile's values: each buffer element to the product's element it holds (the init
+    // statement's instance).
+    isl::union_map tile_values = m.writes.intersect_domain(instances(m, p.init)).reverse();
+    auto identity = [&](const std::string &from) { return isl::union_map(m.ctx, "{ " + tuple_text(from, rank) + " -> " + tuple_text(p.init, rank) + " }"); };
     for (const auto &st : m.statements) {
         if (st.stage == p.stage) continue;
         if (p.column_sum && std::count(p.column_sum->statements.begin(), p.column_sum->statements.end(), st.name)) continue;
         const Stage &s = *st.stage;
-        if (st.role != StatementRole::Assign || s.shape != c.shape)
+        if (st.role != StatementRole::Assign)
             throw UserError("the MatMul's " + s.tensor + shape_string(s.shape) +
-                            " is computed apart from its tiles; only elementwise epilogues over the product's shape are fused");
-        for (const Call *read : buffer_reads(s.value)) {
-            bool tile_value = read->name == "buf$" + c.buffer;
-            for (const auto &e : p.epilogue) tile_value |= read->name == "buf$" + m.statement(e).stage->buffer;
-            if (!tile_value) continue;
-            for (int d = 0; d < rank; ++d)
-                if (c.shape[d] != 1 && !is_var(read->args[d], index_var(d)))
-                    throw UserError("the MatMul's epilogue " + s.tensor + " reads the product at another element");
+                            " is computed apart from its tiles; only elementwise epilogues over the product's shape and permutations of them are fused");
+        const isl::union_set mine = instances(m, st.name);
+        const isl::union_map reads = m.reads.intersect_domain(mine).apply_range(tile_values);
+        const bool same_element = s.shape == c.shape &&
+                                  (reads.is_empty() || reads.is_equal(identity(st.name).intersect_domain(mine)));
+        if (!same_element) {
+            isl::map to_product;
+            if (!reads.is_empty()) to_product = isl::manage(isl_map_from_union_map(reads.copy()));
+            else if (element_count(s.shape) == element_count(c.shape))
+                // A permutation whose values simplified to ones that no longer read the product
+                // (a constant): any bijection will do, the row-major one of a reshape.
+                to_product = isl::map(m.ctx, "{ " + tuple_text(st.name, static_cast<int>(s.shape.size())) + " -> " + tuple_text(p.init, rank, "x") +
+                                                 " : " + linear_index(s.shape, "i") + " = " + linear_index(c.shape, "x") + " }")
+                                 .intersect_domain(isl::set(instances(m, st.name).extract_set(isl::manage(st.space(m.ctx.get())))))
+                                 .intersect_range(isl::set(instances(m, p.init).extract_set(isl::manage(m.statement(p.init).space(m.ctx.get())))));
+            else
+                throw UserError("the MatMul's " + s.tensor + shape_string(s.shape) +
+                                " is computed apart from its tiles; only elementwise epilogues over the product's shape and permutations of them are fused");
+            p.permuted[st.name] = permuted_store(m, p, st, to_product);
         }
+        tile_values = tile_values.unite(m.writes.intersect_domain(mine).reverse().apply_range(same_element ? identity(st.name) : isl::union_map(p.permuted.at(st.name).to_product)));
         p.epilogue.push_back(st.name);
     }
     for (int d = 0; d + 2 < rank; ++d) p.rhs_batch.push_back(uses_var(p.rhs, index_var(d)));
@@ -233,6 +391,7 @@ void plan_contraction(PolyModel &m, const ScheduleOptions &options) {
     // A column sum is taken from the packed micro-panels.
     if (p.b_plain && !p.b_plain->f16 && p.b_plain->x_stride == 1 && rows <= b.mc && (p.b_plain->k_stride * 4) % 1024 != 0 && !p.column_sum)
         p.pack_b = false;
+    for (auto &[name, ps] : p.permuted) tile_layout(m, p, m.statement(name), ps);
     if (p.epilogue.empty() && c.buffer_kind == BufferKind::KernelOutput && m.buffer(c.buffer).dtype == DType::Float32)
         p.direct_output = c.buffer;
     // An output that copies the product (a lone MatMul's output stage) is stored to directly too;
@@ -242,7 +401,13 @@ void plan_contraction(PolyModel &m, const ScheduleOptions &options) {
         // The product's buffer is a double accumulator of the reduction path: read as float.
         const Call *read = strip_float_casts(copy.value).as<Call>();
         if (read && read->name == "buf$" + c.buffer && copy.buffer_kind == BufferKind::KernelOutput && m.buffer(copy.buffer).dtype == DType::Float32) {
-            p.direct_output = copy.buffer;
+            // A permuted copy (merged heads) too, when each tile's rows are runs at a fixed distance.
+            auto permuted = p.permuted.find(p.epilogue[0]);
+            if (permuted == p.permuted.end()) p.direct_output = copy.buffer;
+            else if (permuted->second.rows_contiguous && permuted->second.tile_row_stride > 0) {
+                p.direct_output = copy.buffer;
+                p.direct_permuted = p.epilogue[0];
+            }
         }
     }
     m.contraction = p;
@@ -267,7 +432,12 @@ std::string contraction_plan_text(const PolyModel &m) {
     os << "; A " << (p.pack_a ? std::string("packed (") + how(p.a_plain, p.lhs_k_inner) + ")" : std::string("read in place")) << "; B "
        << (p.pack_b ? std::string("packed (") + how(p.b_plain, p.rhs_k_inner) + ")" : std::string("read in place")) << "\n";
     os << "epilogue:";
-    for (const auto &e : p.epilogue) os << " " << e;
+    for (const auto &e : p.epilogue) {
+        os << " " << e;
+        if (auto ps = p.permuted.find(e); ps != p.permuted.end())
+            os << " (permuted: stored at " << print_expr(ps->second.offset) << (ps->second.rows_contiguous ? ", rows contiguous" : "")
+               << (ps->second.tile_row_stride ? ", tile rows " + std::to_string(ps->second.tile_row_stride) + " apart" : "") << ")";
+    }
     if (!p.direct_output.empty()) os << " (none: full tiles stored to " << p.direct_output << ")";
     os << "\n";
     if (p.column_sum) os << "column sum of B to " << p.column_sum->output << ", taken while packing B\n";

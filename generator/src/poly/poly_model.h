@@ -171,6 +171,19 @@ struct ContractionPlan {
         std::vector<std::string> statements; // the reduction's and the copy's to `output`
     };
     std::optional<ColumnSum> column_sum;
+    // An epilogue statement that stores the tile's values elsewhere (split or merge heads: a
+    // transpose, a reshape): it reads them through a bijection between its instances and the
+    // product's elements, and runs for each element of the tile where that element is stored.
+    struct PermutedStore {
+        isl::map to_product;   // its instance S[y] -> the init statement's instance at the element it reads
+        Halide::Expr value;    // its value, in the product's index variables
+        Halide::Expr offset;   // where it stores, in its buffer, in the product's index variables
+        // The offsets of a tile row's elements are consecutive, so each row is one run.
+        bool rows_contiguous = false;
+        // > 0: the rows of every tile are this far apart (merged heads: the model's width).
+        int64_t tile_row_stride = 0;
+    };
+    std::map<std::string, PermutedStore> permuted; // by statement, a subset of `epilogue`
     GemmBlocking blocking;
     GemmSplit split = GemmSplit::None;
     int64_t slice_rows = 0; // Rows: rows per slice, a multiple of mr
@@ -178,7 +191,9 @@ struct ContractionPlan {
     int64_t k_panels = 1;   // > 1: tiles accumulate in memory between panels of kc
     // The float32 output the micro-kernel may store full tiles to directly: the product itself,
     // or a copy of it, is the only value stored ("" when an epilogue computes the stored values).
-    std::string direct_output;
+    // A permuted copy (direct_permuted, its statement) is stored there from its offset at each
+    // tile's origin, with its tile_row_stride between rows.
+    std::string direct_output, direct_permuted;
 
     int64_t m_tiles() const { return (m + blocking.mr - 1) / blocking.mr; }
     int64_t n_tiles() const { return (n + blocking.nr - 1) / blocking.nr; }

@@ -19,8 +19,13 @@ std::string list(const std::vector<std::string> &items) {
 
 std::string floor_div(const std::string &x, int64_t d) { return d == 1 ? x : "floor((" + x + ")/" + std::to_string(d) + ")"; }
 
-// One band member per entry of `parts`, each a list of "Stmt[vars] -> [(expr)]" pieces.
-isl_multi_union_pw_aff *band(isl_ctx *ctx, const std::vector<std::vector<std::string>> &members) {
+// A permuted store's pieces are written for a stand-in over the product's indices, V<name>.
+std::string stand_in(const std::string &statement) { return "V" + statement; }
+
+// One band member per entry of `parts`, each a list of "Stmt[vars] -> [(expr)]" pieces. A
+// permuted store runs where the product's element it stores does: its stand-in's pieces are
+// pulled back through its map to the product.
+isl_multi_union_pw_aff *band(isl_ctx *ctx, const std::vector<std::vector<std::string>> &members, const ContractionPlan &p) {
     isl_multi_union_pw_aff *mupa = nullptr;
     for (const auto &pieces : members) {
         std::string text = "{ " + [&] {
@@ -30,6 +35,13 @@ isl_multi_union_pw_aff *band(isl_ctx *ctx, const std::vector<std::vector<std::st
         }() + " }";
         isl_union_map *umap = isl_union_map_read_from_str(ctx, text.c_str());
         if (!umap) throw InternalError("tile-contraction: bad schedule function " + text);
+        for (const auto &[name, ps] : p.permuted) {
+            isl_map *to_stand_in = isl_map_set_tuple_name(ps.to_product.copy(), isl_dim_out, stand_in(name).c_str());
+            isl_union_map *own = isl_union_map_apply_range(isl_union_map_from_map(to_stand_in), isl_union_map_copy(umap));
+            isl_space *space = isl_space_set_tuple_name(isl_space_range(isl_map_get_space(ps.to_product.get())), isl_dim_set, stand_in(name).c_str());
+            umap = isl_union_map_subtract_domain(umap, isl_union_set_from_set(isl_set_universe(space)));
+            umap = isl_union_map_union(umap, own);
+        }
         isl_multi_union_pw_aff *member = isl_multi_union_pw_aff_from_union_map(umap);
         mupa = mupa ? isl_multi_union_pw_aff_flat_range_product(mupa, member) : member;
     }
@@ -56,7 +68,7 @@ isl_schedule_node *pack_first(isl_schedule_node *node, const std::string &pack, 
     isl_union_set_free(dom);
     node = isl_schedule_node_insert_sequence(node, seq);
     node = isl_schedule_node_child(isl_schedule_node_child(node, 0), 0);
-    node = isl_schedule_node_insert_partial_schedule(node, band(ctx, {{pack + " -> [(" + panel + ")]"}}));
+    node = isl_schedule_node_insert_partial_schedule(node, isl_multi_union_pw_aff_read_from_str(ctx, ("[{ " + pack + " -> [(" + panel + ")] }]").c_str()));
     node = isl_schedule_node_parent(isl_schedule_node_parent(node));
     return isl_schedule_node_child(isl_schedule_node_child(node, 1), 0);
 }
@@ -104,7 +116,16 @@ void tile_contraction(PolyModel &m, const ScheduleOptions &options) {
 
     std::vector<std::string> tiles = {p.init, p.update};
     tiles.insert(tiles.end(), p.epilogue.begin(), p.epilogue.end());
-    auto stmt = [&](const std::string &name) { return name == p.update ? tuple(name, upd_vars) : tuple(name, out_vars); };
+    // A statement in the pieces of a band (a permuted store through its stand-in), and in filters.
+    auto stmt = [&](const std::string &name) {
+        return name == p.update ? tuple(name, upd_vars) : tuple(p.permuted.count(name) ? stand_in(name) : name, out_vars);
+    };
+    auto instances = [&](const std::string &name) {
+        if (!p.permuted.count(name)) return stmt(name);
+        std::vector<std::string> vars;
+        for (int d = 0; d < m.statement(name).out_dims; ++d) vars.push_back(index_var(d));
+        return tuple(name, vars);
+    };
 
     // The outer band: batch, slice, column panel.
     std::vector<std::vector<std::string>> outer;
@@ -140,7 +161,7 @@ void tile_contraction(PolyModel &m, const ScheduleOptions &options) {
     isl_schedule_node *node = isl_schedule_get_root(sched);
     isl_schedule_free(sched);
     node = isl_schedule_node_child(node, 0);
-    node = isl_schedule_node_insert_partial_schedule(node, band(ctx, outer));
+    node = isl_schedule_node_insert_partial_schedule(node, band(ctx, outer, p));
     for (int k = 0; k < parallel_loops; ++k) node = isl_schedule_node_band_member_set_coincident(node, k, 1);
     if (parallel_loops) {
         node = insert_annotated_mark(node, mark::Parallel{parallel_loops, std::nullopt});
@@ -148,7 +169,7 @@ void tile_contraction(PolyModel &m, const ScheduleOptions &options) {
     }
     node = isl_schedule_node_child(node, 0);
     std::vector<std::string> tile_dom;
-    for (const auto &t : tiles) tile_dom.push_back(stmt(t));
+    for (const auto &t : tiles) tile_dom.push_back(instances(t));
     std::vector<std::string> rest_dom = tile_dom;
     if (p.pack_a) rest_dom.push_back(pa);
     if (has_pb) node = pack_first(node, pb, "jr", rest_dom);
@@ -164,7 +185,7 @@ void tile_contraction(PolyModel &m, const ScheduleOptions &options) {
             pt.push_back(pa + " -> [(pt)]");
             it.push_back(pa + " -> [(" + floor_div(std::to_string(b.mr) + "ir", b.mc) + ")]");
         }
-        node = isl_schedule_node_insert_partial_schedule(node, band(ctx, {pt, it}));
+        node = isl_schedule_node_insert_partial_schedule(node, band(ctx, {pt, it}, p));
     }
     node = isl_schedule_node_child(node, 0);
     if (p.pack_a) node = pack_first(node, pa, "ir", tile_dom);
@@ -175,7 +196,7 @@ void tile_contraction(PolyModel &m, const ScheduleOptions &options) {
             jr.push_back(stmt(t) + " -> [(" + floor_div(in, b.nr) + ")]");
             ir.push_back(stmt(t) + " -> [(" + floor_div(im, b.mr) + ")]");
         }
-        node = isl_schedule_node_insert_partial_schedule(node, band(ctx, {jr, ir}));
+        node = isl_schedule_node_insert_partial_schedule(node, band(ctx, {jr, ir}, p));
     }
     node = isl_schedule_node_child(node, 0);
     node = insert_annotated_mark(node, mark::MicroKernel{b.mr, b.nr});
@@ -183,14 +204,14 @@ void tile_contraction(PolyModel &m, const ScheduleOptions &options) {
     {
         isl_union_set *d = isl_schedule_node_get_domain(node);
         isl_union_set_list *s3 = isl_union_set_list_alloc(ctx, static_cast<int>(tiles.size()));
-        for (const auto &t : tiles) s3 = isl_union_set_list_add(s3, filter(ctx, {stmt(t)}, d));
+        for (const auto &t : tiles) s3 = isl_union_set_list_add(s3, filter(ctx, {instances(t)}, d));
         isl_union_set_free(d);
         node = isl_schedule_node_insert_sequence(node, s3);
         for (size_t k = 0; k < tiles.size(); ++k) {
             node = isl_schedule_node_child(isl_schedule_node_child(node, static_cast<int>(k)), 0);
             std::vector<std::vector<std::string>> point = {{stmt(tiles[k]) + " -> [(" + im + ")]"}, {stmt(tiles[k]) + " -> [(" + in + ")]"}};
             if (tiles[k] == p.update) point.push_back({stmt(tiles[k]) + " -> [(" + rk + ")]"});
-            node = isl_schedule_node_insert_partial_schedule(node, band(ctx, point));
+            node = isl_schedule_node_insert_partial_schedule(node, band(ctx, point, p));
             node = isl_schedule_node_parent(isl_schedule_node_parent(node));
         }
     }
