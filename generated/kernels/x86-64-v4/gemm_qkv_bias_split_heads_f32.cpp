@@ -73,7 +73,7 @@ extern "C" int akg_kernel_fn_gemm_qkv_bias_split_heads_f32__x86_64_v4(void *cons
                                             for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
                                                 const int64_t i1 = akg_j + akg_c;
                                                 const float v_tile_t0 = akg_tile[akg_r * 32 + akg_c];
-                                                const float v_tile_out0 = (v_tile_t0 + in2[(((i1 - akg_floordiv(((i1 * INT64_C(767)) + INT64_C(767)), INT64_C(768))) * INT64_C(768)) + ((((akg_floordiv(((i1 * INT64_C(767)) + INT64_C(767)), INT64_C(768)) * INT64_C(12)) + ((i1 * INT64_C(-11)) - akg_floordiv(((i1 * INT64_C(63)) + INT64_C(63)), INT64_C(64)))) * INT64_C(64)) + ((i1 * INT64_C(-63)) + (akg_floordiv(((i1 * INT64_C(63)) + INT64_C(63)), INT64_C(64)) * INT64_C(64)))))]);
+                                                const float v_tile_out0 = (v_tile_t0 + in2[i1]);
                                                 out0[akg_o_S2 + akg_c] = v_tile_out0;
                                             }
                                         }

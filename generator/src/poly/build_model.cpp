@@ -18,7 +18,8 @@ std::string tuple_vars(const PolyStatement &st) {
     return s;
 }
 
-// Halide index expression → isl quasi-affine expression text, or "" when not quasi-affine.
+} // namespace
+
 std::string to_isl(const Halide::Expr &e) {
     if (auto *v = e.as<Variable>()) return v->name;
     if (auto *i = e.as<IntImm>()) return std::to_string(i->value);
@@ -56,6 +57,8 @@ std::string to_isl(const Halide::Expr &e) {
     }
     return "";
 }
+
+namespace {
 
 std::string bounds_of(const Shape &shape, const char *prefix) {
     std::string s;

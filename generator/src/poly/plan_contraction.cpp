@@ -203,7 +203,35 @@ ContractionPlan::PermutedStore permuted_store(const PolyModel &m, const Contract
     if (!at) throw fail("reads the product through a map whose inverse isl gives in pieces");
     std::map<std::string, Halide::Expr> y;
     for (size_t d = 0; d < at->size(); ++d) y[index_var(static_cast<int>(d))] = (*at)[d];
-    ps.value = substitute(y, st.stage->value);
+    // The indices of its reads composed with the inverse by isl, which simplifies them (a bias
+    // read through the permutation is read at the product's column again), else substituted.
+    class Reindex : public IRMutator {
+    public:
+        Reindex(const PolyModel &m, const PolyStatement &st, const isl::map &from_product, const std::map<std::string, Halide::Expr> &y)
+            : m_(m), st_(st), from_product_(from_product), y_(y) {}
+        using IRMutator::visit;
+        Halide::Expr visit(const Call *op) override {
+            if (op->name.rfind("buf$", 0) != 0) return IRMutator::visit(op);
+            std::vector<Halide::Expr> args;
+            for (const auto &a : op->args) args.push_back(index(a));
+            return Call::make(op->type, op->name, args, op->call_type, op->func, op->value_index, op->image, op->param);
+        }
+
+    private:
+        Halide::Expr index(const Halide::Expr &a) const {
+            const std::string text = to_isl(a);
+            if (!text.empty()) {
+                isl::map at(m_.ctx, "{ " + tuple_text(st_.name, st_.out_dims) + " -> [" + text + "] }");
+                if (auto e = map_as_exprs(from_product_.apply_range(at))) return cast(a.type(), (*e)[0]);
+            }
+            return substitute(y_, a);
+        }
+        const PolyModel &m_;
+        const PolyStatement &st_;
+        const isl::map &from_product_;
+        const std::map<std::string, Halide::Expr> &y_;
+    };
+    ps.value = Reindex(m, st, to_product.reverse(), y).mutate(st.stage->value);
     const BufferInfo &b = m.buffer(st.stage->buffer);
     Halide::Expr offset = Halide::Expr(int64_t{0});
     int64_t stride = 1;

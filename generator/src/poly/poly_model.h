@@ -386,6 +386,8 @@ struct ScheduleOptions {
 };
 
 PolyModel build_poly_model(isl_ctx *ctx, const TensorGraph &graph);
+// A Halide index expression as isl quasi-affine expression text, or "" when it is not quasi-affine.
+std::string to_isl(const Halide::Expr &e);
 void compute_dependences(PolyModel &model);
 void compute_schedule(PolyModel &model, const ScheduleOptions &options);
 
