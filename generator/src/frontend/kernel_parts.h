@@ -1,6 +1,7 @@
 // A kernel with MatMul/BatchMatMul ops is run as parts: one per contraction (the op, the cheap
 // layout and cast ops that only feed it, and the elementwise ops after it over its output's
-// shape, its epilogue) and the other ops between them, in an order that respects every
+// shape, its epilogue, with the transposes and reshapes of their values) and the other ops
+// between them, in an order that respects every
 // dependence. Scatters, scans and pooling windows are parts of their own too, emitted as a
 // direct loop nest (emit_direct.cpp). Each part is a composite kernel of its own; the tensors that cross parts are
 // kernel inputs, kernel outputs, or intermediates the kernel allocates.
