@@ -439,7 +439,10 @@ private:
         }
         if (!batched && r.chance(0.3)) attrs.push_back(attr("pack_b", r.chance(0.5), "bool"));
         int p = emit(batched ? "BatchMatMul" : "MatMul", {{of(a)}, {of(b)}}, out, attrs);
-        tame(p, 8);
+        p = tame(p, 8);
+        // Now and then its heads split or merged: a transpose or a reshape of it, which the
+        // generator stores where it moves each element.
+        if (r.chance(0.25)) permute(p, r);
         // Now and then B's sum over k beside the product, a bias gradient beside its weight
         // gradient (the generator takes it while packing B).
         if (!batched && in_dt == "float32" && r.chance(0.3)) {
@@ -451,6 +454,34 @@ private:
             s.positive = false;
             emit("ReduceSum", {{of(b)}}, s, json::array({attr("axis", json::array({tb ? 1 : 0}), "listInt"), attr("keep_dims", keep, "bool")}));
         }
+    }
+
+    // A random transpose of tensor i, or a reshape that splits or merges its dimensions.
+    int permute(int i, Rng &r) {
+        const Tensor t = pool_[static_cast<size_t>(i)];
+        Tensor out = t;
+        const int rank = static_cast<int>(t.shape.size());
+        if (rank >= 2 && r.chance(0.5)) {
+            std::vector<int64_t> perm(static_cast<size_t>(rank));
+            for (int d = 0; d < rank; ++d) perm[static_cast<size_t>(d)] = d;
+            for (int d = rank - 1; d > 0; --d) std::swap(perm[static_cast<size_t>(d)], perm[static_cast<size_t>(r.below(d + 1))]);
+            for (int d = 0; d < rank; ++d) out.shape[static_cast<size_t>(d)] = t.shape[static_cast<size_t>(perm[static_cast<size_t>(d)])];
+            return emit("Transpose", {{of(i)}}, out, json::array({attr("perm", perm, "listInt")}));
+        }
+        // Merge two neighbours, or split one at its smallest factor.
+        Shape s = t.shape;
+        const int d = r.below(rank);
+        int64_t f = 2;
+        while (f < s[static_cast<size_t>(d)] && s[static_cast<size_t>(d)] % f != 0) ++f;
+        if (d + 1 < rank && (r.chance(0.5) || s.size() >= 4 || f >= s[static_cast<size_t>(d)])) {
+            s[static_cast<size_t>(d)] *= s[static_cast<size_t>(d) + 1];
+            s.erase(s.begin() + d + 1);
+        } else if (f < s[static_cast<size_t>(d)] && s.size() < 4) {
+            s[static_cast<size_t>(d)] /= f;
+            s.insert(s.begin() + d + 1, f);
+        }
+        out.shape = s;
+        return emit("Reshape", {{of(i)}}, out, json::array({attr("shape", s, "listInt")}));
     }
 
     // ---------- ops ----------

@@ -68,7 +68,8 @@ extern "C" int akg_kernel_fn_gemm_qkv_bias_split_heads_f32__x86_64_v2(void *cons
                                         }
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                             const int64_t i0 = akg_i + akg_r;
-                                            const int64_t v_tile_j0 = akg_j, akg_o_S2 = (((v_tile_j0 - akg_floordiv(((v_tile_j0 * INT64_C(767)) + INT64_C(767)), INT64_C(768))) * INT64_C(1572864)) + ((akg_floordiv(i0, INT64_C(128)) * INT64_C(98304)) + ((((akg_floordiv(((v_tile_j0 * INT64_C(767)) + INT64_C(767)), INT64_C(768)) * INT64_C(12)) + ((v_tile_j0 * INT64_C(-11)) - akg_floordiv(((v_tile_j0 * INT64_C(63)) + INT64_C(63)), INT64_C(64)))) * INT64_C(8192)) + ((((akg_floordiv(i0, INT64_C(128)) * INT64_C(-128)) + i0) * INT64_C(64)) + ((v_tile_j0 * INT64_C(-63)) + (akg_floordiv(((v_tile_j0 * INT64_C(63)) + INT64_C(63)), INT64_C(64)) * INT64_C(64)))))));
+                                            const int64_t v_tile_j0 = akg_j;
+                                            const int64_t akg_o_S2 = (((v_tile_j0 - akg_floordiv(((v_tile_j0 * INT64_C(767)) + INT64_C(767)), INT64_C(768))) * INT64_C(1572864)) + ((akg_floordiv(i0, INT64_C(128)) * INT64_C(98304)) + ((((akg_floordiv(((v_tile_j0 * INT64_C(767)) + INT64_C(767)), INT64_C(768)) * INT64_C(12)) + ((v_tile_j0 * INT64_C(-11)) - akg_floordiv(((v_tile_j0 * INT64_C(63)) + INT64_C(63)), INT64_C(64)))) * INT64_C(8192)) + ((((akg_floordiv(i0, INT64_C(128)) * INT64_C(-128)) + i0) * INT64_C(64)) + ((v_tile_j0 * INT64_C(-63)) + (akg_floordiv(((v_tile_j0 * INT64_C(63)) + INT64_C(63)), INT64_C(64)) * INT64_C(64)))))));
                                             #pragma omp simd
                                             for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
                                                 const int64_t i1 = akg_j + akg_c;

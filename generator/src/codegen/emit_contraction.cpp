@@ -478,10 +478,13 @@ private:
         std::string s = indent + "for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {\n";
         s += i1 + "const int64_t " + im + " = akg_i + akg_r;\n";
         // A permuted store whose row of the tile is one run: its start, once per row.
+        bool row_starts = false;
         for (const auto &[name, ps] : p_.permuted)
             if (ps.rows_contiguous) {
+                if (!row_starts) s += i1 + "const int64_t v_tile_j0 = akg_j;\n";
+                row_starts = true;
                 const Halide::Expr row_start = simplify(substitute(jn, Variable::make(Halide::Int(64), "tile_j0"), ps.offset));
-                s += i1 + "const int64_t v_tile_j0 = akg_j, akg_o_" + name + " = " + printer_.print(row_start) + ";\n";
+                s += i1 + "const int64_t akg_o_" + name + " = " + printer_.print(row_start) + ";\n";
             }
         s += i1 + "#pragma omp simd\n" + i1 + "for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {\n";
         s += i2 + "const int64_t " + jn + " = akg_j + akg_c;\n";
