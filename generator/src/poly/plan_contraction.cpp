@@ -1,5 +1,6 @@
 // plan-contraction (plan_contraction.h).
 #include "poly/plan_contraction.h"
+#include "poly/schedule_transforms.h"
 
 #include <sstream>
 
@@ -169,21 +170,18 @@ std::optional<std::vector<Halide::Expr>> map_as_exprs(const isl::map &map) {
     return out;
 }
 
-std::string tuple_text(const std::string &name, int dims, const char *prefix = "i") {
+// name[i0, i1, ...], `dims` index variables.
+std::string tuple_text(const std::string &name, int dims) {
     std::string s = name + "[";
-    for (int d = 0; d < dims; ++d) s += (d ? ", " : "") + std::string(prefix) + std::to_string(d);
+    for (int d = 0; d < dims; ++d) s += (d ? ", " : "") + index_var(d);
     return s + "]";
 }
 
-// The row-major index of an element of `shape`, its indices named prefix0, prefix1, ...
-std::string linear_index(const Shape &shape, const char *prefix) {
-    std::string s = "0";
-    int64_t stride = 1;
-    for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
-        s += " + " + std::to_string(stride) + prefix + std::to_string(d);
-        stride *= shape[d];
-    }
-    return s;
+// Each instance of statement `name` to the row-major offset of the element it writes.
+isl::map written_offsets(const PolyModel &m, const std::string &name) {
+    const BufferInfo &b = m.buffer(m.statement(name).stage->buffer);
+    isl::map writes = isl::manage(isl_map_from_union_map(m.writes.intersect_domain(instances(m, name)).release()));
+    return writes.apply_range(isl::manage(row_major_offsets(m.ctx.get(), b)));
 }
 
 // An epilogue statement reading the tile's values through `to_product` (its instances to the
@@ -247,9 +245,7 @@ ContractionPlan::PermutedStore permuted_store(const PolyModel &m, const Contract
 // the distance between its rows in every tile when that is one constant (else 0).
 void tile_layout(const PolyModel &m, const ContractionPlan &p, const PolyStatement &st, ContractionPlan::PermutedStore &ps) {
     const int rank = static_cast<int>(p.stage->shape.size());
-    const Shape &shape = m.buffer(st.stage->buffer).shape;
-    const isl::map offset = ps.to_product.reverse().apply_range(
-        isl::map(m.ctx, "{ " + tuple_text(st.name, static_cast<int>(shape.size()), "y") + " -> [" + linear_index(shape, "y") + "] }"));
+    const isl::map offset = ps.to_product.reverse().apply_range(written_offsets(m, st.name));
     const std::string x = tuple_text(p.init, rank);
     // The offset of the next element along dimension `dim`, from the elements whose next one is
     // in the same tile.
@@ -365,10 +361,7 @@ void plan_contraction(PolyModel &m, const ScheduleOptions &options) {
             else if (element_count(s.shape) == element_count(c.shape))
                 // A permutation whose values simplified to ones that no longer read the product
                 // (a constant): any bijection will do, the row-major one of a reshape.
-                to_product = isl::map(m.ctx, "{ " + tuple_text(st.name, static_cast<int>(s.shape.size())) + " -> " + tuple_text(p.init, rank, "x") +
-                                                 " : " + linear_index(s.shape, "i") + " = " + linear_index(c.shape, "x") + " }")
-                                 .intersect_domain(isl::set(instances(m, st.name).extract_set(isl::manage(st.space(m.ctx.get())))))
-                                 .intersect_range(isl::set(instances(m, p.init).extract_set(isl::manage(m.statement(p.init).space(m.ctx.get())))));
+                to_product = written_offsets(m, st.name).apply_range(written_offsets(m, p.init).reverse());
             else
                 throw UserError("the MatMul's " + s.tensor + shape_string(s.shape) +
                                 " is computed apart from its tiles; only elementwise epilogues over the product's shape and permutations of them are fused");
