@@ -131,6 +131,16 @@ akg_status akg_bmm_attn_context_merge_heads_f32(const float *input_0, const floa
  */
 akg_status akg_bmm_attn_scores_scale_mask_f32(const float *input_0, const float *input_1, const float *input_3, float *out_output_0_2);
 
+/* bmm_attn_scores_softmax_dropout_f32 (patterns/bmm_attn_scores_softmax_dropout_f32.json)
+ *   in  input_0 float32[16,12,128,64]
+ *   in  input_1 float32[16,12,128,64]
+ *   in  input_3 float32[16,1,1,128]
+ *   in  input_4 float32[16,12,128,128]
+ *   out output_0_7 float32[16,12,128,128]
+ *   out output_0_9 float32[16,12,128,128]
+ */
+akg_status akg_bmm_attn_scores_softmax_dropout_f32(const float *input_0, const float *input_1, const float *input_3, const float *input_4, float *out_output_0_7, float *out_output_0_9);
+
 /* bn_apply_relu_f16 (patterns/bn_apply_relu_f16.json)
  *   in  input_7 float16[32,512,28,28]
  *   in  input_0 float32[512]
@@ -220,6 +230,20 @@ akg_status akg_embedding_sum_f32(const float *input_0, const float *input_1, con
  *   out output_0_2 float32[2048,768]
  */
 akg_status akg_gemm_attn_out_bias_residual_f32(const float *input_0, const float *input_1, const float *input_2, const float *input_3, float *out_output_0_2);
+
+/* gemm_attn_out_bias_residual_layernorm_f32 (patterns/gemm_attn_out_bias_residual_layernorm_f32.json)
+ *   in  input_0 float32[2048,768]
+ *   in  input_1 float32[768,768]
+ *   in  input_2 float32[768]
+ *   in  input_3 float32[2048,768]
+ *   in  input_7 float32[768]
+ *   in  input_8 float32[768]
+ *   out output_0_13 float32[2048,768]
+ *   out output_0_4 float32[2048,1]
+ *   out output_0_8 float32[2048,1]
+ *   out output_0_2 float32[2048,768]
+ */
+akg_status akg_gemm_attn_out_bias_residual_layernorm_f32(const float *input_0, const float *input_1, const float *input_2, const float *input_3, const float *input_7, const float *input_8, float *out_output_0_13, float *out_output_0_4, float *out_output_0_8, float *out_output_0_2);
 
 /* gemm_bare_attn_out_f32 (patterns/gemm_bare_attn_out_f32.json)
  *   in  input_0 float32[2048,768]

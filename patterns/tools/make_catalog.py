@@ -664,6 +664,17 @@ def _(s):
     return g
 
 
+def softmax_dropout_f32(g, b, keep):
+    """softmax over the last axis (of 4), and its dropout by a 0/1 keep mask and 1/KEEP_PROB."""
+    m = g.reduce_max(b, [3], True)
+    c = g.sub(b, m)
+    e = g.unary('Exp', c)
+    ssum = g.reduce_sum(e, [3], True)
+    p = g.div(e, ssum)
+    d = g.mul(p, keep)
+    return p, g.mul(d, g.const(1.0 / KEEP_PROB, 'float32'))
+
+
 @pattern('attention_softmax_dropout_f32', 'BERT', 'float32',
          'attention scores * 0.125 + additive mask [B,1,1,S] (broadcast), softmax over keys, '
          'dropout as multiply by a given 0/1 keep mask and 1/0.9')
@@ -675,13 +686,7 @@ def _(s):
     keep = g.inp([B, NH, S, S], 'float32', 'dropout keep mask', 'mask01')
     a = g.mul(sc, g.const(ATTN_SCALE, 'float32'))
     b = g.add(a, am)
-    m = g.reduce_max(b, [3], True)
-    c = g.sub(b, m)
-    e = g.unary('Exp', c)
-    ssum = g.reduce_sum(e, [3], True)
-    p = g.div(e, ssum)
-    d = g.mul(p, keep)
-    y = g.mul(d, g.const(1.0 / KEEP_PROB, 'float32'))
+    p, y = softmax_dropout_f32(g, b, keep)
     g.out(p, 'softmax probabilities')
     g.out(y, 'dropped probabilities')
     return g
@@ -1441,6 +1446,47 @@ def _(s):
     v = g.inp([B, NH, S, HD], 'float32', 'values')
     ctx = g.matmul(p, v, batched=True)
     g.out(g.reshape(g.transpose(ctx, [0, 2, 1, 3]), [-1, H]), 'merged context [T,H]')
+    return g
+
+
+@pattern('bmm_attn_scores_softmax_dropout_f32', 'BERT', 'float32',
+         'attention scores with their softmax: BatchMatMul q . k^T per batch and head '
+         '(transpose_b), * 0.125, + additive mask [B,1,1,S], softmax over the keys, dropout as '
+         'multiply by a given 0/1 keep mask and 1/0.9; the scores stay in cache, a block of rows '
+         'at a time')
+def _(s):
+    g = Graph(s)
+    B, NH, S, HD = s['B'], s['NH'], s['S'], s['HD']
+    q = g.inp([B, NH, S, HD], 'float32', 'queries')
+    k = g.inp([B, NH, S, HD], 'float32', 'keys')
+    am = g.inp([B, 1, 1, S], 'float32', 'additive attention mask (0 or -10000)', 'attn_mask')
+    keep = g.inp([B, NH, S, S], 'float32', 'dropout keep mask', 'mask01')
+    scores = g.matmul(q, k, tb=True, batched=True)
+    b = g.add(g.mul(scores, g.const(ATTN_SCALE, 'float32')), am)
+    p, y = softmax_dropout_f32(g, b, keep)
+    g.out(p, 'softmax probabilities')
+    g.out(y, 'dropped probabilities')
+    return g
+
+
+@pattern('gemm_attn_out_bias_residual_layernorm_f32', 'BERT', 'float32',
+         'attention output dense + bias + residual add, then the LayerNorm over the hidden axis '
+         '(its rows of 768 are one column panel of the GEMM): y, mean and variance, and the '
+         'LayerNorm input saved for the backward')
+def _(s):
+    g = Graph(s)
+    T_, H = s['T'], s['H']
+    x = g.inp([T_, H], 'float32', 'attention context')
+    w = g.inp([H, H], 'float32', 'output dense weight')
+    b = g.inp([H], 'float32', 'output dense bias')
+    r = g.inp([T_, H], 'float32', 'residual')
+    gamma = g.inp([H], 'float32', 'gamma')
+    beta = g.inp([H], 'float32', 'beta')
+    h = g.add(g.add(g.matmul(x, w), b), r)
+    mean, xm, var = ln_stats_f32(g, h, H)
+    y = ln_apply_f32(g, xm, var, gamma, beta)
+    g.out(y, 'y'); g.out(mean, 'mean [T,1]'); g.out(var, 'variance [T,1]')
+    g.out(h, 'x . W + b + residual (the LayerNorm input)')
     return g
 
 

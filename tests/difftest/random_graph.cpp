@@ -443,6 +443,9 @@ private:
         // Now and then its heads split or merged: a transpose or a reshape of it, which the
         // generator stores where it moves each element.
         if (r.chance(0.25)) permute(p, r);
+        // Now and then a softmax over its rows, which the generator runs on each panel of rows
+        // as soon as the GEMM has done them (a float16 product is rounded: not read but by layout ops).
+        else if (!out.noisy && r.chance(0.3)) row_softmax(p);
         // Now and then B's sum over k beside the product, a bias gradient beside its weight
         // gradient (the generator takes it while packing B).
         if (!batched && in_dt == "float32" && r.chance(0.3)) {
@@ -454,6 +457,35 @@ private:
             s.positive = false;
             emit("ReduceSum", {{of(b)}}, s, json::array({attr("axis", json::array({tb ? 1 : 0}), "listInt"), attr("keep_dims", keep, "bool")}));
         }
+    }
+
+    // softmax(x) over the last axis of tensor x, its sums kept as [.., 1].
+    int row_softmax(int x) {
+        const Tensor t = pool_[static_cast<size_t>(x)];
+        const int last = static_cast<int>(t.shape.size()) - 1;
+        const json axis = json::array({attr("axis", json::array({last}), "listInt"), attr("keep_dims", true, "bool")});
+        Tensor mx = t;
+        mx.shape.back() = 1;
+        const int m = emit("ReduceMax", {{of(x)}}, mx, axis);
+        Tensor d = t;
+        d.bound = 2 * t.bound;
+        d.exact = false;
+        d.positive = false;
+        const int di = emit("Sub", {{of(x)}, {of(m)}}, d);
+        Tensor e = d;
+        e.bound = 1;
+        e.positive = -d.bound > -80.0;
+        e.lo = e.positive ? std::exp(-d.bound) : 0;
+        const int ei = emit("Exp", {{of(di)}}, e);
+        Tensor sum = e;
+        sum.shape.back() = 1;
+        sum.bound = static_cast<double>(t.shape.back());
+        sum.positive = true;
+        sum.lo = 1; // the maximum's own term
+        const int si = emit("ReduceSum", {{of(ei)}}, sum, axis);
+        Tensor q = e;
+        q.positive = false;
+        return emit("RealDiv", {{of(ei)}, {of(si)}}, q);
     }
 
     // A random transpose of tensor i, or a reshape that splits or merges its dimensions.

@@ -21,6 +21,7 @@
 #include "passes/view_reshaped_inputs.h"
 #include "poly/plan_contraction.h"
 #include "poly/schedule_annotation.h"
+#include "driver/pipeline.h"
 #include "poly/tile_contraction.h"
 
 namespace {
@@ -141,6 +142,30 @@ TEST(KernelParts, AnOpAfterAPermutationRunsApart) {
     EXPECT_FALSE(parts.parts[1].contraction);
 }
 
+TEST(KernelParts, ASoftmaxOrLayerNormAfterAGemmWorksByRows) {
+    for (const char *name : {"bmm_attn_scores_softmax_dropout_f32", "gemm_attn_out_bias_residual_layernorm_f32"}) {
+        akg::KernelParts parts = akg::split_kernel_parts(load(name));
+        ASSERT_EQ(parts.parts.size(), 2u) << name;
+        EXPECT_TRUE(parts.parts[0].contraction);
+        EXPECT_TRUE(parts.parts[1].row_part) << name;
+    }
+}
+
+TEST(KernelParts, ASumAcrossRowsIsNoRowPart) {
+    // The softmax's sum over the queries (axis 2) instead of the keys: one panel of rows does
+    // not hold what a sum adds.
+    akg::CompositeKernel k = load("bmm_attn_scores_softmax_dropout_f32");
+    bool changed = false;
+    for (auto &op : k.ops)
+        if (op.name == "ReduceSum")
+            for (auto &a : op.attrs)
+                if (a.name == "axis") a.value = nlohmann::json::array({2}), changed = true;
+    ASSERT_TRUE(changed);
+    akg::KernelParts parts = akg::split_kernel_parts(k);
+    ASSERT_EQ(parts.parts.size(), 2u);
+    EXPECT_FALSE(parts.parts[1].row_part);
+}
+
 TEST(GemmBlocking, TheMicroTileFillsEachTargetsRegisters) {
     struct Expect {
         const char *target;
@@ -229,6 +254,59 @@ TEST(TileContraction, BuildsTheBlisTreeWithPackingAndTheMicroKernelMark) {
     EXPECT_NE(tree.find("PackA[jt, pt, ir] -> [(ir)]"), std::string::npos) << tree;
     // Packing comes before the tiles that read it: PackB's filter is the first of the sequence.
     EXPECT_LT(tree.find("filter: \"{ PackB"), tree.find("micro_kernel")) << tree;
+}
+
+// The row epilogue run_parts proposes for a GEMM part: its own output 0 kept per block.
+akg::RowEpilogue row_part_keeping_out0() {
+    akg::RowEpilogue re;
+    re.blocked = {"out0"};
+    re.full_rows = "rows";
+    re.last_rows = "last_rows";
+    return re;
+}
+
+TEST(PlanContraction, TakesARowPartWhenOnePanelHoldsWholeRows) {
+    akg::KernelParts parts = akg::split_kernel_parts(load("bmm_attn_scores_softmax_dropout_f32"));
+    GemmPart scores(parts.parts[0].kernel);
+    const akg::RowEpilogue re = row_part_keeping_out0();
+    akg::plan_contraction(scores.model(), scores.options(), &re);
+    ASSERT_TRUE(scores.model().contraction->row_epilogue.has_value());
+    EXPECT_NE(akg::contraction_plan_text(scores.model()).find("out0 kept per block"), std::string::npos);
+    // FFN2's k of 3072 is several panels: a row is done only after the last one, past every block.
+    GemmPart ffn2(load("gemm_ffn2_bias_residual_f32"));
+    akg::plan_contraction(ffn2.model(), ffn2.options(), &re);
+    ASSERT_GT(ffn2.model().contraction->k_panels, 1);
+    EXPECT_FALSE(ffn2.model().contraction->row_epilogue.has_value());
+}
+
+TEST(TileContraction, TheRowPartRunsAfterTheTilesOfItsBlock) {
+    akg::KernelParts parts = akg::split_kernel_parts(load("gemm_attn_out_bias_residual_layernorm_f32"));
+    GemmPart part(parts.parts[0].kernel);
+    const akg::RowEpilogue re = row_part_keeping_out0();
+    akg::plan_contraction(part.model(), part.options(), &re);
+    ASSERT_TRUE(part.model().contraction->row_epilogue.has_value());
+    akg::tile_contraction(part.model(), part.options());
+    std::string tree = part.tree_text();
+    EXPECT_NE(tree.find("RowPart[ir] -> [(ir)]"), std::string::npos) << tree;
+    // In the sequence below the block of rows, after the micro-kernel's tiles.
+    EXPECT_LT(tree.find("micro_kernel"), tree.find("filter: \"{ RowPart")) << tree;
+    EXPECT_NE(tree.find("RowPart[ir] -> [(floor((ir)/12))]"), std::string::npos) << tree; // mc 168 = 12 panels of 14
+}
+
+TEST(RunPipeline, TheScoresStayInABlockOfRowsForTheSoftmax) {
+    akg::CompositeKernel k = load("bmm_attn_scores_softmax_dropout_f32");
+    akg::PipelineOptions o;
+    o.schedule = akg::ScheduleOptions::for_target(akg::target_named("x86-64-v4"));
+    o.emit = akg::EmitOptions{"sc", "sc", "x86-64-v4", "sc.json", "test"};
+    const std::string fused = akg::run_pipeline(k, o);
+    EXPECT_NE(fused.find("static int akg_part1_rows_sc("), std::string::npos);
+    EXPECT_NE(fused.find("static int akg_part1_last_rows_sc("), std::string::npos); // 128 rows = 9 x 14 + 2
+    EXPECT_NE(fused.find("void *akg_mid0 = nullptr;"), std::string::npos) << "the scores are not allocated whole";
+    EXPECT_EQ(count(fused, "akg_status = akg_part"), 1u); // one part called: the GEMM runs the softmax
+    o.row_epilogues = false;
+    const std::string apart = akg::run_pipeline(k, o);
+    EXPECT_EQ(apart.find("_rows_sc("), std::string::npos);
+    EXPECT_EQ(count(apart, "akg_status = akg_part"), 2u);
 }
 
 TEST(PlanContraction, SmallMReadsBInPlace) {

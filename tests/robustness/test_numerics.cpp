@@ -503,6 +503,13 @@ TEST_P(SensitiveKernel, DenormalAndHugeInputsGiveNoNaNWhereTheReferenceHasANumbe
             bool float16_product = (GetParam().rfind("gemm_", 0) == 0 || GetParam().rfind("bmm_", 0) == 0) &&
                                    GetParam().find("_f16") != std::string::npos;
             if (float16_product && scale > 1) continue;
+            // A LayerNorm of a matrix product sums rows of values that grow with K: with an
+            // operand of the product that large, the row sums overflow float32 (the contract:
+            // reductions accumulate in float32) and the normalized values are inf · 0, where
+            // double sums stay finite.
+            bool product_row_sums = (GetParam().rfind("gemm_", 0) == 0 || GetParam().rfind("bmm_", 0) == 0) &&
+                                    GetParam().find("layernorm") != std::string::npos && which < 2;
+            if (product_row_sums && scale > 1e30) continue;
             Outcome o = run_and_compare(k, j, scaled(base, which, scale), false);
             EXPECT_EQ(o.nan_where_number, 0u) << GetParam() << ", input " << which << " scaled by " << scale << ":\n"
                                               << o.mismatches;

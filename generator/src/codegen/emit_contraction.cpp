@@ -95,10 +95,12 @@ public:
            << ", \"the micro-tile the schedule was made for is the micro-kernel's\");\n\n";
         os << "extern \"C\" int akg_kernel_fn_" << o_.symbol << "(void *const *buffers) {\n";
         os << bindings("    ");
+        // A row part's failure (it may allocate) is returned once every thread is done.
+        if (p_.row_epilogue) os << "    int akg_row_status = AKG_STATUS_OK;\n";
         std::string body = node(ast, 1);
         if (!parallel_) os << buffers("    ", true) << body << frees("    ");
         else os << body;
-        os << "    return AKG_STATUS_OK;\n}\n";
+        os << "    return " << (p_.row_epilogue ? "akg_row_status" : "AKG_STATUS_OK") << ";\n}\n";
         return os.str();
     }
 
@@ -117,7 +119,7 @@ private:
         int num_inputs = 0;
         for (const auto &b : m_.buffers) num_inputs += b.kind == BufferKind::KernelInput;
         for (const auto &b : m_.buffers) {
-            if (b.kind == BufferKind::Scratch) continue;
+            if (b.kind == BufferKind::Scratch || blocked(b)) continue;
             bool in = b.kind == BufferKind::KernelInput;
             int index = in ? std::stoi(b.name.substr(2)) : num_inputs + std::stoi(b.name.substr(3));
             std::string type = std::string(in ? "const " : "") + dtype_c_type(b.dtype);
@@ -129,6 +131,9 @@ private:
     // B's packed micro-panels: a panel of nc columns, or only the last, partial micro-panel when B
     // is read in place.
     int64_t bp_floats() const { return p_.pack_b ? p_.k * p_.blocking.nc : p_.n % p_.blocking.nr ? p_.k * p_.blocking.nr : 0; }
+
+    // An output kept per thread for the row part, a block of mc rows (RowEpilogue::blocked).
+    bool blocked(const BufferInfo &b) const { return p_.row_epilogue && p_.row_epilogue->blocked.count(b.name); }
 
     int64_t acc_rows() const { return p_.split == GemmSplit::Rows ? p_.slice_rows : p_.m_tiles() * p_.blocking.mr; }
 
@@ -145,6 +150,13 @@ private:
         if (p_.k_panels > 1) alloc("akg_acc", acc_rows() * b.nc);
         std::string ok;
         auto need = [&](const std::string &ptr) { ok += (ok.empty() ? "" : " && ") + ptr; };
+        for (const auto &buf : m_.buffers)
+            if (blocked(buf)) {
+                const std::string type = dtype_c_type(buf.dtype);
+                const int64_t bytes = (b.mc * p_.n * dtype_bytes(buf.dtype) + 63) / 64 * 64;
+                os << indent << type << " *__restrict " << buf.name << " = (" << type << " *)aligned_alloc(64, " << n(bytes) << ");\n";
+                need(buf.name);
+            }
         if (bp_floats()) need("akg_bp");
         if (p_.pack_a) need("akg_ap");
         if (p_.k_panels > 1) need("akg_acc");
@@ -158,6 +170,8 @@ private:
         std::string s = bp_floats() ? indent + "free(akg_bp);\n" : "";
         if (p_.pack_a) s += indent + "free(akg_ap);\n";
         if (p_.k_panels > 1) s += indent + "free(akg_acc);\n";
+        for (const auto &buf : m_.buffers)
+            if (blocked(buf)) s += indent + "free(" + buf.name + ");\n";
         return s;
     }
 
@@ -311,10 +325,43 @@ private:
                 s += plain_pack(*p_.a_plain, "akg_i0", "akg_k0", "akg_valid", "akg_kn", b.mr, in1);
             else
                 s += computed_pack(p_.lhs, im, "akg_i0", "akg_k0", "akg_kn", b.mr, p_.lhs_k_inner, in1);
+        } else if (name == "RowPart") {
+            s += row_part(args, in1);
         } else {
             throw InternalError("emit-contraction: statement " + name + " outside a micro-kernel tile");
         }
         return s + in + "}\n";
+    }
+
+    // The row part on micro-panel ir of rows (args: the batch indices, ir): each argument at the
+    // panel's first row, a block's rows at theirs within the block.
+    std::string row_part(const std::vector<std::string> &args, const std::string &in) const {
+        const RowEpilogue &re = *p_.row_epilogue;
+        const GemmBlocking &b = p_.blocking;
+        const size_t nb = p_.batch.size();
+        std::string s = in + "const int64_t akg_r0 = (" + args[nb] + ") * " + n(b.mr) + ";\n";
+        s += in + "void *const akg_row_args[] = {";
+        for (size_t k = 0; k < re.args.size(); ++k) {
+            const RowEpilogue::Arg &a = re.args[k];
+            const std::string type = dtype_c_type(a.dtype);
+            std::string base, offset;
+            if (!a.buffer.empty() && p_.row_epilogue->blocked.count(a.buffer)) {
+                base = a.buffer;
+                offset = "(akg_r0 % " + n(b.mc) + ") * " + n(p_.n);
+            } else {
+                base = a.buffer.empty() ? "((" + type + " *)buffers[" + std::to_string(re.first_extra + a.extra) + "])" : a.buffer;
+                for (size_t d = 0; d < nb; ++d)
+                    if (a.row_strides[d]) offset += index_var(static_cast<int>(d)) + " * " + n(a.row_strides[d]) + " + ";
+                offset += a.row_strides[nb] ? "akg_r0 * " + n(a.row_strides[nb]) : "0";
+            }
+            s += std::string(k ? ", " : "") + "(void *)(" + base + " + " + offset + ")";
+        }
+        s += "};\n";
+        std::string call = re.full_rows + "(akg_row_args)";
+        if (p_.m % b.mr) call = "akg_r0 + " + n(b.mr) + " <= " + n(p_.m) + " ? " + call + " : " + re.last_rows + "(akg_row_args)";
+        s += in + "const int akg_status = " + call + ";\n";
+        s += in + "if (akg_status != AKG_STATUS_OK) {\n" + in + "    #pragma omp atomic write\n" + in + "    akg_row_status = akg_status;\n" + in + "}\n";
+        return s;
     }
 
     // A micro-panel of `width` rows x of a plain operand from x0 and k0 (`len` values of k) into
@@ -364,7 +411,14 @@ private:
     // A store of v to b at `at` (by default the element of the product's indices).
     std::string store(const BufferInfo &b, const std::string &v, const std::string &at = "") const {
         std::string value = b.dtype == DType::Float16 ? "akg_f32_to_f16(" + v + ")" : v;
-        return b.name + "[" + (at.empty() ? offset_of(b) : at) + "] = " + value + ";\n";
+        std::string where = at;
+        if (where.empty() && blocked(b)) {
+            const size_t nb = p_.batch.size();
+            where = "(" + index_var(static_cast<int>(nb)) + " % " + n(p_.blocking.mc) + ") * " + n(p_.n) + " + " + index_var(static_cast<int>(nb) + 1);
+        } else if (where.empty()) {
+            where = offset_of(b);
+        }
+        return b.name + "[" + where + "] = " + value + ";\n";
     }
 
     // Which B the micro-kernel reads: the packed micro-panel, B in place, or (B in place with a
@@ -443,6 +497,7 @@ private:
                 return o.empty() ? std::string("0") : o;
             }() + ") + akg_i * " + n(p_.n) + " + akg_j)";
             std::string ld = n(p_.n);
+            if (blocked(out)) base = "(" + out.name + " + (akg_i % " + n(b.mc) + ") * " + n(p_.n) + " + akg_j)";
             if (!p_.direct_permuted.empty()) {
                 // Merged heads: the tile's rows are runs of the output a fixed distance apart.
                 const auto &ps = p_.permuted.at(p_.direct_permuted);

@@ -211,6 +211,8 @@ int main(int argc, char **argv) {
     one->add_option("--source-root", source_root, "project root: pattern paths in banners are relative to it");
     one->add_option("--symbol-suffix", suffix, "suffix of every generated C symbol");
     one->add_flag("--unfused", unfused, "one loop nest per op (the fusion ablation)");
+    bool no_row_epilogues = false;
+    one->add_flag("--no-row-epilogues", no_row_epilogues, "run the row part after a GEMM (softmax, LayerNorm) apart (the ablation)");
     one->add_option("--target", target_name, "the target of this variant (default: the best this machine runs)");
     float16_option(one, float16_mode);
 
@@ -245,6 +247,7 @@ int main(int argc, char **argv) {
     check_cmd->add_flag("--unsupported-is-failure", check_options.unsupported_is_failure, "exit non-zero on unsupported kernels too");
     check_cmd->add_flag("--skip-missing", check_options.skip_missing, "exit 77 (skipped) when no path exists");
     check_cmd->add_flag("--unfused", check_options.unfused, "check the fusion ablation's kernels (one loop nest per op)");
+    check_cmd->add_flag("--no-row-epilogues", check_options.no_row_epilogues, "check the kernels with row parts after a GEMM run apart");
     check_cmd->add_flag("--all-parallel", check_options.all_parallel,
                         "run every loop nest in a parallel region, however little its work (small graphs then test the parallel code)");
     check_cmd->add_option("--work-dir", check_options.work_dir, "keep the generated sources and libraries in this folder");
@@ -268,6 +271,7 @@ int main(int argc, char **argv) {
             CompositeKernel kernel = load_composite(kernel_pattern);
             apply_float16_mode(kernel, float16_mode);
             PipelineOptions o = make_options(kernel_pattern, source_root, suffix, !unfused, kernel, true, target_or_host(target_name));
+            o.row_epilogues = !no_row_epilogues;
             kernel.source = o.emit.pattern_file;
             // A build output: its time stamp must move even when its content does not, or
             // ninja would run this step again on every build.

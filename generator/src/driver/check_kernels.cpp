@@ -168,6 +168,7 @@ int check_kernels(const CheckOptions &options, const Toolchain &toolchain, const
             o.emit.pattern_file = it.name;
             o.emit.generator_version = kGeneratorVersion;
             o.schedule.fuse = !options.unfused;
+            o.row_epilogues = !options.no_row_epilogues;
             if (options.all_parallel) o.schedule.serial_accesses = 0;
             text = run_pipeline(it.kernel, o);
         } catch (const UserError &e) {

@@ -17,6 +17,7 @@ struct CheckOptions {
     bool unsupported_is_failure = false;
     bool skip_missing = false;       // exit 77 (skipped) when no path exists
     bool unfused = false;            // check the fusion ablation's kernels (one loop nest per op)
+    bool no_row_epilogues = false;   // row parts after a GEMM run apart (the ablation)
     bool all_parallel = false;       // every loop nest in a parallel region, however small (ScheduleOptions::serial_accesses = 0)
     std::string work_dir;            // scratch folder (default: a fresh one under /tmp)
     std::string float16_intermediates; // "float16" / "float32" override the kernels' own (CompositeKernel::float16_per_op)

@@ -213,6 +213,90 @@ std::string part_function(const std::string &source, const std::string &symbol, 
     return text.replace(at, entry.size(), "static int " + name + "(");
 }
 
+std::string call_part(const std::string &name, const std::vector<std::string> &args) {
+    std::string s = "    {\n        void *const akg_args[] = {";
+    for (size_t k = 0; k < args.size(); ++k) s += (k ? ", " : "") + args[k];
+    return s + "};\n        akg_status = " + name + "(akg_args);\n        if (akg_status != AKG_STATUS_OK) goto done;\n    }\n";
+}
+
+const OpDesc &contraction_of(const KernelPart &gemm) {
+    for (const auto &op : gemm.kernel.ops)
+        if (is_contraction_op(op.name)) return op;
+    throw InternalError("a GEMM part without its contraction");
+}
+
+// The rows of the product of a GEMM part (m).
+int64_t row_count(const KernelPart &gemm) {
+    const Shape &s = contraction_of(gemm).outputs[0].shape;
+    return s[s.size() - 2];
+}
+
+// Elements per step of each batch index and of the row of the product, for a tensor of the
+// row part (right-aligned to the product, broadcast where its extent is 1).
+std::vector<int64_t> row_strides(const Shape &tensor, const Shape &product) {
+    const size_t p = product.size(), r = tensor.size();
+    std::vector<int64_t> strides(p - 1, 0);
+    int64_t stride = 1;
+    for (size_t d = r; d-- > 0;) {
+        const size_t at = d + (p - r);
+        if (at + 1 < p && tensor[d] != 1) strides[at] = stride;
+        stride *= tensor[d];
+    }
+    return strides;
+}
+
+// The row epilogue of GEMM part k for the row part k + 1, but its functions and where its
+// extra arguments start: the GEMM part's outputs that nothing but the row part reads are
+// kept per block.
+RowEpilogue row_epilogue_of(const CompositeKernel &kernel, const KernelParts &parts, size_t k) {
+    const KernelPart &gemm = parts.parts[k], &rows = parts.parts[k + 1];
+    const Shape &product = contraction_of(gemm).outputs[0].shape;
+    std::set<std::string> kernel_outputs, read_later;
+    for (const auto &t : kernel.outputs) kernel_outputs.insert(t.name);
+    for (size_t j = k + 2; j < parts.parts.size(); ++j)
+        for (const auto &t : parts.parts[j].kernel.inputs) read_later.insert(t.name);
+    RowEpilogue re;
+    std::map<std::string, std::string> own; // tensor -> the GEMM part's buffer
+    for (size_t j = 0; j < gemm.kernel.outputs.size(); ++j) {
+        const TensorDesc &t = gemm.kernel.outputs[j];
+        own[t.name] = "out" + std::to_string(j);
+        if (!kernel_outputs.count(t.name) && !read_later.count(t.name)) re.blocked.insert(own[t.name]);
+    }
+    int extra = 0;
+    auto arg = [&](const TensorDesc &t, bool input) {
+        RowEpilogue::Arg a;
+        a.dtype = t.dtype;
+        a.row_strides = row_strides(t.shape, product);
+        if (auto o = own.find(t.name); input && o != own.end()) a.buffer = o->second;
+        else a.extra = extra++;
+        re.args.push_back(a);
+    };
+    for (const auto &t : rows.kernel.inputs) arg(t, true);
+    for (const auto &t : rows.kernel.outputs) arg(t, false);
+    return re;
+}
+
+// The row part over `n_rows` rows of one batch element: the product's row dimensions of its
+// tensors become 1 but the rows' (n_rows where the tensor has them).
+CompositeKernel rows_of(const CompositeKernel &rows, const KernelPart &gemm, int64_t n_rows) {
+    const Shape &product = contraction_of(gemm).outputs[0].shape;
+    const size_t p = product.size();
+    auto resize = [&](TensorDesc &t) {
+        if (t.shape.size() != p) return; // broadcast over every row dimension
+        for (size_t d = 0; d + 1 < p; ++d) t.shape[d] = d + 2 == p && t.shape[d] != 1 ? n_rows : 1;
+    };
+    CompositeKernel k = rows;
+    for (auto &t : k.inputs) resize(t);
+    for (auto &t : k.outputs) resize(t);
+    for (auto &op : k.ops) {
+        for (auto &g : op.inputs)
+            for (auto &t : g)
+                if (!t.value) resize(t);
+        for (auto &t : op.outputs) resize(t);
+    }
+    return k;
+}
+
 // A kernel split around its contractions (kernel_parts.h): each part a static function, the
 // entry point allocating the tensors passed between parts and calling the parts in order.
 std::string run_parts(const CompositeKernel &kernel, const KernelParts &parts, const PipelineOptions &options) {
@@ -253,22 +337,67 @@ std::string run_parts(const CompositeKernel &kernel, const KernelParts &parts, c
         return where.at(name);
     };
     std::string calls;
+    std::set<std::string> unallocated; // intermediates a GEMM keeps per block for its row part
     for (size_t k = 0; k < parts.parts.size(); ++k) {
         const KernelPart &part = parts.parts[k];
         PipelineOptions sub = options;
         sub.emit.symbol = options.emit.symbol + "_part" + std::to_string(k);
         std::string name = "akg_part" + std::to_string(k) + "_" + options.emit.symbol;
-        os << "\n" << part_function(run_pipeline(part.kernel, sub), sub.emit.symbol, name);
-        calls += "    {\n        void *const akg_args[] = {";
-        bool first = true;
-        for (const auto &t : part.kernel.inputs) calls += std::string(first ? "" : ", ") + operand(t.name, k), first = false;
-        for (const auto &t : part.kernel.outputs) calls += std::string(first ? "" : ", ") + where.at(t.name), first = false;
-        calls += "};\n        akg_status = " + name + "(akg_args);\n        if (akg_status != AKG_STATUS_OK) goto done;\n    }\n";
+        std::vector<std::string> args;
+        for (const auto &t : part.kernel.inputs) args.push_back(operand(t.name, k));
+        for (const auto &t : part.kernel.outputs) args.push_back(where.at(t.name));
+        const bool rows_next = options.row_epilogues && part.contraction && k + 1 < parts.parts.size() && parts.parts[k + 1].row_part;
+        if (!rows_next) {
+            os << "\n" << part_function(run_pipeline(part.kernel, sub), sub.emit.symbol, name);
+        } else {
+            // The row part after it runs inside it, on each panel of rows: its arguments follow
+            // the GEMM part's own.
+            const KernelPart &rows = parts.parts[k + 1];
+            RowEpilogue re = row_epilogue_of(kernel, parts, k);
+            re.first_extra = static_cast<int>(args.size());
+            re.full_rows = "akg_part" + std::to_string(k + 1) + "_rows_" + options.emit.symbol;
+            re.last_rows = "akg_part" + std::to_string(k + 1) + "_last_rows_" + options.emit.symbol;
+            std::vector<std::string> extras;
+            for (size_t a = 0; a < re.args.size(); ++a) {
+                if (re.args[a].extra < 0) continue;
+                const size_t ni = rows.kernel.inputs.size();
+                extras.push_back(a < ni ? operand(rows.kernel.inputs[a].name, k + 1) : where.at(rows.kernel.outputs[a - ni].name));
+            }
+            int mr = 0;
+            sub.row_epilogue = &re;
+            sub.row_epilogue_rows = &mr;
+            std::string gemm = run_pipeline(part.kernel, sub);
+            if (mr > 0) {
+                // Its variants over mr rows and over the last panel's, each on the calling thread.
+                const int64_t m = row_count(parts.parts[k]);
+                for (int64_t n_rows : {int64_t{mr}, m % mr}) {
+                    if (n_rows == 0) continue;
+                    PipelineOptions rsub = options;
+                    rsub.schedule.parallel = false;
+                    rsub.emit.symbol = options.emit.symbol + "_part" + std::to_string(k + 1) + (n_rows == mr ? "_rows" : "_last_rows");
+                    const std::string fn = n_rows == mr ? re.full_rows : re.last_rows;
+                    os << "\n" << part_function(run_pipeline(rows_of(rows.kernel, parts.parts[k], n_rows), rsub), rsub.emit.symbol, fn);
+                }
+                for (size_t j = 0; j < part.kernel.outputs.size(); ++j)
+                    if (re.blocked.count("out" + std::to_string(j))) {
+                        args[part.kernel.inputs.size() + j] = "nullptr";
+                        unallocated.insert(part.kernel.outputs[j].name);
+                    }
+                args.insert(args.end(), extras.begin(), extras.end());
+                os << "\n" << part_function(gemm, sub.emit.symbol, name);
+                calls += call_part(name, args);
+                ++k; // the row part ran inside it
+                continue;
+            }
+            os << "\n" << part_function(gemm, sub.emit.symbol, name);
+        }
+        calls += call_part(name, args);
     }
     os << "\nextern \"C\" int akg_kernel_fn_" << options.emit.symbol << "(void *const *buffers) {\n    int akg_status = AKG_STATUS_OK;\n";
     for (size_t k = 0; k < parts.intermediates.size(); ++k) {
         const TensorDesc &t = parts.intermediates[k];
-        os << "    void *akg_mid" << k << " = malloc(" << std::max<int64_t>(1, element_count(t.shape)) * dtype_bytes(t.dtype) << ");\n";
+        if (unallocated.count(t.name)) os << "    void *akg_mid" << k << " = nullptr;\n";
+        else os << "    void *akg_mid" << k << " = malloc(" << std::max<int64_t>(1, element_count(t.shape)) * dtype_bytes(t.dtype) << ");\n";
     }
     for (size_t n = 0; n < snapshots.size(); ++n) {
         const TensorDesc &t = kernel.inputs[snapshots[n].second];
@@ -276,8 +405,11 @@ std::string run_parts(const CompositeKernel &kernel, const KernelParts &parts, c
     }
     if (!parts.intermediates.empty() || !snapshots.empty()) {
         os << "    if (";
-        for (size_t k = 0; k < parts.intermediates.size(); ++k) os << (k ? " || " : "") << "!akg_mid" << k;
-        for (size_t n = 0; n < snapshots.size(); ++n) os << (n || !parts.intermediates.empty() ? " || " : "") << "!akg_before" << n;
+        bool any = false;
+        for (size_t k = 0; k < parts.intermediates.size(); ++k)
+            if (!unallocated.count(parts.intermediates[k].name)) os << (any ? " || " : "") << "!akg_mid" << k, any = true;
+        for (size_t n = 0; n < snapshots.size(); ++n) os << (any ? " || " : "") << "!akg_before" << n, any = true;
+        if (!any) os << "false";
         os << ") {\n        akg_status = AKG_STATUS_OUT_OF_MEMORY;\n        goto done;\n    }\n";
     }
     for (size_t n = 0; n < snapshots.size(); ++n) {
@@ -329,7 +461,8 @@ std::string run_contraction(const TensorGraph &graph, const CompositeKernel &ker
     dump("poly-model", [&] { return dump_model(model); });
     compute_dependences(model);
     dump("dependences", [&] { return "flow: " + str(model.dep_flow) + "\nfalse: " + str(model.dep_false) + "\n"; });
-    plan_contraction(model, options.schedule);
+    plan_contraction(model, options.schedule, options.row_epilogue);
+    if (options.row_epilogue_rows) *options.row_epilogue_rows = model.contraction->row_epilogue ? model.contraction->blocking.mr : 0;
     dump("plan-contraction", [&] { return contraction_plan_text(model); });
     tile_contraction(model, options.schedule);
     dump("tile-contraction", [&] { return dump_schedule(model); });

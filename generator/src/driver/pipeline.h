@@ -33,6 +33,13 @@ struct PipelineOptions {
     std::string dump_after;
     std::ostream *dump = nullptr;
     PassTimes *times = nullptr; // when set, each pass's time is added to it
+    // Set by run_parts for a contraction part followed by a row part: the row epilogue it
+    // proposes. The GEMM path sets *row_epilogue_rows to the rows of a panel (mr) when it
+    // takes it, to 0 when its blocking does not keep whole rows together.
+    const RowEpilogue *row_epilogue = nullptr;
+    int *row_epilogue_rows = nullptr;
+    // false: row parts run after their GEMM as parts of their own (the ablation).
+    bool row_epilogues = true;
 };
 
 // The formula IR as the dumps print it (one line per stage).

@@ -53,13 +53,68 @@ int column_sum_of_b(const CompositeKernel &kernel, size_t k, const std::vector<i
         if (group[e] != -1 || op.name != "ReduceSum" || op.outputs[0].dtype != DType::Float32) continue;
         auto rins = op_inputs(op);
         if (rins.size() != 1 || rins[0]->name != b || op.inputs.size() != 1) continue;
-        // The sums are ready only once every panel of B is packed: the group's epilogue may not read them.
-        if (auto users = consumers.find(op.outputs[0].name); users != consumers.end() &&
-            std::any_of(users->second.begin(), users->second.end(), [&](size_t u) { return group[u] == group[k]; }))
-            continue;
+        // The sums are ready only once every panel of B is packed: the group's epilogue may not
+        // read them, nor anything computed from them.
+        bool feeds_group = false;
+        std::vector<std::string> work = {op.outputs[0].name};
+        std::set<std::string> seen;
+        while (!work.empty() && !feeds_group) {
+            const std::string t = work.back();
+            work.pop_back();
+            auto users = consumers.find(t);
+            if (users == consumers.end()) continue;
+            for (size_t u : users->second) {
+                feeds_group |= group[u] == group[k];
+                if (seen.insert(kernel.ops[u].outputs[0].name).second) work.push_back(kernel.ops[u].outputs[0].name);
+            }
+        }
+        if (feeds_group) continue;
         if (reduction_axes(kernel, op, 2) == std::vector<int>{k_axis}) return static_cast<int>(e);
     }
     return -1;
+}
+
+// Whether `rows` (a fused part) works row by row on the product of the contraction part
+// `gemm`: KernelPart::row_part. `aligned` holds the tensors of contraction groups whose elements
+// are the product's (the product, its elementwise epilogue).
+bool works_by_rows(const CompositeKernel &kernel, const KernelPart &gemm, const KernelPart &rows, const std::set<std::string> &aligned) {
+    const OpDesc *mm = nullptr;
+    for (const auto &op : gemm.kernel.ops)
+        if (is_contraction_op(op.name)) mm = &op;
+    if (!mm) return false;
+    const Shape &product = mm->outputs[0].shape;
+    const size_t p = product.size();
+    // Row dimensions: all but the last, right-aligned; each the product's extent or 1.
+    auto fits = [&](const Shape &s, bool whole_rows) {
+        if (s.size() > p || (whole_rows && s.size() != p)) return false;
+        for (size_t d = 0; d < s.size(); ++d) {
+            const size_t at = d + (p - s.size());
+            if (at + 1 == p) continue;
+            if (s[d] != product[at] && (s[d] != 1 || whole_rows)) return false;
+        }
+        return true;
+    };
+    std::set<std::string> from_gemm;
+    for (const auto &t : gemm.kernel.outputs) from_gemm.insert(t.name);
+    bool reads_product = false;
+    for (const auto &op : rows.kernel.ops) {
+        const bool reduce = op.name == "ReduceSum" || op.name == "ReduceMax" || op.name == "ReduceMin";
+        if (!kPointwise.count(op.name) && !reduce) return false;
+        auto ins = op_inputs(op);
+        if (reduce && (ins.size() != 1 || ins[0]->shape.size() != p ||
+                       reduction_axes(kernel, op, static_cast<int>(p)) != std::vector<int>{static_cast<int>(p) - 1}))
+            return false;
+        for (const TensorDesc *t : ins) {
+            if (!fits(t->shape, false)) return false;
+            if (from_gemm.count(t->name)) {
+                if (!aligned.count(t->name) || t->shape != product) return false;
+                reads_product = true;
+            }
+        }
+        // Every output covers whole rows, so that each element is written by one panel.
+        if (!fits(op.outputs[0].shape, true)) return false;
+    }
+    return reads_product;
 }
 
 } // namespace
@@ -98,6 +153,7 @@ KernelParts split_kernel_parts(const CompositeKernel &kernel) {
     std::set<std::string> kernel_outputs;
     for (const auto &t : kernel.outputs) kernel_outputs.insert(t.name);
 
+    std::set<std::string> aligned; // see works_by_rows
     // group[k]: the group of op k; contraction groups first, then one group per other op.
     std::vector<int> group(n, -1);
     std::vector<bool> is_contraction_group, is_direct_group;
@@ -135,6 +191,7 @@ KernelParts split_kernel_parts(const CompositeKernel &kernel) {
         const Shape &shape = kernel.ops[k].outputs[0].shape;
         std::set<std::string> depends = {kernel.ops[k].outputs[0].name}; // tensors depending on the group
         std::set<std::string> inside = {kernel.ops[k].outputs[0].name};
+        aligned.insert(kernel.ops[k].outputs[0].name);
         std::set<std::string> permuted; // inside, in another shape
         for (size_t e = k + 1; e < n; ++e) {
             const OpDesc &op = kernel.ops[e];
@@ -152,6 +209,7 @@ KernelParts split_kernel_parts(const CompositeKernel &kernel) {
             if ((reads_group && fits) || permutes) {
                 group[e] = g;
                 inside.insert(op.outputs[0].name);
+                if (!permutes) aligned.insert(op.outputs[0].name);
             }
             bool dep = false;
             for (const TensorDesc *t : ins) dep |= depends.count(t->name) > 0;
@@ -235,6 +293,10 @@ KernelParts split_kernel_parts(const CompositeKernel &kernel) {
             if (used_later && !kernel_outputs.count(name) && intermediate_names.insert(name).second)
                 result.intermediates.push_back(op.outputs[0]);
         }
+    }
+    for (size_t pi = 1; pi < result.parts.size(); ++pi) {
+        KernelPart &p = result.parts[pi];
+        p.row_part = result.parts[pi - 1].contraction && !p.contraction && !p.direct && works_by_rows(kernel, result.parts[pi - 1], p, aligned);
     }
     return result;
 }

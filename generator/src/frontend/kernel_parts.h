@@ -18,6 +18,12 @@ struct KernelPart {
     CompositeKernel kernel;  // the part's ops; its inputs and outputs are the tensors it reads and gives
     bool contraction = false; // scheduled by the GEMM path
     bool direct = false;      // one scatter, scan or pooling op, emitted by emit_direct_cpp
+    // A fused part right after a contraction part that works row by row on the product's rows
+    // (a softmax, a LayerNorm): its ops are elementwise or reduce the last axis only, every
+    // tensor it touches is the product's rows or broadcast over them, and what it reads of the
+    // contraction part is the product or its elementwise epilogue. The GEMM may run it on each
+    // panel of rows as soon as they are done (RowEpilogue in poly_model.h).
+    bool row_part = false;
 };
 
 struct KernelParts {

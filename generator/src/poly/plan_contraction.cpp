@@ -315,7 +315,7 @@ bool graph_has_contraction(const TensorGraph &graph) {
     return false;
 }
 
-void plan_contraction(PolyModel &m, const ScheduleOptions &options) {
+void plan_contraction(PolyModel &m, const ScheduleOptions &options, const RowEpilogue *row_part) {
     ContractionPlan p;
     for (const auto &st : m.statements) {
         const Stage &s = *st.stage;
@@ -431,6 +431,16 @@ void plan_contraction(PolyModel &m, const ScheduleOptions &options) {
             }
         }
     }
+    // A row part needs whole rows at the end of each block of rows: one panel of k and one of
+    // columns, and the blocks it keeps written in the product's layout.
+    if (row_part && p.k_panels == 1 && p.n_panels() == 1 && p.split != GemmSplit::Columns) {
+        bool fits = true;
+        for (const auto &name : row_part->blocked) {
+            fits &= m.buffer(name).shape == c.shape && p.direct_permuted.empty();
+            for (const auto &[st, ps] : p.permuted) fits &= m.statement(st).stage->buffer != name;
+        }
+        if (fits) p.row_epilogue = *row_part;
+    }
     m.contraction = p;
 }
 
@@ -462,6 +472,11 @@ std::string contraction_plan_text(const PolyModel &m) {
     if (!p.direct_output.empty()) os << " (none: full tiles stored to " << p.direct_output << ")";
     os << "\n";
     if (p.column_sum) os << "column sum of B to " << p.column_sum->output << ", taken while packing B\n";
+    if (p.row_epilogue) {
+        os << "row part " << p.row_epilogue->full_rows << " on each " << b.mr << " rows once their block is done";
+        for (const auto &name : p.row_epilogue->blocked) os << "; " << name << " kept per block";
+        os << "\n";
+    }
     return os.str();
 }
 

@@ -6,9 +6,10 @@ namespace akg {
 // Pass plan-contraction: for a model whose kernel part holds a contraction (a MatMul), finds
 // its operands and epilogue and decides the GEMM's blocking (from the target by the analytical
 // model of Low et al.), how it is shared out to threads, and whether A is packed
-// (PolyModel::contraction). Throws UserError when the ops around the contraction are not
-// ones the GEMM path runs.
-void plan_contraction(PolyModel &model, const ScheduleOptions &options);
+// (PolyModel::contraction), and takes `row_part` (a row epilogue the driver proposes) where the
+// blocking keeps whole rows together. Throws UserError when the ops around the contraction are
+// not ones the GEMM path runs.
+void plan_contraction(PolyModel &model, const ScheduleOptions &options, const RowEpilogue *row_part = nullptr);
 
 // The blocking of an m x n x k product on `target` (GemmBlocking).
 GemmBlocking gemm_blocking(const Target &target, int64_t m, int64_t n, int64_t k);

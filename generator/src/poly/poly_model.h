@@ -136,6 +136,27 @@ struct GemmBlocking {
 // all of B), panels of nc columns (each packs its own part of B), or not at all.
 enum class GemmSplit { None, Batch, Rows, Columns };
 
+// The part after a GEMM that works row by row on its product (a softmax over the keys, a
+// LayerNorm over the hidden axis: KernelPart::row_part), run on each micro-panel of mr rows as
+// soon as the tiles of its block of rows are done, while they are in cache. Product values that
+// only it reads are kept in a per-thread block of mc rows instead of a whole tensor. The driver
+// proposes it (run_parts) and plan-contraction takes it when one panel of k and one of columns
+// hold the rows.
+struct RowEpilogue {
+    struct Arg {
+        std::string buffer; // one of the GEMM part's own output buffers (out<k>), or ""
+        int extra = -1;     // else: its index among the arguments passed after the part's own
+        DType dtype = DType::Float32;
+        // Elements per step of each batch index and of the row: 0 where the tensor broadcasts.
+        std::vector<int64_t> row_strides;
+    };
+    std::vector<Arg> args;          // the row part's inputs, then its outputs
+    std::set<std::string> blocked;  // out<k> buffers kept per thread, mc rows by n
+    int first_extra = 0;            // the index of extra argument 0 among the part's buffers
+    // The row part's functions over mr rows and over the last panel's m % mr rows.
+    std::string full_rows, last_rows;
+};
+
 struct ContractionPlan {
     const Stage *stage = nullptr;      // the contraction (Stage::contraction)
     std::string init, update;          // its statements
@@ -184,6 +205,7 @@ struct ContractionPlan {
         int64_t tile_row_stride = 0;
     };
     std::map<std::string, PermutedStore> permuted; // by statement, a subset of `epilogue`
+    std::optional<RowEpilogue> row_epilogue;
     GemmBlocking blocking;
     GemmSplit split = GemmSplit::None;
     int64_t slice_rows = 0; // Rows: rows per slice, a multiple of mr

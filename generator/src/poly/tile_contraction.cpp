@@ -57,6 +57,31 @@ isl_union_set *filter(isl_ctx *ctx, const std::vector<std::string> &statements, 
     return f;
 }
 
+// Below `node` (taken, a leaf): a sequence of the statements `before`, the `tiles` and the
+// statements `after`, each of the others with a band over its index ir; returns the leaf under
+// the tiles.
+isl_schedule_node *around_tiles(isl_schedule_node *node, const std::vector<std::string> &before, const std::vector<std::string> &tiles,
+                                const std::vector<std::string> &after) {
+    if (before.empty() && after.empty()) return node;
+    isl_ctx *ctx = isl_schedule_node_get_ctx(node);
+    isl_union_set *dom = isl_schedule_node_get_domain(node);
+    std::vector<std::string> order = before;
+    const int at = static_cast<int>(order.size());
+    order.push_back("");
+    order.insert(order.end(), after.begin(), after.end());
+    isl_union_set_list *seq = isl_union_set_list_alloc(ctx, static_cast<int>(order.size()));
+    for (const auto &o : order) seq = isl_union_set_list_add(seq, filter(ctx, o.empty() ? tiles : std::vector<std::string>{o}, dom));
+    isl_union_set_free(dom);
+    node = isl_schedule_node_insert_sequence(node, seq);
+    for (size_t k = 0; k < order.size(); ++k) {
+        if (order[k].empty()) continue;
+        node = isl_schedule_node_child(isl_schedule_node_child(node, static_cast<int>(k)), 0);
+        node = isl_schedule_node_insert_partial_schedule(node, isl_multi_union_pw_aff_read_from_str(ctx, ("[{ " + order[k] + " -> [(ir)] }]").c_str()));
+        node = isl_schedule_node_parent(isl_schedule_node_parent(node));
+    }
+    return isl_schedule_node_child(isl_schedule_node_child(node, at), 0);
+}
+
 // Below `node` (taken, a leaf): a sequence of `pack` (one instance per iteration of a band over
 // its index `panel`) and then `rest`; returns the leaf under `rest`.
 isl_schedule_node *pack_first(isl_schedule_node *node, const std::string &pack, const std::string &panel, const std::vector<std::string> &rest) {
@@ -98,6 +123,11 @@ void tile_contraction(PolyModel &m, const ScheduleOptions &options) {
     pb_vars.push_back("jr");
     pa_vars.insert(pa_vars.end(), {"jt", "pt", "ir"});
     const std::string pb = tuple("PackB", pb_vars), pa = tuple("PackA", pa_vars);
+    // The row part runs on micro-panel ir of rows, like A's packing.
+    const bool row_part = p.row_epilogue.has_value();
+    std::vector<std::string> rp_vars = bvars;
+    rp_vars.push_back("ir");
+    const std::string rp = tuple("RowPart", rp_vars);
     // B read in place packs only its last micro-panel, when that one is partial (zero-padded).
     const bool has_pb = p.pack_b || p.n % b.nr != 0;
     const std::string jr_first = std::to_string(p.pack_b ? 0 : p.n_tiles() - 1);
@@ -113,6 +143,10 @@ void tile_contraction(PolyModel &m, const ScheduleOptions &options) {
     isl_union_set *scheduled = isl_union_set_copy(domain);
     if (has_pb) domain = isl_union_set_union(domain, isl_union_set_read_from_str(ctx, pb_dom.c_str()));
     if (p.pack_a) domain = isl_union_set_union(domain, isl_union_set_read_from_str(ctx, pa_dom.c_str()));
+    if (row_part) {
+        std::string rp_dom = "{ " + rp + " : 0 <= ir < " + std::to_string(p.m_tiles()) + batch_bounds + " }";
+        domain = isl_union_set_union(domain, isl_union_set_read_from_str(ctx, rp_dom.c_str()));
+    }
 
     std::vector<std::string> tiles = {p.init, p.update};
     tiles.insert(tiles.end(), p.epilogue.begin(), p.epilogue.end());
@@ -136,6 +170,7 @@ void tile_contraction(PolyModel &m, const ScheduleOptions &options) {
         for (const auto &t : tiles) f.push_back(stmt(t) + " -> [(" + index_var(d) + ")]");
         if (has_pb) f.push_back(pb + " -> [(b" + std::to_string(d) + ")]");
         if (p.pack_a) f.push_back(pa + " -> [(b" + std::to_string(d) + ")]");
+        if (row_part) f.push_back(rp + " -> [(b" + std::to_string(d) + ")]");
         outer.push_back(f);
         parallel_loops += p.split == GemmSplit::Batch || p.split == GemmSplit::Rows || p.split == GemmSplit::Columns;
     }
@@ -144,6 +179,7 @@ void tile_contraction(PolyModel &m, const ScheduleOptions &options) {
         for (const auto &t : tiles) f.push_back(stmt(t) + " -> [(" + floor_div(im, p.slice_rows) + ")]");
         if (has_pb) f.push_back(pb + " -> [(s)]");
         if (p.pack_a) f.push_back(pa + " -> [(" + floor_div(std::to_string(b.mr) + "ir", p.slice_rows) + ")]");
+        if (row_part) f.push_back(rp + " -> [(" + floor_div(std::to_string(b.mr) + "ir", p.slice_rows) + ")]");
         outer.push_back(f);
         ++parallel_loops;
     }
@@ -152,6 +188,7 @@ void tile_contraction(PolyModel &m, const ScheduleOptions &options) {
         for (const auto &t : tiles) f.push_back(stmt(t) + " -> [(" + floor_div(in, b.nc) + ")]");
         if (has_pb) f.push_back(pb + " -> [(" + floor_div(std::to_string(b.nr) + "jr", b.nc) + ")]");
         if (p.pack_a) f.push_back(pa + " -> [(jt)]");
+        if (row_part) f.push_back(rp + " -> [(0)]");
         outer.push_back(f);
         parallel_loops += p.split == GemmSplit::Columns;
     }
@@ -172,6 +209,7 @@ void tile_contraction(PolyModel &m, const ScheduleOptions &options) {
     for (const auto &t : tiles) tile_dom.push_back(instances(t));
     std::vector<std::string> rest_dom = tile_dom;
     if (p.pack_a) rest_dom.push_back(pa);
+    if (row_part) rest_dom.push_back(rp);
     if (has_pb) node = pack_first(node, pb, "jr", rest_dom);
     // The rest: panel of k, block of rows.
     {
@@ -185,10 +223,20 @@ void tile_contraction(PolyModel &m, const ScheduleOptions &options) {
             pt.push_back(pa + " -> [(pt)]");
             it.push_back(pa + " -> [(" + floor_div(std::to_string(b.mr) + "ir", b.mc) + ")]");
         }
+        if (row_part) {
+            pt.push_back(rp + " -> [(" + std::to_string(p.k_panels - 1) + ")]");
+            it.push_back(rp + " -> [(" + floor_div(std::to_string(b.mr) + "ir", b.mc) + ")]");
+        }
         node = isl_schedule_node_insert_partial_schedule(node, band(ctx, {pt, it}, p));
     }
     node = isl_schedule_node_child(node, 0);
-    if (p.pack_a) node = pack_first(node, pa, "ir", tile_dom);
+    // Within the block: A's micro-panels, the tiles, then the row part on each panel of rows.
+    {
+        std::vector<std::string> before, after;
+        if (p.pack_a) before.push_back(pa);
+        if (row_part) after.push_back(rp);
+        node = around_tiles(node, before, tile_dom, after);
+    }
     // Tiles of mr x nr, the micro-kernel's.
     {
         std::vector<std::string> jr, ir;
@@ -222,7 +270,20 @@ void tile_contraction(PolyModel &m, const ScheduleOptions &options) {
     // Legality: every dependence of the products and their epilogue goes forward in time.
     isl_union_map *time = isl_schedule_get_map(result);
     isl_union_map *deps = isl_union_map_union(isl_union_map_copy(m.dep_flow.get()), isl_union_map_copy(m.dep_false.get()));
-    deps = isl_union_map_intersect_range(isl_union_map_intersect_domain(deps, isl_union_set_copy(scheduled)), scheduled);
+    deps = isl_union_map_intersect_range(isl_union_map_intersect_domain(deps, isl_union_set_copy(scheduled)), isl_union_set_copy(scheduled));
+    if (row_part) {
+        // The row part reads its panel of rows once every statement of those rows' tiles is done.
+        std::string row = "RowPart[";
+        for (int d = 0; d < nb; ++d) row += index_var(d) + ", ";
+        row += floor_div(im, b.mr) + "]";
+        std::string text;
+        for (const auto &t : tiles)
+            if (!p.permuted.count(t)) text += (text.empty() ? "" : "; ") + stmt(t) + " -> " + row;
+        isl_union_map *reads = isl_union_map_read_from_str(ctx, ("{ " + text + " }").c_str());
+        if (!reads) throw InternalError("tile-contraction: bad row part dependence " + text);
+        deps = isl_union_map_union(deps, isl_union_map_intersect_domain(reads, isl_union_set_copy(scheduled)));
+    }
+    isl_union_set_free(scheduled);
     isl_union_map *earlier = isl_union_map_lex_lt_union_map(isl_union_map_copy(time), time);
     bool legal = isl_union_map_is_subset(deps, earlier) == isl_bool_true;
     isl_union_map_free(deps);
