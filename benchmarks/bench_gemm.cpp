@@ -44,7 +44,15 @@ namespace {
 
 // ---- the catalog's GEMM kernels ----
 
-enum Epilogue : unsigned { kBias = 1, kGelu = 2, kResidual = 4, kScale = 8, kMask = 16, kColSum = 32, kSplitHeads = 64, kMergeHeads = 128 };
+// kKeyMask: an additive mask [b0, 1, 1, N] (per batch and key). The row parts after the GEMM:
+// kSoftmaxDropout: C is the softmax over each row, a second output its dropout (times a 0/1 keep
+// mask and 1/0.9); kLayerNorm: C is the LayerNorm's input, a second output its y, with its rows'
+// mean and variance.
+enum Epilogue : unsigned {
+    kBias = 1, kGelu = 2, kResidual = 4, kScale = 8, kMask = 16, kColSum = 32, kSplitHeads = 64, kMergeHeads = 128,
+    kKeyMask = 256, kSoftmaxDropout = 512, kLayerNorm = 1024
+};
+constexpr unsigned kRowParts = kSoftmaxDropout | kLayerNorm;
 
 // BERT-base's heads: split heads stores C[B·S, 3·NH·HD] (+ bias) as [3, B, NH, S, HD]; merge heads
 // stores the context C[B, NH, S, HD] as [B·S, NH·HD].
@@ -83,6 +91,10 @@ const std::vector<GemmSpec> &specs() {
          "X[2048,768]·W[768,2304] + b, stored as q, k, v [3,16,12,128,64]"},
         {"bmm_attn_context_merge_heads_f32", 16, 12, 128, 64, 128, false, false, false, kMergeHeads, false,
          "P[16,12,128,128]·V[16,12,128,64], stored as [2048,768]"},
+        {"bmm_attn_scores_softmax_dropout_f32", 16, 12, 128, 128, 64, false, true, false, kScale | kKeyMask | kSoftmaxDropout, false,
+         "softmax(Q[16,12,128,64]·Kᵀ × 0.125 + mask[16,1,1,128]) and its dropout"},
+        {"gemm_attn_out_bias_residual_layernorm_f32", 1, 1, 2048, 768, 768, false, false, false, kBias | kResidual | kLayerNorm, true,
+         "LayerNorm(X[2048,768]·W[768,768] + b + R): y, mean, variance and its input"},
         {"gemm_dx_f32", 1, 1, 2048, 768, 3072, false, true, false, 0, true, "dY[2048,3072]·W[768,3072]ᵀ"},
         {"gemm_dw_bias_grad_f32", 1, 1, 768, 3072, 2048, true, false, false, kColSum, false,
          "X[2048,768]ᵀ·dY[2048,3072], db = column sum of dY"},
@@ -93,6 +105,7 @@ const std::vector<GemmSpec> &specs() {
 }
 
 constexpr float kScaleValue = 0.125f;
+constexpr float kKeepProb = 0.9f, kLayerNormEpsilon = 1e-7f;
 
 // ---- buffers ----
 
@@ -122,6 +135,8 @@ void fill_values(void *p, size_t n, bool f16, float scale = 1.0f) {
 struct Buffers {
     void *a = nullptr, *b = nullptr, *c = nullptr, *bias = nullptr, *res = nullptr;
     float *mask = nullptr, *db = nullptr;
+    // The row parts': the second output (dropout, y), the keep mask, gamma, beta, mean, variance.
+    float *c2 = nullptr, *keep = nullptr, *gamma = nullptr, *beta = nullptr, *mean = nullptr, *var = nullptr;
     float *a32 = nullptr, *b32 = nullptr, *c32 = nullptr;
 };
 
@@ -155,6 +170,24 @@ Buffers &buffers(const GemmSpec &s) {
         fill_values(b.mask, static_cast<size_t>(s.b0 * s.m * s.n), false, -1.0f);
     }
     if (s.epi & kColSum) b.db = static_cast<float *>(alloc_bytes(static_cast<size_t>(s.n) * 4));
+    auto floats = [](size_t n) { return static_cast<float *>(alloc_bytes(n * 4)); };
+    if (s.epi & kKeyMask) {
+        b.mask = floats(static_cast<size_t>(s.b0 * s.n));
+        for (int64_t i = 0; i < s.b0 * s.n; ++i) b.mask[i] = i % 7 == 6 ? -10000.0f : 0.0f;
+    }
+    if (s.epi & kRowParts) b.c2 = floats(elems_c(s));
+    if (s.epi & kSoftmaxDropout) {
+        b.keep = floats(elems_c(s));
+        for (size_t i = 0; i < elems_c(s); ++i) b.keep[i] = i % 10 == 3 ? 0.0f : 1.0f;
+    }
+    if (s.epi & kLayerNorm) {
+        b.gamma = floats(static_cast<size_t>(s.n));
+        b.beta = floats(static_cast<size_t>(s.n));
+        fill_values(b.gamma, static_cast<size_t>(s.n), false);
+        fill_values(b.beta, static_cast<size_t>(s.n), false, 0.1f);
+        b.mean = floats(static_cast<size_t>(s.batch() * s.m));
+        b.var = floats(static_cast<size_t>(s.batch() * s.m));
+    }
     return b;
 }
 
@@ -256,7 +289,7 @@ RowFn pick_row(unsigned f, std::integer_sequence<unsigned, F...>) {
 void epilogue_rows(const GemmSpec &s, Buffers &b, const float *c32, int threads) {
     const int64_t n = s.n;
     const float scale = (s.epi & kScale) ? kScaleValue : 1.0f;
-    const unsigned f = ((s.epi & kBias) ? 1u : 0u) | ((s.epi & kResidual) ? 2u : 0u) | ((s.epi & kMask) ? 4u : 0u) |
+    const unsigned f = ((s.epi & kBias) ? 1u : 0u) | ((s.epi & kResidual) ? 2u : 0u) | ((s.epi & (kMask | kKeyMask)) ? 4u : 0u) |
                        ((s.epi & kGelu) ? 8u : 0u);
     const RowFn row = pick_row(f, std::make_integer_sequence<unsigned, 16>());
     std::vector<float> bias16;
@@ -269,6 +302,7 @@ void epilogue_rows(const GemmSpec &s, Buffers &b, const float *c32, int threads)
     par_for(threads, s.batch() * s.m, [&](int64_t r) {
         const float *mrow = nullptr;
         if (s.epi & kMask) mrow = b.mask + (((r / s.m) / s.b1) * s.m + r % s.m) * n;
+        if (s.epi & kKeyMask) mrow = b.mask + ((r / s.m) / s.b1) * n;
         if (s.epi & kSplitHeads) {
             // Row r = (batch, position) holds 3·NH heads of HD values, each stored where its head goes.
             const int64_t bi = r / kSeq, pos = r % kSeq, batches = s.m / kSeq;
@@ -293,13 +327,70 @@ void epilogue_rows(const GemmSpec &s, Buffers &b, const float *c32, int threads)
     });
 }
 
+// The softmax of row x into p, and p · keep / 0.9 into y (x may be p).
+void softmax_dropout_row(const float *x, const float *keep, float *p, float *y, int64_t n) {
+    // The maximum in 16 lanes: GCC 12 leaves `omp simd reduction(max)` of std::max scalar.
+    alignas(64) float lane[16];
+    for (float &l : lane) l = -INFINITY;
+    int64_t j0 = 0;
+    for (; j0 + 16 <= n; j0 += 16) {
+#pragma omp simd
+        for (int l = 0; l < 16; ++l) lane[l] = lane[l] > x[j0 + l] ? lane[l] : x[j0 + l];
+    }
+    for (; j0 < n; ++j0) lane[0] = lane[0] > x[j0] ? lane[0] : x[j0];
+    float mx = lane[0];
+    for (float l : lane) mx = mx > l ? mx : l;
+    float sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t j = 0; j < n; ++j) {
+        // Below -87, 0 as the true exponential rounds: exp_vec's clamp would leave a tiny normal
+        // whose products are subnormal, tens of times slower (the masked keys' -10000).
+        const float d = x[j] - mx;
+        p[j] = d < -87.0f ? 0.0f : exp_vec(d);
+        sum += p[j];
+    }
+    const float inv = 1.0f / sum;
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) {
+        p[j] *= inv;
+        y[j] = p[j] * keep[j] * (1.0f / kKeepProb);
+    }
+}
+
+// LayerNorm of row h into y, with its mean and biased variance.
+void layer_norm_row(const float *h, const float *gamma, const float *beta, float *y, float *mean, float *var, int64_t n) {
+    float sum = 0, sq = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t j = 0; j < n; ++j) sum += h[j];
+    const float mu = sum / static_cast<float>(n);
+#pragma omp simd reduction(+ : sq)
+    for (int64_t j = 0; j < n; ++j) sq += (h[j] - mu) * (h[j] - mu);
+    const float v = sq / static_cast<float>(n), rstd = 1.0f / std::sqrt(v + kLayerNormEpsilon);
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) y[j] = (h[j] - mu) * rstd * gamma[j] + beta[j];
+    *mean = mu;
+    *var = v;
+}
+
+// The row part after the epilogue, a second pass over C's rows (C is the kernel's first output).
+void row_pass(const GemmSpec &s, Buffers &b, int threads) {
+    const int64_t n = s.n;
+    float *c = static_cast<float *>(b.c);
+    par_for(threads, s.batch() * s.m, [&](int64_t r) {
+        if (s.epi & kSoftmaxDropout) softmax_dropout_row(c + r * n, b.keep + r * n, c + r * n, b.c2 + r * n, n);
+        else layer_norm_row(c + r * n, b.gamma, b.beta, b.c2 + r * n, b.mean + r, b.var + r, n);
+    });
+}
+
 // The epilogue after a plain GEMM, one pass over C's rows (parallel like the GEMM): out =
-// act(scale·C + bias + residual + mask) in the kernel's dtype; db = column sums of B (dW's dY).
+// act(scale·C + bias + residual + mask) in the kernel's dtype; db = column sums of B (dW's dY);
+// then a row part's pass.
 void epilogue_pass(const GemmSpec &s, Buffers &b, const float *c32, int threads) {
     const int64_t n = s.n;
-    if (s.epi & (kBias | kGelu | kResidual | kScale | kMask) || s.f16) {
+    if (s.epi & (kBias | kGelu | kResidual | kScale | kMask | kKeyMask) || s.f16) {
         epilogue_rows(s, b, c32, threads);
     }
+    if (s.epi & kRowParts) row_pass(s, b, threads);
     if (s.epi & kColSum) {
         // Blocks of 256 columns, walked row by row with vector adds (dY is [K, N] here).
         const float *dy = static_cast<const float *>(b.b);
@@ -443,7 +534,7 @@ void openblas_epilogue_call(const GemmSpec &s, Buffers &b, int threads) {
         epilogue_pass(s, b, b.c32, threads);
         return;
     }
-    const bool in_place = !(s.epi & (kBias | kGelu | kResidual | kScale | kMask));
+    const bool in_place = !(s.epi & (kBias | kGelu | kResidual | kScale | kMask | kKeyMask));
     float *c = in_place ? static_cast<float *>(b.c) : b.c32;
     sgemm_all(s, static_cast<const float *>(b.a), static_cast<const float *>(b.b), c, threads, (s.epi & kMergeHeads) != 0);
     epilogue_pass(s, b, c, threads); // in place: only a column sum, or nothing
@@ -553,8 +644,8 @@ DnnlCase build_dnnl(const GemmSpec &s, Buffers &b, bool packed) {
         po.append_binary(algorithm::binary_add, r.get_desc());
         post_args.push_back({po.len() - 1, r});
     }
-    if (s.epi & kMask) {
-        memory mk(memory::desc({s.b0, 1, s.m, s.n}, dt::f32, tag::abcd), eng(), b.mask);
+    if (s.epi & (kMask | kKeyMask)) {
+        memory mk(memory::desc({s.b0, 1, (s.epi & kMask) ? s.m : 1, s.n}, dt::f32, tag::abcd), eng(), b.mask);
         po.append_binary(algorithm::binary_add, mk.get_desc());
         post_args.push_back({po.len() - 1, mk});
     }
@@ -585,6 +676,35 @@ DnnlCase build_dnnl(const GemmSpec &s, Buffers &b, bool packed) {
         dnnl::reorder split(from, to);
         c.impls += ", split heads by reorder " + impl_of(split);
         c.steps.push_back({split, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}}});
+    }
+    if (s.epi & kSoftmaxDropout) {
+        // The softmax in place, then the dropout as a binary multiply scaled by an eltwise post-op.
+        dnnl::softmax_forward sm(dnnl::softmax_forward::primitive_desc(
+            dnnl::softmax_forward::desc(dnnl::prop_kind::forward_inference, dst.get_desc(), 3), eng()));
+        c.impls += ", softmax " + impl_of(sm);
+        c.steps.push_back({sm, {{DNNL_ARG_SRC, dst}, {DNNL_ARG_DST, dst}}});
+        memory keep(dst.get_desc(), eng(), b.keep), y(dst.get_desc(), eng(), b.c2);
+        dnnl::primitive_attr da;
+        dnnl::post_ops dpo;
+        dpo.append_eltwise(1.0f, algorithm::eltwise_linear, 1.0f / kKeepProb, 0.0f);
+        da.set_post_ops(dpo);
+        dnnl::binary drop(dnnl::binary::primitive_desc(
+            dnnl::binary::desc(algorithm::binary_mul, dst.get_desc(), keep.get_desc(), y.get_desc()), da, eng()));
+        c.impls += ", dropout " + impl_of(drop);
+        c.steps.push_back({drop, {{DNNL_ARG_SRC_0, dst}, {DNNL_ARG_SRC_1, keep}, {DNNL_ARG_DST, y}}});
+    }
+    if (s.epi & kLayerNorm) {
+        memory y(dst.get_desc(), eng(), b.c2);
+        memory::desc stat({s.m}, dt::f32, tag::a);
+        memory mean(stat, eng(), b.mean), var(stat, eng(), b.var);
+        memory gamma(memory::desc({s.n}, dt::f32, tag::a), eng(), b.gamma), beta(memory::desc({s.n}, dt::f32, tag::a), eng(), b.beta);
+        dnnl::layer_normalization_forward ln(dnnl::layer_normalization_forward::primitive_desc(
+            dnnl::layer_normalization_forward::desc(dnnl::prop_kind::forward_training, dst.get_desc(), stat, kLayerNormEpsilon,
+                                                    dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift),
+            eng()));
+        c.impls += ", layer norm " + impl_of(ln);
+        c.steps.push_back({ln, {{DNNL_ARG_SRC, dst}, {DNNL_ARG_DST, y}, {DNNL_ARG_MEAN, mean}, {DNNL_ARG_VARIANCE, var},
+                                {DNNL_ARG_SCALE, gamma}, {DNNL_ARG_SHIFT, beta}}});
     }
     if (s.epi & kColSum) {
         // db as a second matmul, ones[1,K]·dY[K,N]: oneDNN 2.6's reduction primitive runs this
@@ -657,6 +777,9 @@ std::string epi_words(unsigned e) {
     if (e & kColSum) add_word("colsum");
     if (e & kSplitHeads) add_word("split_heads");
     if (e & kMergeHeads) add_word("merge_heads");
+    if (e & kKeyMask) add_word("key_mask");
+    if (e & kSoftmaxDropout) add_word("softmax+dropout");
+    if (e & kLayerNorm) add_word("layernorm");
     return r;
 }
 

@@ -280,6 +280,9 @@ GEMM_SPECS = {
     "bmm_attn_context_f32": dict(batch=(16, 12), m=128, n=64, k=128, epi=set()),
     "gemm_qkv_bias_split_heads_f32": dict(batch=(), m=2048, n=2304, k=768, epi={"bias", "split_heads"}),
     "bmm_attn_context_merge_heads_f32": dict(batch=(16, 12), m=128, n=64, k=128, epi={"merge_heads"}),
+    "bmm_attn_scores_softmax_dropout_f32": dict(batch=(16, 12), m=128, n=128, k=64, tb=True,
+                                                epi={"scale", "key_mask", "softmax_dropout"}),
+    "gemm_attn_out_bias_residual_layernorm_f32": dict(batch=(), m=2048, n=768, k=768, epi={"bias", "residual", "layernorm"}),
     "gemm_dx_f32": dict(batch=(), m=2048, n=768, k=3072, tb=True, epi=set()),
     "gemm_dw_bias_grad_f32": dict(batch=(), m=768, n=3072, k=2048, ta=True, epi={"colsum"}),
     "gemm_fc_bias_f32": dict(batch=(), m=32, n=1001, k=2048, epi={"bias"}),
@@ -304,6 +307,10 @@ def gemm_native(spec):
     bias = make((n,), 0.1) if "bias" in epi else None
     res = make(batch + (m, n)) if "residual" in epi else None
     mask = make((batch[0], 1, m, n), -1.0).float() if "mask" in epi else None
+    key_mask = (torch.arange(batch[0] * n).reshape(batch[0], 1, 1, n) % 7 == 6).float() * -10000.0 if "key_mask" in epi else None
+    keep = (torch.arange(functools.reduce(operator.mul, batch, 1) * m * n).reshape(batch + (m, n)) % 10 != 3).float() if "softmax_dropout" in epi else None
+    gamma = make((n,)) if "layernorm" in epi else None
+    beta = make((n,), 0.1) if "layernorm" in epi else None
     F = torch.nn.functional
 
     def run(cast):
@@ -319,10 +326,18 @@ def gemm_native(spec):
             y = y * 0.125
         if "mask" in epi:
             y = y + mask
+        if "key_mask" in epi:
+            y = y + key_mask
+        if "softmax_dropout" in epi:
+            p = torch.softmax(y, dim=-1)
+            return [p, p * keep * (1 / 0.9)]
         if "residual" in epi:
             y = y + (res.float() if cast else res)
         if "gelu" in epi:
             y = F.gelu(y, approximate="tanh")
+        if "layernorm" in epi:
+            var, mean = torch.var_mean(y, dim=-1, unbiased=False, keepdim=True)
+            return [F.layer_norm(y, (n,), gamma, beta, 1e-7), mean, var, y]
         # BERT's heads (16 x 128 tokens, 12 heads of 64), contiguous as a framework stores them.
         if "split_heads" in epi:
             y = y.reshape(16, 128, 3, 12, 64).permute(2, 0, 3, 1, 4).contiguous()
