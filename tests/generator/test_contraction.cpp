@@ -309,6 +309,16 @@ TEST(RunPipeline, TheScoresStayInABlockOfRowsForTheSoftmax) {
     EXPECT_EQ(count(apart, "akg_status = akg_part"), 2u);
 }
 
+TEST(PlanContraction, TheResidualIsPrefetchedPerTileNotTheBias) {
+    // The residual's tile is 14 short runs the hardware prefetchers miss; the bias row is reused.
+    GemmPart part(load("gemm_attn_out_bias_residual_f32"));
+    akg::plan_contraction(part.model(), part.options());
+    const auto &reads = part.model().contraction->tile_prefetches;
+    ASSERT_EQ(reads.size(), 1u);
+    EXPECT_NE(akg::print_expr(reads[0]).find("buf$in3"), std::string::npos) << akg::print_expr(reads[0]);
+    EXPECT_EQ(part.model().contraction->prefetch_line_floats, 16);
+}
+
 TEST(PlanContraction, SmallMReadsBInPlace) {
     // FC: 32 rows, one block of them; B [2048, 1001] row-major at a stride that does not alias.
     GemmPart fc(load("gemm_fc_bias_f32"));

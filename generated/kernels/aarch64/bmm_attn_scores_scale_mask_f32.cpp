@@ -49,6 +49,13 @@ extern "C" int akg_kernel_fn_bmm_attn_scores_scale_mask_f32__aarch64(void *const
                                     const float *akg_b = akg_bp + ((akg_j / 12) % 11) * 768 + akg_k * 12;
                                     const float *akg_a = in0 + ((((i0 * INT64_C(12)) + i1) * INT64_C(8192))) + akg_i * 64 + akg_k;
                                     {
+                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                            [[maybe_unused]] const int64_t i2 = akg_i + akg_r;
+                                            for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += 16) {
+                                                [[maybe_unused]] const int64_t i3 = akg_j + akg_c;
+                                                __builtin_prefetch(&in2[i0 * 16384 + i2 * 128 + i3]);
+                                            }
+                                        }
                                         alignas(64) float akg_tile[96];
                                         akg_gemm_tile<8, false, true>(akg_kn, akg_a, 64, akg_b, 0, nullptr, 0, akg_tile, 12);
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {

@@ -518,11 +518,26 @@ private:
                 s += in2 + "}\n";
             }
         } else {
+            s += prefetches(in2);
             s += in2 + "alignas(64) float akg_tile[" + n(b.mr * b.nr) + "];\n" + micro_call(cin, ldcin, "akg_tile", n(b.nr), in2, bsrc);
             s += epilogue(in2);
         }
         s += in1 + "}\n";
         return s + in + "}\n";
+    }
+
+    // The lines of the tile's elements of the epilogue's row-walking reads (ContractionPlan::
+    // tile_prefetches), requested while the micro-kernel runs.
+    std::string prefetches(const std::string &indent) {
+        if (p_.tile_prefetches.empty()) return "";
+        const size_t nb = p_.batch.size();
+        const std::string im = index_var(static_cast<int>(nb)), jn = index_var(static_cast<int>(nb) + 1);
+        std::string s = indent + "for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {\n";
+        s += indent + "    [[maybe_unused]] const int64_t " + im + " = akg_i + akg_r;\n";
+        s += indent + "    for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += " + n(p_.prefetch_line_floats) + ") {\n";
+        s += indent + "        [[maybe_unused]] const int64_t " + jn + " = akg_j + akg_c;\n";
+        for (const auto &read : p_.tile_prefetches) s += indent + "        __builtin_prefetch(&" + printer_.print(read) + ");\n";
+        return s + indent + "    }\n" + indent + "}\n";
     }
 
     // The tile's values through the epilogue statements, stored where they are kernel outputs.

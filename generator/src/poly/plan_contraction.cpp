@@ -431,6 +431,17 @@ void plan_contraction(PolyModel &m, const ScheduleOptions &options, const RowEpi
             }
         }
     }
+    std::set<std::string> seen;
+    for (const auto &name : p.epilogue) {
+        if (p.permuted.count(name)) continue;
+        for (const Call *read : buffer_reads(m.statement(name).stage->value)) {
+            const BufferInfo &b = m.buffer(read->name.substr(4));
+            const Halide::Expr e(read);
+            if (b.kind != BufferKind::KernelInput || b.dtype != DType::Float32 || !uses_var(e, im) || !uses_var(e, in)) continue;
+            if (seen.insert(print_expr(e)).second) p.tile_prefetches.push_back(e);
+        }
+    }
+    p.prefetch_line_floats = std::max<int64_t>(1, t.cache_line_bytes / 4);
     // A row part needs whole rows at the end of each block of rows: one panel of k and one of
     // columns, and the blocks it keeps written in the product's layout.
     if (row_part && p.k_panels == 1 && p.n_panels() == 1 && p.split != GemmSplit::Columns) {

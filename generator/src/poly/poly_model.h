@@ -206,6 +206,11 @@ struct ContractionPlan {
     };
     std::map<std::string, PermutedStore> permuted; // by statement, a subset of `epilogue`
     std::optional<RowEpilogue> row_epilogue;
+    // Reads of the epilogue that walk the product's rows and columns (a residual): the hardware
+    // prefetchers do not follow a tile's short runs on mr rows, so the emitter prefetches each
+    // tile's lines of them (prefetch_line_floats apart) before its micro-kernel call.
+    std::vector<Halide::Expr> tile_prefetches;
+    int64_t prefetch_line_floats = 16;
     GemmBlocking blocking;
     GemmSplit split = GemmSplit::None;
     int64_t slice_rows = 0; // Rows: rows per slice, a multiple of mr
