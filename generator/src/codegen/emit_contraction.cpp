@@ -345,7 +345,7 @@ private:
             const RowEpilogue::Arg &a = re.args[k];
             const std::string type = dtype_c_type(a.dtype);
             std::string base, offset;
-            if (!a.buffer.empty() && p_.row_epilogue->blocked.count(a.buffer)) {
+            if (!a.buffer.empty() && blocked(m_.buffer(a.buffer))) {
                 base = a.buffer;
                 offset = "(akg_r0 % " + n(b.mc) + ") * " + n(p_.n);
             } else {

@@ -57,11 +57,11 @@ isl_union_set *filter(isl_ctx *ctx, const std::vector<std::string> &statements, 
     return f;
 }
 
-// Below `node` (taken, a leaf): a sequence of the statements `before`, the `tiles` and the
-// statements `after`, each of the others with a band over its index ir; returns the leaf under
-// the tiles.
-isl_schedule_node *around_tiles(isl_schedule_node *node, const std::vector<std::string> &before, const std::vector<std::string> &tiles,
-                                const std::vector<std::string> &after) {
+// Below `node` (taken, a leaf): a sequence of the statements `before`, the statements `rest`
+// and the statements `after`, each of the others with a band over its index `panel`; returns
+// the leaf under `rest`.
+isl_schedule_node *around(isl_schedule_node *node, const std::vector<std::string> &before, const std::vector<std::string> &rest,
+                          const std::vector<std::string> &after, const std::string &panel) {
     if (before.empty() && after.empty()) return node;
     isl_ctx *ctx = isl_schedule_node_get_ctx(node);
     isl_union_set *dom = isl_schedule_node_get_domain(node);
@@ -70,32 +70,16 @@ isl_schedule_node *around_tiles(isl_schedule_node *node, const std::vector<std::
     order.push_back("");
     order.insert(order.end(), after.begin(), after.end());
     isl_union_set_list *seq = isl_union_set_list_alloc(ctx, static_cast<int>(order.size()));
-    for (const auto &o : order) seq = isl_union_set_list_add(seq, filter(ctx, o.empty() ? tiles : std::vector<std::string>{o}, dom));
+    for (const auto &o : order) seq = isl_union_set_list_add(seq, filter(ctx, o.empty() ? rest : std::vector<std::string>{o}, dom));
     isl_union_set_free(dom);
     node = isl_schedule_node_insert_sequence(node, seq);
     for (size_t k = 0; k < order.size(); ++k) {
         if (order[k].empty()) continue;
         node = isl_schedule_node_child(isl_schedule_node_child(node, static_cast<int>(k)), 0);
-        node = isl_schedule_node_insert_partial_schedule(node, isl_multi_union_pw_aff_read_from_str(ctx, ("[{ " + order[k] + " -> [(ir)] }]").c_str()));
+        node = isl_schedule_node_insert_partial_schedule(node, isl_multi_union_pw_aff_read_from_str(ctx, ("[{ " + order[k] + " -> [(" + panel + ")] }]").c_str()));
         node = isl_schedule_node_parent(isl_schedule_node_parent(node));
     }
     return isl_schedule_node_child(isl_schedule_node_child(node, at), 0);
-}
-
-// Below `node` (taken, a leaf): a sequence of `pack` (one instance per iteration of a band over
-// its index `panel`) and then `rest`; returns the leaf under `rest`.
-isl_schedule_node *pack_first(isl_schedule_node *node, const std::string &pack, const std::string &panel, const std::vector<std::string> &rest) {
-    isl_ctx *ctx = isl_schedule_node_get_ctx(node);
-    isl_union_set *dom = isl_schedule_node_get_domain(node);
-    isl_union_set_list *seq = isl_union_set_list_alloc(ctx, 2);
-    seq = isl_union_set_list_add(seq, filter(ctx, {pack}, dom));
-    seq = isl_union_set_list_add(seq, filter(ctx, rest, dom));
-    isl_union_set_free(dom);
-    node = isl_schedule_node_insert_sequence(node, seq);
-    node = isl_schedule_node_child(isl_schedule_node_child(node, 0), 0);
-    node = isl_schedule_node_insert_partial_schedule(node, isl_multi_union_pw_aff_read_from_str(ctx, ("[{ " + pack + " -> [(" + panel + ")] }]").c_str()));
-    node = isl_schedule_node_parent(isl_schedule_node_parent(node));
-    return isl_schedule_node_child(isl_schedule_node_child(node, 1), 0);
 }
 
 } // namespace
@@ -210,7 +194,7 @@ void tile_contraction(PolyModel &m, const ScheduleOptions &options) {
     std::vector<std::string> rest_dom = tile_dom;
     if (p.pack_a) rest_dom.push_back(pa);
     if (row_part) rest_dom.push_back(rp);
-    if (has_pb) node = pack_first(node, pb, "jr", rest_dom);
+    if (has_pb) node = around(node, {pb}, rest_dom, {}, "jr");
     // The rest: panel of k, block of rows.
     {
         std::vector<std::string> pt, it;
@@ -235,7 +219,7 @@ void tile_contraction(PolyModel &m, const ScheduleOptions &options) {
         std::vector<std::string> before, after;
         if (p.pack_a) before.push_back(pa);
         if (row_part) after.push_back(rp);
-        node = around_tiles(node, before, tile_dom, after);
+        node = around(node, before, tile_dom, after, "ir");
     }
     // Tiles of mr x nr, the micro-kernel's.
     {
