@@ -479,6 +479,33 @@ TEST(EmitContraction, OnlyTheFirstSliceOfRowsSumsB) {
     EXPECT_NE(code.find(") == 0) akg_gemm_column_sums("), std::string::npos) << code;
 }
 
+TEST(EmitContraction, AFloat16EpilogueRoundsOneStagedArrayAtATime) {
+    // FFN1 in float16: every op of the GeLU rounds to float16. With vector conversions each
+    // rounded value is a tile array rounded by akg_round_f16_n, and the output's tile rows are
+    // converted and stored whole; without them (x86-64-v2) the rounding stays in one loop.
+    akg::CompositeKernel k = load("gemm_ffn1_bias_gelu_f16");
+    for (const char *target : {"x86-64-v4", "x86-64-v2"}) {
+        GemmPart part(k, akg::target_named(target));
+        akg::plan_contraction(part.model(), part.options());
+        const bool staged = std::string(target) == "x86-64-v4";
+        ASSERT_EQ(part.model().contraction->staged_float16_epilogue, staged) << target;
+        akg::tile_contraction(part.model(), part.options());
+        isl_ast_node *ast = akg::build_contraction_ast(part.model());
+        ASSERT_NE(ast, nullptr);
+        std::string code = akg::emit_contraction_cpp(part.model(), ast, k, akg::EmitOptions{"f", "f", target, "f.json", "test"});
+        isl_ast_node_free(ast);
+        if (staged) {
+            // The product, then x = t + b, x², x³, 0.0447·x³, x + …, ·0.798, tanh, 1 + …, x·(…).
+            EXPECT_EQ(count(code, "akg_round_f16_n("), 10u) << code;
+            EXPECT_EQ(code.find("akg_round_f16("), std::string::npos) << code;
+            EXPECT_EQ(count(code, "akg_f32_to_f16_n(akg_tile_out0 + akg_r * 32, out0 + i0 * 3072 + i1, akg_nv);"), 1u) << code;
+        } else {
+            EXPECT_EQ(code.find("akg_round_f16_n("), std::string::npos) << code;
+            EXPECT_NE(code.find("akg_round_f16("), std::string::npos) << code;
+        }
+    }
+}
+
 TEST(TileContraction, EveryMicroKernelMarkOfTheAstKnowsItsTile) {
     GemmPart part(load("bmm_attn_context_f32"));
     akg::plan_contraction(part.model(), part.options());

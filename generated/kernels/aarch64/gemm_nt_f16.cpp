@@ -57,13 +57,10 @@ extern "C" int akg_kernel_fn_gemm_nt_f16__aarch64(void *const *buffers) {
                                         alignas(64) float akg_tile[96];
                                         akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12);
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
-                                            const int64_t i0 = akg_i + akg_r;
-                                            #pragma omp simd
-                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
-                                                const int64_t i1 = akg_j + akg_c;
-                                                const float v_tile_t0 = akg_round_f16(akg_tile[akg_r * 12 + akg_c]);
-                                                const float v_tile_out0 = v_tile_t0;
-                                                out0[i0 * 128 + i1] = akg_f32_to_f16(v_tile_out0);
+                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                            {
+                                                const int64_t i1 = akg_j;
+                                                akg_f32_to_f16_n(akg_tile + akg_r * 12, out0 + i0 * 128 + i1, akg_nv);
                                             }
                                         }
                                     }

@@ -84,6 +84,32 @@ private:
     Halide::Expr variable(const Call *c) const { return Variable::make(Halide::Float(32), names.at(c->name.substr(4))); }
 };
 
+// Each float16 rounding Cast(f32, Cast(f16, x)) becomes what `stage` makes of its operand x
+// (whose own roundings are replaced first): the staged epilogue's array of rounded values.
+class StagedRoundings : public IRMutator {
+public:
+    explicit StagedRoundings(std::function<Halide::Expr(const Halide::Expr &)> stage) : stage_(std::move(stage)) {}
+    using IRMutator::visit;
+    Halide::Expr visit(const Cast *op) override {
+        const Cast *inner = op->value.as<Cast>();
+        if (op->type == Halide::Float(32) && inner && inner->type == Halide::Float(16) && inner->value.type() == Halide::Float(32))
+            return stage_(mutate(inner->value));
+        return IRMutator::visit(op);
+    }
+
+private:
+    std::function<Halide::Expr(const Halide::Expr &)> stage_;
+};
+
+class VariableNames : public IRVisitor {
+public:
+    std::set<std::string> names;
+
+private:
+    using IRVisitor::visit;
+    void visit(const Variable *op) override { names.insert(op->name); }
+};
+
 class ContractionEmitter {
 public:
     ContractionEmitter(const PolyModel &m, const EmitOptions &o) : m_(m), p_(*m.contraction), o_(o), printer_(&m) {}
@@ -520,7 +546,7 @@ private:
         } else {
             s += prefetches(in2);
             s += in2 + "alignas(64) float akg_tile[" + n(b.mr * b.nr) + "];\n" + micro_call(cin, ldcin, "akg_tile", n(b.nr), in2, bsrc);
-            s += epilogue(in2);
+            s += p_.staged_float16_epilogue ? staged_epilogue(in2) : epilogue(in2);
         }
         s += in1 + "}\n";
         return s + in + "}\n";
@@ -571,20 +597,9 @@ private:
             const Stage &st = *m_.statement(name).stage;
             const BufferInfo &b = m_.buffer(st.buffer);
             const auto permuted = p_.permuted.find(name);
-            Halide::Expr value = permuted != p_.permuted.end() ? permuted->second.value : st.value;
-            if (b.dtype == DType::Float16 && b.kind == BufferKind::KernelOutput)
-                if (Halide::Expr x = float16_rounded_operand(value); x.defined()) value = x;
-            value = tv.mutate(value);
-            std::string lets;
-            Halide::Expr e = common_subexpression_elimination(value);
-            int k = 0;
-            while (const Let *let = e.as<Let>()) {
-                std::string lname = st.buffer + "_cse" + std::to_string(k++);
-                lets += i2 + "const " + codegen::c_type_of(let->value.type()) + " v_" + lname + " = " + printer_.print(let->value) + ";\n";
-                e = substitute(let->name, Variable::make(let->value.type(), lname), let->body);
-            }
-            std::string v = "v_tile_" + st.buffer;
-            s += lets + i2 + "const " + codegen::c_type_of(e.type()) + " " + v + " = " + printer_.print(e) + ";\n";
+            const Halide::Expr value = tv.mutate(statement_value(name));
+            std::string lets, v = "v_tile_" + st.buffer, printed_value = printed(value, st.buffer, i2, lets);
+            s += lets + i2 + "const " + codegen::c_type_of(value.type()) + " " + v + " = " + printed_value + ";\n";
             if (b.kind == BufferKind::KernelOutput) {
                 std::string at;
                 if (permuted != p_.permuted.end())
@@ -595,6 +610,155 @@ private:
         }
         s += i1 + "}\n" + indent + "}\n";
         return s;
+    }
+
+    // What epilogue statement `name` computes, in the product's index variables; a float16
+    // output's final rounding is left to its store's conversion.
+    Halide::Expr statement_value(const std::string &name) const {
+        const Stage &st = *m_.statement(name).stage;
+        const BufferInfo &b = m_.buffer(st.buffer);
+        const auto permuted = p_.permuted.find(name);
+        Halide::Expr value = permuted != p_.permuted.end() ? permuted->second.value : st.value;
+        if (b.dtype == DType::Float16 && b.kind == BufferKind::KernelOutput)
+            if (Halide::Expr x = float16_rounded_operand(value); x.defined()) value = x;
+        return value;
+    }
+
+    // A value printed with its common subexpressions as constants before it (`lets`).
+    std::string printed(const Halide::Expr &value, const std::string &prefix, const std::string &indent, std::string &lets) {
+        Halide::Expr e = common_subexpression_elimination(value);
+        int k = 0;
+        while (const Let *let = e.as<Let>()) {
+            std::string lname = prefix + "_cse" + std::to_string(k++);
+            lets += indent + "const " + codegen::c_type_of(let->value.type()) + " v_" + lname + " = " + printer_.print(let->value) + ";\n";
+            e = substitute(let->name, Variable::make(let->value.type(), lname), let->body);
+        }
+        return printer_.print(e);
+    }
+
+    // The epilogue of a float16 tile (ContractionPlan::staged_float16_epilogue): every value
+    // that is rounded to float16 is computed for the whole tile into an array in a loop of its
+    // own, then the array is rounded row by row with akg_round_f16_n's vector conversions; each
+    // epilogue statement's value goes to an array too, and a float16 output whose tile rows are
+    // runs is converted and stored from it a row at a time (akg_f32_to_f16_n).
+    std::string staged_epilogue(const std::string &indent) {
+        const size_t nb = p_.batch.size();
+        const std::string im = index_var(static_cast<int>(nb)), jn = index_var(static_cast<int>(nb) + 1);
+        const std::string i1 = indent + "    ", i2 = indent + "        ";
+        const std::string nr = n(p_.blocking.nr), tile_size = n(p_.blocking.mr * p_.blocking.nr);
+        std::string decls, loops;
+        std::map<std::string, std::string> arrays; // variable -> the array holding its tile
+        std::set<std::string> rounded;             // variables whose values are float16 values
+        auto element = [&](const std::string &array) { return array + "[akg_r * " + nr + " + akg_c]"; };
+        auto row = [&](const std::string &array) { return array + " + akg_r * " + nr; };
+        TileValues tv;
+        const Stage &c = *p_.stage;
+        const BufferInfo &cb = m_.buffer(c.buffer);
+        const std::string cv = "tile_" + c.buffer;
+        // A float16 product is rounded before anything reads it, as the framework stores it; a
+        // float16 output converted from it needs no rounding first.
+        bool round_product = c.dtype == DType::Float16;
+        // The staged values `e` reads, declared from their arrays.
+        auto reads = [&](const Halide::Expr &e) {
+            VariableNames vn;
+            e.accept(&vn);
+            std::string d;
+            for (const auto &v : vn.names)
+                if (auto a = arrays.find(v); a != arrays.end()) {
+                    if (v == cv && round_product) {
+                        loops += indent + "for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) akg_round_f16_n(" + row("akg_tile") + ", akg_nv);\n";
+                        round_product = false;
+                    }
+                    d += i2 + "const float v_" + v + " = " + element(a->second) + ";\n";
+                }
+            return d;
+        };
+        // A loop over the tile: `row_lines` once per row, `body` per element, `after` once per row after it.
+        auto loop = [&](const std::string &row_lines, const std::string &body, const std::string &after) {
+            std::string l = indent + "for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {\n";
+            l += i1 + "[[maybe_unused]] const int64_t " + im + " = akg_i + akg_r;\n" + row_lines;
+            l += i1 + "#pragma omp simd\n" + i1 + "for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {\n";
+            l += i2 + "[[maybe_unused]] const int64_t " + jn + " = akg_j + akg_c;\n" + body + i1 + "}\n" + after;
+            return l + indent + "}\n";
+        };
+        auto new_array = [&](const std::string &name) {
+            decls += indent + "alignas(64) float " + name + "[" + tile_size + "];\n";
+            return name;
+        };
+        // Stores of a statement's tile (in `array`, variable v) to output b: a float16 output whose
+        // rows are runs (at the product's indices, or a permuted run from `row_start`) a row at a
+        // time from the array, anything else element by element in the loop (`body`).
+        auto row_store = [&](const BufferInfo &b, const std::string &array, const std::string &row_start) -> std::string {
+            if (b.dtype != DType::Float16) return "";
+            if (!row_start.empty()) return i1 + "akg_f32_to_f16_n(" + row(array) + ", " + b.name + " + " + row_start + ", akg_nv);\n";
+            if (blocked(b) || b.shape.size() != nb + 2 || b.shape.back() != p_.n || p_.n == 1) return "";
+            return i1 + "{\n" + i1 + "    const int64_t " + jn + " = akg_j;\n" + i1 + "    akg_f32_to_f16_n(" + row(array) + ", " + b.name + " + " +
+                   offset_of(b) + ", akg_nv);\n" + i1 + "}\n";
+        };
+        std::map<std::string, std::string> staged_by_operand;
+        StagedRoundings staged([&](const Halide::Expr &x) -> Halide::Expr {
+            if (const Variable *v = x.as<Variable>(); v && rounded.count(v->name)) return x;
+            std::string key = printer_.print(x);
+            auto found = staged_by_operand.find(key);
+            if (found == staged_by_operand.end()) {
+                std::string var = "akgr" + std::to_string(staged_by_operand.size());
+                std::string lets, array = new_array("akg_" + var), v = printed(x, var, i2, lets);
+                std::string body = reads(x) + lets + i2 + element(array) + " = " + v + ";\n";
+                loops += loop("", body, i1 + "akg_round_f16_n(" + row(array) + ", akg_nv);\n");
+                arrays[var] = array;
+                rounded.insert(var);
+                found = staged_by_operand.emplace(key, var).first;
+            }
+            return Variable::make(Halide::Float(32), found->second);
+        });
+
+        if (round_product) rounded.insert(cv);
+        arrays[cv] = "akg_tile";
+        if (cb.kind == BufferKind::KernelOutput) {
+            std::string rs = row_store(cb, "akg_tile", "");
+            std::string body = rs.empty() ? reads(Variable::make(Halide::Float(32), cv)) + i2 + store(cb, "v_" + cv) : "";
+            loops += loop("", body, rs);
+        }
+        tv.names[c.buffer] = cv;
+        for (const auto &name : p_.epilogue) {
+            const Stage &st = *m_.statement(name).stage;
+            const BufferInfo &b = m_.buffer(st.buffer);
+            const auto permuted = p_.permuted.find(name);
+            const Halide::Expr value = staged.mutate(tv.mutate(statement_value(name)));
+            const std::string var = "tile_" + st.buffer;
+            tv.names[st.buffer] = var;
+            // A value already in an array (a rounding's, the product's copy) is not copied again.
+            const Variable *same = value.as<Variable>();
+            const bool copy = same && arrays.count(same->name);
+            if (copy && b.kind != BufferKind::KernelOutput) {
+                arrays[var] = arrays[same->name];
+                continue;
+            }
+            std::string lets, array = copy ? arrays[same->name] : new_array("akg_" + var), v = printed(value, st.buffer, i2, lets);
+            std::string row_lines, at, rs;
+            if (b.kind == BufferKind::KernelOutput && permuted != p_.permuted.end()) {
+                if (permuted->second.rows_contiguous) {
+                    const Halide::Expr row_start =
+                        simplify(substitute(jn, Variable::make(Halide::Int(64), "tile_j0"), permuted->second.offset));
+                    row_lines = i1 + "const int64_t v_tile_j0 = akg_j;\n" + i1 + "const int64_t akg_o_" + name + " = " + printer_.print(row_start) + ";\n";
+                    at = "akg_o_" + name + " + akg_c";
+                    rs = row_store(b, array, "akg_o_" + name);
+                } else {
+                    at = printer_.print(permuted->second.offset);
+                }
+            } else if (b.kind == BufferKind::KernelOutput) {
+                rs = row_store(b, array, "");
+            }
+            std::string body = copy && !rs.empty() ? "" : reads(value) + lets + i2 + "const float v_" + var + " = " + v + ";\n";
+            if (!copy) body += i2 + element(array) + " = v_" + var + ";\n";
+            if (b.kind == BufferKind::KernelOutput && rs.empty()) body += i2 + store(b, "v_" + var, at);
+            // Only a row store left: no element loop.
+            if (copy && !rs.empty()) loops += indent + "for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {\n" + i1 + "[[maybe_unused]] const int64_t " + im +
+                                               " = akg_i + akg_r;\n" + row_lines + rs + indent + "}\n";
+            else loops += loop(row_lines, body, rs);
+            arrays[var] = array;
+        }
+        return decls + loops;
     }
 };
 

@@ -34,6 +34,25 @@ std::vector<const Call *> buffer_reads(const Halide::Expr &e) {
     return rc.reads;
 }
 
+class Float16Finder : public IRVisitor {
+public:
+    bool found = false;
+
+private:
+    using IRVisitor::visit;
+    void visit(const Cast *op) override {
+        found |= op->type == Halide::Float(16);
+        IRVisitor::visit(op);
+    }
+};
+
+// Whether `e` converts anything to float16: a rounding, or a float16 value.
+bool converts_to_float16(const Halide::Expr &e) {
+    Float16Finder f;
+    e.accept(&f);
+    return f.found;
+}
+
 bool is_var(const Halide::Expr &e, const std::string &name) {
     const Variable *v = e.as<Variable>();
     return v && v->name == name;
@@ -442,6 +461,14 @@ void plan_contraction(PolyModel &m, const ScheduleOptions &options, const RowEpi
         }
     }
     p.prefetch_line_floats = std::max<int64_t>(1, t.cache_line_bytes / 4);
+    if (t.float16_conversion && p.direct_output.empty()) {
+        bool rounds = c.dtype == DType::Float16;
+        for (const auto &name : p.epilogue) {
+            const Stage &st = *m.statement(name).stage;
+            rounds |= m.buffer(st.buffer).dtype == DType::Float16 || converts_to_float16(st.value);
+        }
+        p.staged_float16_epilogue = rounds;
+    }
     // A row part needs whole rows at the end of each block of rows: one panel of k and one of
     // columns, and the blocks it keeps written in the product's layout.
     if (row_part && p.k_panels == 1 && p.n_panels() == 1 && p.split != GemmSplit::Columns) {
@@ -481,6 +508,7 @@ std::string contraction_plan_text(const PolyModel &m) {
                << (ps->second.tile_row_stride ? ", tile rows " + std::to_string(ps->second.tile_row_stride) + " apart" : "") << ")";
     }
     if (!p.direct_output.empty()) os << " (none: full tiles stored to " << p.direct_output << ")";
+    if (p.staged_float16_epilogue) os << " (staged: one float16 rounding at a time)";
     os << "\n";
     if (p.column_sum) os << "column sum of B to " << p.column_sum->output << ", taken while packing B\n";
     if (p.row_epilogue) {

@@ -211,6 +211,11 @@ struct ContractionPlan {
     // tile's lines of them (prefetch_line_floats apart) before its micro-kernel call.
     std::vector<Halide::Expr> tile_prefetches;
     int64_t prefetch_line_floats = 16;
+    // The epilogue rounds to float16 (a float16 product, a float16 op chain) and the target
+    // converts float16 in vector instructions: the emitter computes the tile's values one
+    // rounded op at a time into tile-sized arrays and rounds each array with the conversions,
+    // instead of one loop whose every rounding is a chain of dependent integer operations.
+    bool staged_float16_epilogue = false;
     GemmBlocking blocking;
     GemmSplit split = GemmSplit::None;
     int64_t slice_rows = 0; // Rows: rows per slice, a multiple of mr
