@@ -42,14 +42,15 @@ namespace akg_gemm_detail {
 // The vector shim: T holds L floats; load/store are unaligned; bcast reads one float into every
 // lane; fma(a, b, c) = a * b + c. G > 1 (NEON) means A is read G rows at a time into one register
 // and lane J of it multiplies (fmla by element), which saves MR - MR/G registers. KU: the k loop's
-// unroll. PF: how many bytes ahead the k loop prefetches packed B (0: not at all).
+// unroll. PF: how many bytes ahead the k loop prefetches packed B; PFROWS: how many rows ahead
+// it prefetches B read in place (0: not at all).
 #if defined(__AVX512F__)
 // 28 accumulators + 2 of B + 1 broadcast of A = 31 of the 32 zmm registers.
 #define AKG_GEMM_MR 14
 #define AKG_GEMM_NR 32
 struct V {
     using T = __m512;
-    static constexpr int L = 16, G = 1, KU = 4, PF = 1024;
+    static constexpr int L = 16, G = 1, KU = 4, PF = 1024, PFROWS = 16;
     AKG_GEMM_INLINE T zero() { return _mm512_setzero_ps(); }
     AKG_GEMM_INLINE T load(const float *p) { return _mm512_loadu_ps(p); }
     AKG_GEMM_INLINE void store(float *p, T x) { _mm512_storeu_ps(p, x); }
@@ -64,7 +65,7 @@ struct V {
 #define AKG_GEMM_NR 16
 struct V {
     using T = __m256;
-    static constexpr int L = 8, G = 1, KU = 4, PF = 1024;
+    static constexpr int L = 8, G = 1, KU = 4, PF = 1024, PFROWS = 16;
     AKG_GEMM_INLINE T zero() { return _mm256_setzero_ps(); }
     AKG_GEMM_INLINE T load(const float *p) { return _mm256_loadu_ps(p); }
     AKG_GEMM_INLINE void store(float *p, T x) { _mm256_storeu_ps(p, x); }
@@ -80,7 +81,7 @@ struct V {
 #define AKG_GEMM_NR 8
 struct V {
     using T = __m128;
-    static constexpr int L = 4, G = 1, KU = 1, PF = 0;
+    static constexpr int L = 4, G = 1, KU = 1, PF = 0, PFROWS = 16;
     AKG_GEMM_INLINE T zero() { return _mm_setzero_ps(); }
     AKG_GEMM_INLINE T load(const float *p) { return _mm_loadu_ps(p); }
     AKG_GEMM_INLINE void store(float *p, T x) { _mm_storeu_ps(p, x); }
@@ -96,7 +97,7 @@ struct V {
 #define AKG_GEMM_NR 12
 struct V {
     using T = float32x4_t;
-    static constexpr int L = 4, G = 4, KU = 4, PF = 0;
+    static constexpr int L = 4, G = 4, KU = 4, PF = 0, PFROWS = 0;
     AKG_GEMM_INLINE T zero() { return vdupq_n_f32(0.0f); }
     AKG_GEMM_INLINE T load(const float *p) { return vld1q_f32(p); }
     AKG_GEMM_INLINE void store(float *p, T x) { vst1q_f32(p, x); }
@@ -114,7 +115,7 @@ struct V {
 #define AKG_GEMM_NR 4
 struct V {
     using T = float;
-    static constexpr int L = 1, G = 1, KU = 1, PF = 0;
+    static constexpr int L = 1, G = 1, KU = 1, PF = 0, PFROWS = 0;
     AKG_GEMM_INLINE T zero() { return 0.0f; }
     AKG_GEMM_INLINE T load(const float *p) { return *p; }
     AKG_GEMM_INLINE void store(float *p, T x) { *p = x; }
@@ -194,6 +195,14 @@ AKG_GEMM_INLINE void micro(int64_t kc, const float *__restrict a, int64_t lda, c
         // streams from L2; the L2-to-L1 prefetchers alone leave the loads waiting now and then.
         if constexpr (BPACKED && W::PF > 0)
             unroll<(KU * NR + 15) / 16>([&](auto i) AKG_GEMM_LAMBDA_INLINE { __builtin_prefetch(b + W::PF / 4 + i * 16, 0, 3); });
+        // B read in place (small M) comes from memory once, a row of NR floats every ldb: a
+        // stride the prefetchers do not follow. Each row's lines, the last one included.
+        if constexpr (!BPACKED && W::PFROWS > 0)
+            unroll<KU>([&](auto kk) AKG_GEMM_LAMBDA_INLINE {
+                const float *row = b + (W::PFROWS + kk) * ldb;
+                unroll<(NR + 15) / 16>([&](auto i) AKG_GEMM_LAMBDA_INLINE { __builtin_prefetch(row + i * 16, 0, 3); });
+                __builtin_prefetch(row + NR - 1, 0, 3);
+            });
         unroll<KU>([&](auto kk) AKG_GEMM_LAMBDA_INLINE { step(kk); W::fence(); });
     }
     for (; k < kc; ++k, a += ASTEP, b += bstep) step(std::integral_constant<int, 0>());
