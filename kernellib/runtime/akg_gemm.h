@@ -142,7 +142,8 @@ template <int N, int W> AKG_GEMM_INLINE void prefetch_row(const float *p) {
 // One MR x (NV * L) tile. PACKED: A element (r, k) at a[k * AS + r] (AS: the rows of the packed
 // micro-panel, MR or more for an edge tile); otherwise at a[r * lda + k]. BPACKED: B element
 // (k, c) at b[k * NV * L + c]; otherwise at b[k * ldb + c] (B read in place, row-major).
-template <class W, int MR, int NV, bool PACKED, int AS = MR, bool BPACKED = true>
+// BSTREAMED: B is read in place from memory, not from the caches (prefetched PFROWS rows ahead).
+template <class W, int MR, int NV, bool PACKED, int AS = MR, bool BPACKED = true, bool BSTREAMED = false>
 AKG_GEMM_INLINE void micro(int64_t kc, const float *__restrict a, int64_t lda, const float *__restrict b, int64_t ldb,
                            const float *cin, int64_t ldcin, float *cout, int64_t ldcout) {
     using T = typename W::T;
@@ -195,9 +196,9 @@ AKG_GEMM_INLINE void micro(int64_t kc, const float *__restrict a, int64_t lda, c
         // streams from L2; the L2-to-L1 prefetchers alone leave the loads waiting now and then.
         if constexpr (BPACKED && W::PF > 0)
             unroll<(KU * NR + 15) / 16>([&](auto i) AKG_GEMM_LAMBDA_INLINE { __builtin_prefetch(b + W::PF / 4 + i * 16, 0, 3); });
-        // B read in place (small M) comes from memory once, a row of NR floats every ldb: a
-        // stride the prefetchers do not follow. Each row's lines, the last one included.
-        if constexpr (!BPACKED && W::PFROWS > 0)
+        // B read in place from memory comes a row of NR floats every ldb: a stride the
+        // prefetchers do not follow. Each row's lines, the last one included.
+        if constexpr (!BPACKED && BSTREAMED && W::PFROWS > 0)
             unroll<KU>([&](auto kk) AKG_GEMM_LAMBDA_INLINE {
                 const float *row = b + (W::PFROWS + kk) * ldb;
                 unroll<(NR + 15) / 16>([&](auto i) AKG_GEMM_LAMBDA_INLINE { __builtin_prefetch(row + i * 16, 0, 3); });
@@ -240,10 +241,10 @@ __attribute__((noinline, unused)) static void akg_gemm_micro_rowmajor_a(int64_t 
 }
 
 namespace akg_gemm_detail {
-template <int MR, bool APACKED, bool BPACKED>
+template <int MR, bool APACKED, bool BPACKED, bool BSTREAMED>
 __attribute__((noinline)) static void tile(int64_t kc, const float *__restrict a, int64_t lda, const float *__restrict b, int64_t ldb,
                                            const float *cin, int64_t ldcin, float *cout, int64_t ldcout) {
-    micro<V, MR, AKG_GEMM_NR / V::L, APACKED, AKG_GEMM_MR, BPACKED>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
+    micro<V, MR, AKG_GEMM_NR / V::L, APACKED, AKG_GEMM_MR, BPACKED, BSTREAMED>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
 }
 } // namespace akg_gemm_detail
 
@@ -253,12 +254,14 @@ __attribute__((noinline)) static void tile(int64_t kc, const float *__restrict a
 // instantiates only the heights it uses. APACKED: A is a packed micro-panel of AKG_GEMM_MR rows
 // (a[k*MR + r]); otherwise row-major (a[r*lda + k]). BPACKED: B is a packed micro-panel
 // (b[k*NR + c]); otherwise row-major in place (b[k*ldb + c]: small M, where packing B does not
-// pay). Stores exactly ROWS rows of cout.
-template <int ROWS, bool APACKED, bool BPACKED>
+// pay). BSTREAMED: B, in place, comes from memory (larger than L2): its rows are prefetched.
+// Stores exactly ROWS rows of cout.
+template <int ROWS, bool APACKED, bool BPACKED, bool BSTREAMED = false>
 static inline void akg_gemm_tile(int64_t kc, const float *__restrict a, int64_t lda, const float *__restrict b, int64_t ldb, const float *cin,
                                  int64_t ldcin, float *cout, int64_t ldcout) {
     static_assert(ROWS >= 1 && ROWS <= AKG_GEMM_MR, "a tile of 1 .. AKG_GEMM_MR rows");
-    akg_gemm_detail::tile<ROWS, APACKED, BPACKED>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
+    static_assert(!(BPACKED && BSTREAMED), "only B read in place is streamed");
+    akg_gemm_detail::tile<ROWS, APACKED, BPACKED, BSTREAMED>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
 }
 
 // Packs `valid` rows of a float32 operand stored with k innermost (row x at src + x * ld) into a

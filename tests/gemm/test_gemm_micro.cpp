@@ -58,7 +58,9 @@ template <size_t... I> constexpr std::array<int, sizeof...(I)> heights_up_to(std
 constexpr std::array<int, MR> kHeights = heights_up_to(std::make_index_sequence<MR>());
 #endif
 
-// akg_gemm_tile<rows, A packed?, B packed?> for a height of kHeights known at run time.
+// akg_gemm_tile<rows, A packed?, B packed?> for a height of kHeights known at run time; every
+// second call with B in place and A packed runs the variant that prefetches B's rows (BSTREAMED).
+int in_place_b_calls = 0;
 template <size_t... I>
 void tile_of_height_seq(int rows, bool ap, bool bp, int64_t kc, const float *a, int64_t lda, const float *b, int64_t ldb, const float *cin,
                         int64_t ldcin, float *cout, int64_t ldcout, std::index_sequence<I...>) {
@@ -68,6 +70,7 @@ void tile_of_height_seq(int rows, bool ap, bool bp, int64_t kc, const float *a, 
         if (H != rows || ran) return;
         ran = true;
         if (ap && bp) akg_gemm_tile<H, true, true>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
+        else if (ap && ++in_place_b_calls % 2) akg_gemm_tile<H, true, false, true>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
         else if (ap) akg_gemm_tile<H, true, false>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
         else if (bp) akg_gemm_tile<H, false, true>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
         else akg_gemm_tile<H, false, false>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);

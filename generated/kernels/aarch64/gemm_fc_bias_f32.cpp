@@ -62,7 +62,7 @@ extern "C" int akg_kernel_fn_gemm_fc_bias_f32__aarch64(void *const *buffers) {
                                 {
                                     alignas(64) float akg_tile[96];
                                     if (akg_nv == 12) {
-                                        akg_gemm_tile<8, true, false>(akg_kn, akg_a, 0, akg_bi, 1001, nullptr, 0, akg_tile, 12);
+                                        akg_gemm_tile<8, true, false, true>(akg_kn, akg_a, 0, akg_bi, 1001, nullptr, 0, akg_tile, 12);
                                     } else {
                                         akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12);
                                     }

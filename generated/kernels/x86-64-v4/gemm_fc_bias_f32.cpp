@@ -63,9 +63,9 @@ extern "C" int akg_kernel_fn_gemm_fc_bias_f32__x86_64_v4(void *const *buffers) {
                                     alignas(64) float akg_tile[448];
                                     if (akg_nv == 32) {
                                         if (akg_mv == 14) {
-                                            akg_gemm_tile<14, true, false>(akg_kn, akg_a, 0, akg_bi, 1001, nullptr, 0, akg_tile, 32);
+                                            akg_gemm_tile<14, true, false, true>(akg_kn, akg_a, 0, akg_bi, 1001, nullptr, 0, akg_tile, 32);
                                         } else {
-                                            akg_gemm_tile<4, true, false>(akg_kn, akg_a, 0, akg_bi, 1001, nullptr, 0, akg_tile, 32);
+                                            akg_gemm_tile<4, true, false, true>(akg_kn, akg_a, 0, akg_bi, 1001, nullptr, 0, akg_tile, 32);
                                         }
                                     } else {
                                         if (akg_mv == 14) {

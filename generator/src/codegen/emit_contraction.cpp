@@ -461,7 +461,8 @@ private:
         }
         const bool packed_b = bsrc == BSource::Packed;
         auto call = [&](int64_t rows) {
-            return "akg_gemm_tile<" + std::to_string(rows) + ", " + (p_.pack_a ? "true" : "false") + ", " + (packed_b ? "true" : "false") + ">(akg_kn, akg_a, " +
+            return "akg_gemm_tile<" + std::to_string(rows) + ", " + (p_.pack_a ? "true" : "false") + ", " + (packed_b ? "true" : "false") +
+                   (!packed_b && p_.b_streamed ? ", true" : "") + ">(akg_kn, akg_a, " +
                    (p_.pack_a ? "0" : n(p_.a_plain->x_stride)) + ", " + (packed_b ? "akg_b, 0" : "akg_bi, " + n(p_.b_plain->k_stride)) + ", " + cin + ", " +
                    ldcin + ", " + cout + ", " + ldcout + ");\n";
         };

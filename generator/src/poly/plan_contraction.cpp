@@ -431,6 +431,7 @@ void plan_contraction(PolyModel &m, const ScheduleOptions &options, const RowEpi
     // A column sum is taken from the packed micro-panels.
     if (p.b_plain && !p.b_plain->f16 && p.b_plain->x_stride == 1 && rows <= b.mc && (p.b_plain->k_stride * 4) % 1024 != 0 && !p.column_sum)
         p.pack_b = false;
+    p.b_streamed = !p.pack_b && p.k * p.n * 4 > t.l2_bytes;
     for (auto &[name, ps] : p.permuted) tile_layout(m, p, m.statement(name), ps);
     if (p.epilogue.empty() && c.buffer_kind == BufferKind::KernelOutput && m.buffer(c.buffer).dtype == DType::Float32)
         p.direct_output = c.buffer;
@@ -499,7 +500,7 @@ std::string contraction_plan_text(const PolyModel &m) {
         return plain->f16 ? how + ", from float16" : how;
     };
     os << "; A " << (p.pack_a ? std::string("packed (") + how(p.a_plain, p.lhs_k_inner) + ")" : std::string("read in place")) << "; B "
-       << (p.pack_b ? std::string("packed (") + how(p.b_plain, p.rhs_k_inner) + ")" : std::string("read in place")) << "\n";
+       << (p.pack_b ? std::string("packed (") + how(p.b_plain, p.rhs_k_inner) + ")" : std::string("read in place")) << (p.b_streamed ? ", rows prefetched" : "") << "\n";
     os << "epilogue:";
     for (const auto &e : p.epilogue) {
         os << " " << e;

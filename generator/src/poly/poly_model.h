@@ -184,6 +184,9 @@ struct ContractionPlan {
     // false: the micro-kernel reads B where it is (a plain B with its columns innermost, small M),
     // packing only a last partial micro-panel of columns.
     bool pack_b = true;
+    // B read in place is larger than L2 and comes from memory: the micro-kernel prefetches its
+    // rows ahead (they are B's row stride apart, which the hardware prefetchers do not follow).
+    bool b_streamed = false;
     // A bias gradient beside a weight gradient: a ReduceSum of B over k that the part holds
     // (kernel_parts.cpp). B's packing sums each micro-panel it copies into `output`; the
     // reduction's statements are left out of the schedule.
