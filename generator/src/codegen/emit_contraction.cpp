@@ -580,8 +580,7 @@ private:
             if (ps.rows_contiguous) {
                 if (!row_starts) s += i1 + "const int64_t v_tile_j0 = akg_j;\n";
                 row_starts = true;
-                const Halide::Expr row_start = simplify(substitute(jn, Variable::make(Halide::Int(64), "tile_j0"), ps.offset));
-                s += i1 + "const int64_t akg_o_" + name + " = " + printer_.print(row_start) + ";\n";
+                s += row_start(i1, name, ps);
             }
         s += i1 + "#pragma omp simd\n" + i1 + "for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {\n";
         s += i2 + "const int64_t " + jn + " = akg_j + akg_c;\n";
@@ -611,6 +610,14 @@ private:
         }
         s += i1 + "}\n" + indent + "}\n";
         return s;
+    }
+
+    // The declaration of akg_o_<name>, where the tile row's run of a permuted store whose rows
+    // are contiguous starts (v_tile_j0 holds the tile's first column).
+    std::string row_start(const std::string &indent, const std::string &name, const ContractionPlan::PermutedStore &ps) {
+        const std::string jn = index_var(static_cast<int>(p_.batch.size()) + 1);
+        const Halide::Expr start = simplify(substitute(jn, Variable::make(Halide::Int(64), "tile_j0"), ps.offset));
+        return indent + "const int64_t akg_o_" + name + " = " + printer_.print(start) + ";\n";
     }
 
     // What epilogue statement `name` computes, in the product's index variables; a float16
@@ -674,21 +681,24 @@ private:
                 }
             return d;
         };
-        // A loop over the tile: `row_lines` once per row, `body` per element, `after` once per row after it.
+        // A loop over the tile: `row_lines` once per row, `body` per element (no element loop
+        // when empty), `after` once per row after it.
         auto loop = [&](const std::string &row_lines, const std::string &body, const std::string &after) {
             std::string l = indent + "for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {\n";
             l += i1 + "[[maybe_unused]] const int64_t " + im + " = akg_i + akg_r;\n" + row_lines;
-            l += i1 + "#pragma omp simd\n" + i1 + "for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {\n";
-            l += i2 + "[[maybe_unused]] const int64_t " + jn + " = akg_j + akg_c;\n" + body + i1 + "}\n" + after;
-            return l + indent + "}\n";
+            if (!body.empty()) {
+                l += i1 + "#pragma omp simd\n" + i1 + "for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {\n";
+                l += i2 + "[[maybe_unused]] const int64_t " + jn + " = akg_j + akg_c;\n" + body + i1 + "}\n";
+            }
+            return l + after + indent + "}\n";
         };
         auto new_array = [&](const std::string &name) {
             decls += indent + "alignas(64) float " + name + "[" + tile_size + "];\n";
             return name;
         };
-        // Stores of a statement's tile (in `array`, variable v) to output b: a float16 output whose
-        // rows are runs (at the product's indices, or a permuted run from `row_start`) a row at a
-        // time from the array, anything else element by element in the loop (`body`).
+        // The row-at-a-time store of a statement's tile (in `array`) to output b, where b is
+        // float16 and its tile rows are runs (at the product's indices, or a permuted run from
+        // `row_start`); "" where the store goes element by element in the loop instead.
         auto row_store = [&](const BufferInfo &b, const std::string &array, const std::string &row_start) -> std::string {
             if (b.dtype != DType::Float16) return "";
             if (!row_start.empty()) return i1 + "akg_f32_to_f16_n(" + row(array) + ", " + b.name + " + " + row_start + ", akg_nv);\n";
@@ -735,13 +745,11 @@ private:
                 arrays[var] = arrays[same->name];
                 continue;
             }
-            std::string lets, array = copy ? arrays[same->name] : new_array("akg_" + var), v = printed(value, st.buffer, i2, lets);
+            const std::string array = copy ? arrays[same->name] : new_array("akg_" + var);
             std::string row_lines, at, rs;
             if (b.kind == BufferKind::KernelOutput && permuted != p_.permuted.end()) {
                 if (permuted->second.rows_contiguous) {
-                    const Halide::Expr row_start =
-                        simplify(substitute(jn, Variable::make(Halide::Int(64), "tile_j0"), permuted->second.offset));
-                    row_lines = i1 + "const int64_t v_tile_j0 = akg_j;\n" + i1 + "const int64_t akg_o_" + name + " = " + printer_.print(row_start) + ";\n";
+                    row_lines = i1 + "const int64_t v_tile_j0 = akg_j;\n" + row_start(i1, name, permuted->second);
                     at = "akg_o_" + name + " + akg_c";
                     rs = row_store(b, array, "akg_o_" + name);
                 } else {
@@ -750,13 +758,15 @@ private:
             } else if (b.kind == BufferKind::KernelOutput) {
                 rs = row_store(b, array, "");
             }
-            std::string body = copy && !rs.empty() ? "" : reads(value) + lets + i2 + "const float v_" + var + " = " + v + ";\n";
-            if (!copy) body += i2 + element(array) + " = v_" + var + ";\n";
-            if (b.kind == BufferKind::KernelOutput && rs.empty()) body += i2 + store(b, "v_" + var, at);
-            // Only a row store left: no element loop.
-            if (copy && !rs.empty()) loops += indent + "for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {\n" + i1 + "[[maybe_unused]] const int64_t " + im +
-                                               " = akg_i + akg_r;\n" + row_lines + rs + indent + "}\n";
-            else loops += loop(row_lines, body, rs);
+            // A copy stored a row at a time needs no element loop.
+            std::string body;
+            if (!copy || rs.empty()) {
+                std::string lets, v = printed(value, st.buffer, i2, lets);
+                body = reads(value) + lets + i2 + "const float v_" + var + " = " + v + ";\n";
+                if (!copy) body += i2 + element(array) + " = v_" + var + ";\n";
+                if (b.kind == BufferKind::KernelOutput && rs.empty()) body += i2 + store(b, "v_" + var, at);
+            }
+            loops += loop(row_lines, body, rs);
             arrays[var] = array;
         }
         return decls + loops;
