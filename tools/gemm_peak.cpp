@@ -1,5 +1,6 @@
 // Microbenchmark of kernellib/runtime/akg_gemm.h on one core (not built by meson):
 //  1. the FMA peak of this core for the compiled vector width (independent-accumulator FMA loop);
+//  1b. a broadcast tile's ceiling on this core, B's vectors in registers and loaded from L1;
 //  2. akg_gemm_micro alone on panels that stay in L1 (kc = 256 by default, the same panels over
 //     and over, C accumulated in place);
 //  3. a plain BLIS driver (pack B kc x nc, pack A mc x kc, jr/ir loops around akg_gemm_micro) on
@@ -58,6 +59,51 @@ static double peak_gflops() {
     volatile float sink = 0;
     double t = best_seconds(5, [&] { sink = sink + fma_loop(iters, 0.999999f, 1e-3f); });
     return 2.0 * 12 * V::L * iters / t * 1e-9;
+}
+
+// 1b. What a broadcast tile can reach on this core, whatever the micro-kernel's code: MR2 x NV2
+// accumulators fed by broadcasts of A from L1, with B's NV2 vectors (a) kept in registers, (b)
+// loaded from L1 at every step as a micro-kernel loads them. The pointers move and wrap so that
+// no load is loop-invariant.
+constexpr int TILE_STEPS = 4; // the tile loop's unroll in k
+template <int MR2, int NV2, bool LOADB> __attribute__((noinline)) static float tile_loop(int64_t iters, const float *a0, const float *b0) {
+    using akg_gemm_detail::unroll;
+    constexpr int L = V::L, KK = TILE_STEPS;
+    V::T c[MR2][NV2], bv[NV2];
+    unroll<MR2>([&](auto r) AKG_GEMM_LAMBDA_INLINE { unroll<NV2>([&](auto v) AKG_GEMM_LAMBDA_INLINE { c[r][v] = V::zero(); }); });
+    unroll<NV2>([&](auto v) AKG_GEMM_LAMBDA_INLINE { bv[v] = V::load(b0 + v * L); });
+    const float *a = a0, *b = b0;
+    for (int64_t i = 0; i < iters; ++i) {
+        unroll<KK>([&](auto kk) AKG_GEMM_LAMBDA_INLINE {
+            if constexpr (LOADB) unroll<NV2>([&](auto v) AKG_GEMM_LAMBDA_INLINE { bv[v] = V::load(b + (kk * NV2 + v) * L); });
+            unroll<MR2>([&](auto r) AKG_GEMM_LAMBDA_INLINE {
+                V::T ar = V::bcast(a + kk * MR2 + r);
+                unroll<NV2>([&](auto v) AKG_GEMM_LAMBDA_INLINE { c[r][v] = V::fma(ar, bv[v], c[r][v]); });
+            });
+        });
+        a += KK * MR2, b += KK * NV2 * L;
+        if ((i & 3) == 3) a = a0, b = b0;
+    }
+    float out[MR2 * NV2 * L];
+    unroll<MR2>([&](auto r) AKG_GEMM_LAMBDA_INLINE { unroll<NV2>([&](auto v) AKG_GEMM_LAMBDA_INLINE { V::store(out + (r * NV2 + v) * L, c[r][v]); }); });
+    float sum = 0;
+    for (float x : out) sum += x;
+    return sum;
+}
+
+template <int MR2, int NV2> static void tile_ceiling(double peak) {
+    const int64_t iters = 40'000'000 / (MR2 * NV2);
+    float *a = falloc(4 * TILE_STEPS * MR2), *b = falloc(4 * TILE_STEPS * NV2 * V::L);
+    for (int i = 0; i < 4 * TILE_STEPS * MR2; ++i) a[i] = 1e-3f * (i % 7);
+    for (int i = 0; i < 4 * TILE_STEPS * NV2 * V::L; ++i) b[i] = 1e-3f * (i % 5);
+    volatile float sink = 0;
+    for (int loadb = 0; loadb < 2; ++loadb) {
+        double t = best_seconds(5, [&] { sink = sink + (loadb ? tile_loop<MR2, NV2, true>(iters, a, b) : tile_loop<MR2, NV2, false>(iters, a, b)); });
+        double gf = 2.0 * MR2 * NV2 * V::L * TILE_STEPS * iters / t * 1e-9;
+        std::printf("broadcast tile %d x %d, B %s: %.1f GFLOP/s %.1f%% of peak\n", MR2, NV2 * V::L, loadb ? "loaded from L1 " : "in registers   ", gf,
+                    100 * gf / peak);
+    }
+    std::free(a), std::free(b);
 }
 
 // 2. The micro-kernel on L1-resident panels.
@@ -170,6 +216,9 @@ int main(int argc, char **argv) {
     std::printf("tile %d x %d, %d-float vectors\n", MR, NR, V::L);
     double peak = peak_gflops();
     std::printf("FMA peak: %.1f GFLOP/s\n", peak);
+    // A tile with few broadcasts per multiply-add (1b): 6 x 4 vectors where 32 registers allow.
+    if constexpr (V::L == 16) tile_ceiling<6, 4>(peak);
+    else tile_ceiling<MR, NR / V::L>(peak);
 
     float *ap = falloc(MR * micro_kc), *bp = falloc(NR * micro_kc), *c = falloc(MR * NR);
     for (int64_t i = 0; i < MR * micro_kc; ++i) ap[i] = 1e-3f * (i % 7);

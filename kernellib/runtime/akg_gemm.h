@@ -45,12 +45,13 @@ namespace akg_gemm_detail {
 // unroll. PF: how many bytes ahead the k loop prefetches packed B; PFROWS: how many rows ahead
 // it prefetches B read in place (0: not at all).
 #if defined(__AVX512F__)
-// 28 accumulators + 2 of B + 1 broadcast of A = 31 of the 32 zmm registers.
+// 28 accumulators + 2 of B + 1 broadcast of A = 31 of the 32 zmm registers. KU = 3: a body of
+// three steps with its prefetches keeps the two FMA pipes busier than four steps do (AMD Zen 5).
 #define AKG_GEMM_MR 14
 #define AKG_GEMM_NR 32
 struct V {
     using T = __m512;
-    static constexpr int L = 16, G = 1, KU = 4, PF = 1024, PFROWS = 16;
+    static constexpr int L = 16, G = 1, KU = 3, PF = 1024, PFROWS = 16;
     AKG_GEMM_INLINE T zero() { return _mm512_setzero_ps(); }
     AKG_GEMM_INLINE T load(const float *p) { return _mm512_loadu_ps(p); }
     AKG_GEMM_INLINE void store(float *p, T x) { _mm512_storeu_ps(p, x); }
