@@ -131,6 +131,17 @@ akg_status akg_bmm_attn_context_merge_heads_f32(const float *input_0, const floa
  */
 akg_status akg_bmm_attn_scores_scale_mask_f32(const float *input_0, const float *input_1, const float *input_3, float *out_output_0_2);
 
+/* bmm_attn_scores_softmax_dropout_f16 (patterns/bmm_attn_scores_softmax_dropout_f16.json)
+ *   in  input_0 float16[16,12,128,64]
+ *   in  input_1 float16[16,12,128,64]
+ *   in  input_3 float16[16,1,1,128]
+ *   in  input_5 float32[16,12,128,128]
+ *   out output_0_9 float16[16,12,128,128]
+ *   out output_0_14 float16[16,12,128,128]
+ *   out output_0_13 float16[16,12,128,128]
+ */
+akg_status akg_bmm_attn_scores_softmax_dropout_f16(const uint16_t *input_0, const uint16_t *input_1, const uint16_t *input_3, const float *input_5, uint16_t *out_output_0_9, uint16_t *out_output_0_14, uint16_t *out_output_0_13);
+
 /* bmm_attn_scores_softmax_dropout_f32 (patterns/bmm_attn_scores_softmax_dropout_f32.json)
  *   in  input_0 float32[16,12,128,64]
  *   in  input_1 float32[16,12,128,64]
@@ -230,6 +241,20 @@ akg_status akg_embedding_sum_f32(const float *input_0, const float *input_1, con
  *   out output_0_2 float32[2048,768]
  */
 akg_status akg_gemm_attn_out_bias_residual_f32(const float *input_0, const float *input_1, const float *input_2, const float *input_3, float *out_output_0_2);
+
+/* gemm_attn_out_bias_residual_layernorm_f16 (patterns/gemm_attn_out_bias_residual_layernorm_f16.json)
+ *   in  input_0 float16[2048,768]
+ *   in  input_1 float16[768,768]
+ *   in  input_2 float16[768]
+ *   in  input_3 float16[2048,768]
+ *   in  input_7 float32[768]
+ *   in  input_8 float32[768]
+ *   out output_0_15 float16[2048,768]
+ *   out output_0_5 float32[2048,1]
+ *   out output_0_9 float32[2048,1]
+ *   out output_0_2 float16[2048,768]
+ */
+akg_status akg_gemm_attn_out_bias_residual_layernorm_f16(const uint16_t *input_0, const uint16_t *input_1, const uint16_t *input_2, const uint16_t *input_3, const float *input_7, const float *input_8, uint16_t *out_output_0_15, float *out_output_0_5, float *out_output_0_9, uint16_t *out_output_0_2);
 
 /* gemm_attn_out_bias_residual_layernorm_f32 (patterns/gemm_attn_out_bias_residual_layernorm_f32.json)
  *   in  input_0 float32[2048,768]

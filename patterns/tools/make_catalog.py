@@ -644,24 +644,24 @@ def _(s):
     sc = g.inp([B, NH, S, S], 'float16', 'attention scores Q.K^T')
     am = g.inp([B, 1, 1, S], 'float16', 'additive attention mask (0 or -10000)', 'attn_mask')
     u = g.inp([B, NH, S, S], 'float32', 'dropout uniform random numbers', 'unit')
-    a = g.mul(g.const(ATTN_SCALE, 'float16'), sc)
-    b = g.add(am, a)
-    m = g.reduce_max(b, [3], True)
-    c = g.sub(b, m)
-    e = g.unary('Exp', c)
-    e32 = g.cast(e, 'float32')
-    ssum = g.reduce_sum(e32, [3], True)
-    s16 = g.cast(ssum, 'float16')
-    p = g.div(e, s16)
-    ps = g.mul(g.const(1.0 / KEEP_PROB, 'float16'), p)
-    u16 = g.cast(u, 'float16')
-    keep = g.cmp('LessEqual', u16, g.const(KEEP_PROB, 'float16'))
-    mask = g.cast(keep, 'float16')
-    y = g.mul(ps, mask)
+    p, y, mask = softmax_dropout_f16(g, g.add(am, g.mul(g.const(ATTN_SCALE, 'float16'), sc)), u)
     g.out(p, 'softmax probabilities')
     g.out(y, 'dropped probabilities')
     g.out(mask, 'dropout mask (0/1, fp16)')
     return g
+
+
+def softmax_dropout_f16(g, b, u):
+    """fp16 softmax over the last axis (of 4) with fp32 row sums, and its dropout: keep where the
+    uniform u (fp32, cast to fp16) <= KEEP_PROB, scaled by 1/KEEP_PROB. Returns p, y, mask."""
+    m = g.reduce_max(b, [3], True)
+    e = g.unary('Exp', g.sub(b, m))
+    s16 = g.cast(g.reduce_sum(g.cast(e, 'float32'), [3], True), 'float16')
+    p = g.div(e, s16)
+    ps = g.mul(g.const(1.0 / KEEP_PROB, 'float16'), p)
+    keep = g.cmp('LessEqual', g.cast(u, 'float16'), g.const(KEEP_PROB, 'float16'))
+    mask = g.cast(keep, 'float16')
+    return p, g.mul(ps, mask), mask
 
 
 def softmax_dropout_f32(g, b, keep):
@@ -1487,6 +1487,48 @@ def _(s):
     y = ln_apply_f32(g, xm, var, gamma, beta)
     g.out(y, 'y'); g.out(mean, 'mean [T,1]'); g.out(var, 'variance [T,1]')
     g.out(h, 'x . W + b + residual (the LayerNorm input)')
+    return g
+
+
+@pattern('gemm_attn_out_bias_residual_layernorm_f16', 'BERT', 'float16 (fp32 LayerNorm statistics and parameters)',
+         'attention output dense + bias + residual add in fp16 (fp16 operands and product), then '
+         'the LayerNorm of layernorm_fwd_f16 over the hidden axis: Cast to fp32, fp32 mean, '
+         'variance and normalize with fp32 gamma/beta, Cast y back to fp16; the LayerNorm input '
+         'saved for the backward')
+def _(s):
+    g = Graph(s)
+    T_, H = s['T'], s['H']
+    x = g.inp([T_, H], 'float16', 'attention context')
+    w = g.inp([H, H], 'float16', 'output dense weight')
+    b = g.inp([H], 'float16', 'output dense bias')
+    r = g.inp([T_, H], 'float16', 'residual')
+    gamma = g.inp([H], 'float32', 'gamma (fp32 parameter)')
+    beta = g.inp([H], 'float32', 'beta (fp32 parameter)')
+    h = g.add(g.add(g.matmul(x, w, dst='float16'), b), r)
+    mean, xm, var = ln_stats_f32(g, g.cast(h, 'float32'), H)
+    y = g.cast(ln_apply_f32(g, xm, var, gamma, beta), 'float16')
+    g.out(y, 'y (fp16)'); g.out(mean, 'mean [T,1] fp32'); g.out(var, 'variance [T,1] fp32')
+    g.out(h, 'x . W + b + residual (the LayerNorm input, fp16)')
+    return g
+
+
+@pattern('bmm_attn_scores_softmax_dropout_f16', 'BERT', 'float16 (fp32 row sums)',
+         'attention scores with their softmax in fp16: BatchMatMul q . k^T per batch and head '
+         '(transpose_b, fp16 product), then the body of attention_softmax_dropout_f16 (* 0.125, + '
+         'additive mask [B,1,1,S], softmax over the keys with fp32 row sums, dropout by uniform '
+         '<= 0.9); the scores stay in cache, a block of rows at a time')
+def _(s):
+    g = Graph(s)
+    B, NH, S, HD = s['B'], s['NH'], s['S'], s['HD']
+    q = g.inp([B, NH, S, HD], 'float16', 'queries')
+    k = g.inp([B, NH, S, HD], 'float16', 'keys')
+    am = g.inp([B, 1, 1, S], 'float16', 'additive attention mask (0 or -10000)', 'attn_mask')
+    u = g.inp([B, NH, S, S], 'float32', 'dropout uniform random numbers', 'unit')
+    sc = g.matmul(q, k, tb=True, dst='float16', batched=True)
+    p, y, mask = softmax_dropout_f16(g, g.add(am, g.mul(g.const(ATTN_SCALE, 'float16'), sc)), u)
+    g.out(p, 'softmax probabilities')
+    g.out(y, 'dropped probabilities')
+    g.out(mask, 'dropout mask (0/1, fp16)')
     return g
 
 

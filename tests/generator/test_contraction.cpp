@@ -143,7 +143,8 @@ TEST(KernelParts, AnOpAfterAPermutationRunsApart) {
 }
 
 TEST(KernelParts, ASoftmaxOrLayerNormAfterAGemmWorksByRows) {
-    for (const char *name : {"bmm_attn_scores_softmax_dropout_f32", "gemm_attn_out_bias_residual_layernorm_f32"}) {
+    for (const char *name : {"bmm_attn_scores_softmax_dropout_f32", "gemm_attn_out_bias_residual_layernorm_f32",
+                             "bmm_attn_scores_softmax_dropout_f16", "gemm_attn_out_bias_residual_layernorm_f16"}) {
         akg::KernelParts parts = akg::split_kernel_parts(load(name));
         ASSERT_EQ(parts.parts.size(), 2u) << name;
         EXPECT_TRUE(parts.parts[0].contraction);
@@ -307,6 +308,22 @@ TEST(RunPipeline, TheScoresStayInABlockOfRowsForTheSoftmax) {
     const std::string apart = akg::run_pipeline(k, o);
     EXPECT_EQ(apart.find("_rows_sc("), std::string::npos);
     EXPECT_EQ(count(apart, "akg_status = akg_part"), 2u);
+}
+
+TEST(RunPipeline, AFloat16RowPartConvertsItsRowsAVectorAtATime) {
+    // The float16 scores: the GEMM stores its block of scaled, masked scores a row at a time
+    // (vcvtps2ph), and the softmax over 14 rows, sized as a slice of the whole part, converts its
+    // three outputs a block at a time with ordinary stores: no element-wise conversion is left.
+    akg::CompositeKernel k = load("bmm_attn_scores_softmax_dropout_f16");
+    akg::PipelineOptions o;
+    o.schedule = akg::ScheduleOptions::for_target(akg::target_named("x86-64-v4"));
+    o.emit = akg::EmitOptions{"sc", "sc", "x86-64-v4", "sc.json", "test"};
+    const std::string code = akg::run_pipeline(k, o);
+    EXPECT_EQ(count(code, "akg_f32_to_f16_n(akg_tile_out0 + akg_r * 32, out0 + (i2 % 140) * 128 + akg_j, akg_nv);"), 1u) << code;
+    const std::string rows = code.substr(code.find("static int akg_part1_rows_sc("), code.find("static int akg_part1_last_rows_sc(") - code.find("static int akg_part1_rows_sc("));
+    EXPECT_EQ(rows.find("= akg_f32_to_f16("), std::string::npos) << rows;
+    EXPECT_EQ(count(rows, "akg_f32_to_f16_n(blk_out"), 2u) << rows;
+    EXPECT_EQ(rows.find("akg_stream_"), std::string::npos) << rows;
 }
 
 TEST(PlanContraction, TheResidualIsPrefetchedPerTileNotTheBias) {

@@ -702,7 +702,11 @@ private:
         auto row_store = [&](const BufferInfo &b, const std::string &array, const std::string &row_start) -> std::string {
             if (b.dtype != DType::Float16) return "";
             if (!row_start.empty()) return i1 + "akg_f32_to_f16_n(" + row(array) + ", " + b.name + " + " + row_start + ", akg_nv);\n";
-            if (blocked(b) || b.shape.size() != nb + 2 || b.shape.back() != p_.n || p_.n == 1) return "";
+            // A block kept for the row part: its rows are the product's, mc of them.
+            if (blocked(b))
+                return i1 + "akg_f32_to_f16_n(" + row(array) + ", " + b.name + " + (" + im + " % " + n(p_.blocking.mc) + ") * " + n(p_.n) +
+                       " + akg_j, akg_nv);\n";
+            if (b.shape.size() != nb + 2 || b.shape.back() != p_.n || p_.n == 1) return "";
             return i1 + "{\n" + i1 + "    const int64_t " + jn + " = akg_j;\n" + i1 + "    akg_f32_to_f16_n(" + row(array) + ", " + b.name + " + " +
                    offset_of(b) + ", akg_nv);\n" + i1 + "}\n";
         };

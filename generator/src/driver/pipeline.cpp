@@ -297,6 +297,30 @@ CompositeKernel rows_of(const CompositeKernel &rows, const KernelPart &gemm, int
     return k;
 }
 
+// The bytes of a kernel's inputs and outputs.
+int64_t tensor_bytes(const CompositeKernel &k) {
+    int64_t bytes = 0;
+    for (const auto *list : {&k.inputs, &k.outputs})
+        for (const auto &t : *list) bytes += element_count(t.shape) * dtype_bytes(t.dtype);
+    return bytes;
+}
+
+// A row part runs a slice of its rows at a time, inside its GEMM: the choices made by size
+// (outputs streamed past the caches, inputs prefetched) are the whole part's, so the slice sees
+// the thresholds scaled by its share of the part's bytes.
+void scale_size_thresholds(ScheduleOptions &o, int64_t slice_bytes, int64_t whole_bytes) {
+    if (slice_bytes <= 0 || whole_bytes <= slice_bytes) return;
+    auto scaled = [&](int64_t &threshold) {
+        threshold = std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(threshold) * static_cast<double>(slice_bytes) /
+                                                              static_cast<double>(whole_bytes)));
+    };
+    scaled(o.stream_outputs_above_bytes);
+    scaled(o.stream_read_back_above_bytes);
+    scaled(o.stream_min_output_bytes);
+    scaled(o.prefetch_streams_from_bytes);
+    scaled(o.prefetch_row_streams_from_bytes);
+}
+
 // A kernel split around its contractions (kernel_parts.h): each part a static function, the
 // entry point allocating the tensors passed between parts and calling the parts in order.
 std::string run_parts(const CompositeKernel &kernel, const KernelParts &parts, const PipelineOptions &options) {
@@ -372,11 +396,14 @@ std::string run_parts(const CompositeKernel &kernel, const KernelParts &parts, c
                 const int64_t m = row_count(parts.parts[k]);
                 for (int64_t n_rows : {int64_t{mr}, m % mr}) {
                     if (n_rows == 0) continue;
+                    const CompositeKernel slice = rows_of(rows.kernel, parts.parts[k], n_rows);
                     PipelineOptions rsub = options;
                     rsub.schedule.parallel = false;
+                    scale_size_thresholds(rsub.schedule, tensor_bytes(slice), tensor_bytes(rows.kernel));
+                    rsub.schedule.non_temporal_stores = false;
                     rsub.emit.symbol = options.emit.symbol + "_part" + std::to_string(k + 1) + (n_rows == mr ? "_rows" : "_last_rows");
                     const std::string fn = n_rows == mr ? re.full_rows : re.last_rows;
-                    os << "\n" << part_function(run_pipeline(rows_of(rows.kernel, parts.parts[k], n_rows), rsub), rsub.emit.symbol, fn);
+                    os << "\n" << part_function(run_pipeline(slice, rsub), rsub.emit.symbol, fn);
                 }
                 for (size_t j = 0; j < part.kernel.outputs.size(); ++j)
                     if (re.blocked.count("out" + std::to_string(j))) {

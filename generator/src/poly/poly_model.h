@@ -411,6 +411,12 @@ struct ScheduleOptions {
     // 2; kernels of 34-50 MB (above the cache, but partly kept in it from one run to the next)
     // 1.0-1.3x faster at 1 thread but 0.7-0.85x at 2.
     int64_t stream_read_back_above_bytes = int64_t{64} << 20;
+    // Smaller outputs are never streamed: per-channel statistics next to a large tensor cost
+    // nothing to read for ownership.
+    int64_t stream_min_output_bytes = int64_t{1} << 20;
+    // false: outputs that would stream keep ordinary stores (a GEMM's row part, a slice of rows
+    // at a time); float16 ones are still converted a block at a time.
+    bool non_temporal_stores = true;
     // Inputs this large (a quarter of that cache) of kernels that mostly read are prefetched in
     // software ahead of their lane reductions (prefetch_streams.h).
     int64_t prefetch_streams_from_bytes = int64_t{8} << 20;

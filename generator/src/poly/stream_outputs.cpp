@@ -8,8 +8,6 @@ namespace akg {
 
 namespace {
 
-constexpr int64_t kMinStreamedBytes = int64_t{1} << 20;
-
 // The innermost band above statement `name` (kept), or null.
 isl_schedule_node *leaf_band_of(isl_schedule_node *root, const std::string &name) {
     struct Ctx {
@@ -74,29 +72,29 @@ bool read_only_where_written(const PolyModel &m, const BufferInfo &b) {
 
 // Whether `b` is an output that tile-transposes copies tile by tile (tile_transposes.h) into
 // whole output rows, one contiguous run per tile: akg_transpose_streamed streams each run.
-bool tile_streams(const PolyModel &m, const BufferInfo &b) {
+bool tile_streams(const PolyModel &m, const BufferInfo &b, int64_t min_bytes) {
     for (const auto &st : m.statements) {
         auto tile = m.transpose_tiles.find(st.name);
         if (st.stage->buffer == b.name && tile != m.transpose_tiles.end())
             return !tile->second.staged && tile->second.tile_rows == tile->second.output_column_stride &&
-                   element_count(b.shape) * dtype_bytes(b.dtype) >= kMinStreamedBytes;
+                   element_count(b.shape) * dtype_bytes(b.dtype) >= min_bytes;
     }
     return false;
 }
 
 // Whether `b` is an output worth streaming: float32/float16, computed elementwise and never
-// read, and not small (per-channel statistics next to a large tensor cost nothing to read for
-// ownership). With `read_back`, also a float32 output read only where just written, and an
-// input updated in place that the kernel never reads (an optimizer's parameter, read through
-// another input); one that it reads first gains nothing: the read brings its lines in anyway.
-bool streamable(const PolyModel &m, const BufferInfo &b, bool read_back) {
+// read, and not smaller than `min_bytes`. With `read_back`, also a float32 output read only
+// where just written, and an input updated in place that the kernel never reads (an
+// optimizer's parameter, read through another input); one that it reads first gains nothing:
+// the read brings its lines in anyway.
+bool streamable(const PolyModel &m, const BufferInfo &b, bool read_back, int64_t min_bytes) {
     if (b.shape.empty() || (b.dtype != DType::Float32 && b.dtype != DType::Float16)) return false;
     bool written = false;
     for (const auto &st : m.statements) {
         written |= st.stage->buffer == b.name;
         if (st.stage->buffer == b.name && m.transpose_tiles.count(st.name)) return false; // see tile_streams
     }
-    if (!written || element_count(b.shape) * dtype_bytes(b.dtype) < kMinStreamedBytes) return false;
+    if (!written || element_count(b.shape) * dtype_bytes(b.dtype) < min_bytes) return false;
     if (b.kind == BufferKind::KernelOutput) return computed_and_never_read(m, b) || (read_back && read_only_where_written(m, b));
     return b.kind == BufferKind::KernelInput && read_back && computed_and_never_read(m, b);
 }
@@ -126,11 +124,16 @@ void stream_large_outputs(PolyModel &m, const ScheduleOptions &options) {
     if (footprint <= options.stream_outputs_above_bytes) return;
     bool read_back = footprint > options.stream_read_back_above_bytes;
     for (auto &b : m.buffers) {
-        if (tile_streams(m, b)) {
+        if (tile_streams(m, b, options.stream_min_output_bytes)) {
             b.streamed = true;
             continue;
         }
-        if (!streamable(m, b, read_back)) continue;
+        if (!streamable(m, b, read_back, options.stream_min_output_bytes)) continue;
+        if (!options.non_temporal_stores) {
+            // Ordinary stores; a float16 output is still converted a block at a time.
+            b.converted_per_block = b.dtype == DType::Float16;
+            continue;
+        }
         b.streamed = rows_stream_by_blocks(b, options.cache_line_bytes);
         // Long float16 rows left to ordinary stores (not made of half lines) are still converted
         // a vector loop's block at a time (vcvtps2ph), as streamed ones are: stage-float16 would
