@@ -314,6 +314,7 @@ TEST(RunPipeline, AFloat16RowPartConvertsItsRowsAVectorAtATime) {
     // The float16 scores: the GEMM stores its block of scaled, masked scores a row at a time
     // (vcvtps2ph), and the softmax over 14 rows, sized as a slice of the whole part, converts its
     // three outputs a block at a time with ordinary stores: no element-wise conversion is left.
+    // Its outermost band pairs the rows, as the parallel loop of the part run apart does.
     akg::CompositeKernel k = load("bmm_attn_scores_softmax_dropout_f16");
     akg::PipelineOptions o;
     o.schedule = akg::ScheduleOptions::for_target(akg::target_named("x86-64-v4"));
@@ -322,8 +323,9 @@ TEST(RunPipeline, AFloat16RowPartConvertsItsRowsAVectorAtATime) {
     EXPECT_EQ(count(code, "akg_f32_to_f16_n(akg_tile_out0 + akg_r * 32, out0 + (i2 % 140) * 128 + akg_j, akg_nv);"), 1u) << code;
     const std::string rows = code.substr(code.find("static int akg_part1_rows_sc("), code.find("static int akg_part1_last_rows_sc(") - code.find("static int akg_part1_rows_sc("));
     EXPECT_EQ(rows.find("= akg_f32_to_f16("), std::string::npos) << rows;
-    EXPECT_EQ(count(rows, "akg_f32_to_f16_n(blk_out"), 2u) << rows;
+    EXPECT_EQ(count(rows, "akg_f32_to_f16_n(blk_out"), 4u) << rows; // out0 and out2, for each row of a pair
     EXPECT_EQ(rows.find("akg_stream_"), std::string::npos) << rows;
+    EXPECT_NE(rows.find("for (int64_t c0 = 0; (c0 <= 13); c0 += 2) {"), std::string::npos) << rows;
 }
 
 TEST(PlanContraction, TheResidualIsPrefetchedPerTileNotTheBias) {

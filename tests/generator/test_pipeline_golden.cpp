@@ -1244,6 +1244,23 @@ TEST(PipelineGolden, ShortRowPassesRunForTwoRows) {
     std::string odd = dump_after_regression("pair_rows_odd_layernorm_67x129.json", "ast");
     EXPECT_NE(odd.find("for (int c0 = 0; c0 <= 66; c0 += 2) {"), std::string::npos) << odd;
     EXPECT_GE(count(odd, "if (c0 <= 64)"), 2u) << odd;
+    // A serial kernel (a GEMM's row part over a slice of rows) pairs its outermost band, and
+    // pairs as few rows as two: no threads share them out.
+    akg::ScheduleOptions serial;
+    serial.parallel = false;
+    akg::CompositeKernel ln = akg::load_composite(std::string(AKG_SOURCE_ROOT) + "/patterns/layernorm_fwd_f32.json");
+    for (auto *list : {&ln.inputs, &ln.outputs})
+        for (auto &t : *list)
+            if (t.shape.size() == 2) t.shape[0] = 14;
+    for (auto &op : ln.ops) {
+        for (auto &g : op.inputs)
+            for (auto &t : g)
+                if (!t.value && t.shape.size() == 2) t.shape[0] = 14;
+        for (auto &t : op.outputs)
+            if (t.shape.size() == 2) t.shape[0] = 14;
+    }
+    ast = dump_after_kernel(ln, "layernorm_fwd_f32.json", "ast", serial);
+    EXPECT_NE(ast.find("for (int c0 = 0; c0 <= 13; c0 += 2) {"), std::string::npos) << ast;
 }
 
 // A parallel band that isl skews (difftest seed 8282: the inner loop runs from c0 to c0 + 7)

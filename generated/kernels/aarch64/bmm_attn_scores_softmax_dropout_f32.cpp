@@ -27,11 +27,18 @@ static int akg_part1_rows_bmm_attn_scores_softmax_dropout_f32__aarch64(void *con
         free(t0);
         return AKG_STATUS_OUT_OF_MEMORY;
     }
-    for (int64_t c0 = 0; (c0 <= 7); c0 += 1) {
+    for (int64_t c0 = 0; (c0 <= 7); c0 += 2) {
         {
             [[maybe_unused]] const int64_t i0 = 0;
             [[maybe_unused]] const int64_t i1 = 0;
             [[maybe_unused]] const int64_t i2 = c0;
+            [[maybe_unused]] const int64_t i3 = 0;
+            t1[i2] = -__builtin_inff();
+        }
+        {
+            [[maybe_unused]] const int64_t i0 = 0;
+            [[maybe_unused]] const int64_t i1 = 0;
+            [[maybe_unused]] const int64_t i2 = (c0 + 1);
             [[maybe_unused]] const int64_t i3 = 0;
             t1[i2] = -__builtin_inff();
         }
@@ -43,56 +50,117 @@ static int akg_part1_rows_bmm_attn_scores_softmax_dropout_f32__aarch64(void *con
             float acc = t1[i2];
             float acc1 = -__builtin_inff();
             {
-                const int64_t c1_begin = 0, c1_end = (127) + 1;
-                float lanes_c1[32];
+                const int64_t c2_begin = 0, c2_end = (127) + 1;
+                float lanes_c2[32];
                 #pragma omp simd
-                for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) lanes_c1[c1_lane] = -__builtin_inff();
-                if (c1_end - c1_begin >= 32) {
-                    const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 32 * 32;
-                    for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 32) {
+                for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) lanes_c2[c2_lane] = -__builtin_inff();
+                if (c2_end - c2_begin >= 32) {
+                    const int64_t c2_full = c2_begin + (c2_end - c2_begin) / 32 * 32;
+                    for (int64_t c2_block = c2_begin; c2_block < c2_full; c2_block += 32) {
                         #pragma omp simd
-                        for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
-                            const int64_t c1 = c1_block + c1_lane;
+                        for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
+                            const int64_t c2 = c2_block + c2_lane;
                             {
-                                [[maybe_unused]] const int64_t r0 = c1;
-                                lanes_c1[c1_lane] = akg_max_ordered(lanes_c1[c1_lane], in0[c0 * 128 + c1]);
+                                [[maybe_unused]] const int64_t r0 = c2;
+                                lanes_c2[c2_lane] = akg_max_ordered(lanes_c2[c2_lane], in0[c0 * 128 + c2]);
                             }
                         }
                         akg_end_of_lane_block();
                     }
-                    if (c1_full < c1_end) {
-                        const int64_t c1_last = c1_end - 32;
+                    if (c2_full < c2_end) {
+                        const int64_t c2_last = c2_end - 32;
                         #pragma omp simd
-                        for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
-                            const int64_t c1 = c1_last + c1_lane;
+                        for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
+                            const int64_t c2 = c2_last + c2_lane;
                             {
-                                [[maybe_unused]] const int64_t r0 = c1;
-                                lanes_c1[c1_lane] = akg_max_ordered(lanes_c1[c1_lane], akg_select(c1 >= c1_full, float(in0[c0 * 128 + c1]), float(-__builtin_inff())));
+                                [[maybe_unused]] const int64_t r0 = c2;
+                                lanes_c2[c2_lane] = akg_max_ordered(lanes_c2[c2_lane], akg_select(c2 >= c2_full, float(in0[c0 * 128 + c2]), float(-__builtin_inff())));
                             }
                         }
                     }
                 } else {
-                    for (int64_t c1 = c1_begin; c1 < c1_end; ++c1) {
+                    for (int64_t c2 = c2_begin; c2 < c2_end; ++c2) {
                         {
-                            [[maybe_unused]] const int64_t r0 = c1;
-                            lanes_c1[0] = akg_max_ordered(lanes_c1[0], in0[c0 * 128 + c1]);
+                            [[maybe_unused]] const int64_t r0 = c2;
+                            lanes_c2[0] = akg_max_ordered(lanes_c2[0], in0[c0 * 128 + c2]);
                         }
                     }
                 }
-                acc1 = akg_combine_lanes<32>(lanes_c1, [](float a, float b) { return akg_max_ordered(a, b); });
+                acc1 = akg_combine_lanes<32>(lanes_c2, [](float a, float b) { return akg_max_ordered(a, b); });
             }
             acc = akg_max_ordered(acc, acc1);
             t1[i2] = (double)(acc);
         }
-        for (int64_t c1 = 0; (c1 <= 127); c1 += 64) {
+        {
+            [[maybe_unused]] const int64_t i0 = 0;
+            [[maybe_unused]] const int64_t i1 = 0;
+            [[maybe_unused]] const int64_t i2 = (c0 + 1);
+            [[maybe_unused]] const int64_t i3 = 0;
+            float acc = t1[i2];
+            float acc1 = -__builtin_inff();
+            {
+                const int64_t c2_begin = 0, c2_end = (127) + 1;
+                float lanes_c2[32];
+                #pragma omp simd
+                for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) lanes_c2[c2_lane] = -__builtin_inff();
+                if (c2_end - c2_begin >= 32) {
+                    const int64_t c2_full = c2_begin + (c2_end - c2_begin) / 32 * 32;
+                    for (int64_t c2_block = c2_begin; c2_block < c2_full; c2_block += 32) {
+                        #pragma omp simd
+                        for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
+                            const int64_t c2 = c2_block + c2_lane;
+                            {
+                                [[maybe_unused]] const int64_t r0 = c2;
+                                lanes_c2[c2_lane] = akg_max_ordered(lanes_c2[c2_lane], in0[(c0 + INT64_C(1)) * 128 + c2]);
+                            }
+                        }
+                        akg_end_of_lane_block();
+                    }
+                    if (c2_full < c2_end) {
+                        const int64_t c2_last = c2_end - 32;
+                        #pragma omp simd
+                        for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
+                            const int64_t c2 = c2_last + c2_lane;
+                            {
+                                [[maybe_unused]] const int64_t r0 = c2;
+                                lanes_c2[c2_lane] = akg_max_ordered(lanes_c2[c2_lane], akg_select(c2 >= c2_full, float(in0[(c0 + INT64_C(1)) * 128 + c2]), float(-__builtin_inff())));
+                            }
+                        }
+                    }
+                } else {
+                    for (int64_t c2 = c2_begin; c2 < c2_end; ++c2) {
+                        {
+                            [[maybe_unused]] const int64_t r0 = c2;
+                            lanes_c2[0] = akg_max_ordered(lanes_c2[0], in0[(c0 + INT64_C(1)) * 128 + c2]);
+                        }
+                    }
+                }
+                acc1 = akg_combine_lanes<32>(lanes_c2, [](float a, float b) { return akg_max_ordered(a, b); });
+            }
+            acc = akg_max_ordered(acc, acc1);
+            t1[i2] = (double)(acc);
+        }
+        for (int64_t c2 = 0; (c2 <= 127); c2 += 64) {
             #pragma omp simd
-            for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+            for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
                 {
                     [[maybe_unused]] const int64_t i0 = 0;
                     [[maybe_unused]] const int64_t i1 = 0;
                     [[maybe_unused]] const int64_t i2 = c0;
-                    [[maybe_unused]] const int64_t i3 = (c1 + c2);
-                    t0[i2 * 128 + i3] = (float)(akg_exp_no_overflow((in0[c0 * 128 + (c1 + c2)] - ((float)t1[c0]))));
+                    [[maybe_unused]] const int64_t i3 = (c2 + c3);
+                    t0[i2 * 128 + i3] = (float)(akg_exp_no_overflow((in0[c0 * 128 + (c2 + c3)] - ((float)t1[c0]))));
+                }
+            }
+        }
+        for (int64_t c2 = 0; (c2 <= 127); c2 += 64) {
+            #pragma omp simd
+            for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+                {
+                    [[maybe_unused]] const int64_t i0 = 0;
+                    [[maybe_unused]] const int64_t i1 = 0;
+                    [[maybe_unused]] const int64_t i2 = (c0 + 1);
+                    [[maybe_unused]] const int64_t i3 = (c2 + c3);
+                    t0[i2 * 128 + i3] = (float)(akg_exp_no_overflow((in0[(c0 + INT64_C(1)) * 128 + (c2 + c3)] - ((float)t1[(c0 + INT64_C(1))]))));
                 }
             }
         }
@@ -106,68 +174,143 @@ static int akg_part1_rows_bmm_attn_scores_softmax_dropout_f32__aarch64(void *con
         {
             [[maybe_unused]] const int64_t i0 = 0;
             [[maybe_unused]] const int64_t i1 = 0;
+            [[maybe_unused]] const int64_t i2 = (c0 + 1);
+            [[maybe_unused]] const int64_t i3 = 0;
+            t2[i2] = 0.0f;
+        }
+        {
+            [[maybe_unused]] const int64_t i0 = 0;
+            [[maybe_unused]] const int64_t i1 = 0;
             [[maybe_unused]] const int64_t i2 = c0;
             [[maybe_unused]] const int64_t i3 = 0;
             float acc = t2[i2];
             float acc1 = 0.0f;
             {
-                const int64_t c1_begin = 0, c1_end = (127) + 1;
-                float lanes_c1[32];
+                const int64_t c2_begin = 0, c2_end = (127) + 1;
+                float lanes_c2[32];
                 #pragma omp simd
-                for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) lanes_c1[c1_lane] = 0.0f;
-                if (c1_end - c1_begin >= 32) {
-                    const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 32 * 32;
-                    for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 32) {
+                for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) lanes_c2[c2_lane] = 0.0f;
+                if (c2_end - c2_begin >= 32) {
+                    const int64_t c2_full = c2_begin + (c2_end - c2_begin) / 32 * 32;
+                    for (int64_t c2_block = c2_begin; c2_block < c2_full; c2_block += 32) {
                         #pragma omp simd
-                        for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
-                            const int64_t c1 = c1_block + c1_lane;
+                        for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
+                            const int64_t c2 = c2_block + c2_lane;
                             {
-                                [[maybe_unused]] const int64_t r0 = c1;
-                                lanes_c1[c1_lane] = lanes_c1[c1_lane] + t0[c0 * 128 + c1];
+                                [[maybe_unused]] const int64_t r0 = c2;
+                                lanes_c2[c2_lane] = lanes_c2[c2_lane] + t0[c0 * 128 + c2];
                             }
                         }
                         akg_end_of_lane_block();
                     }
-                    if (c1_full < c1_end) {
-                        const int64_t c1_last = c1_end - 32;
+                    if (c2_full < c2_end) {
+                        const int64_t c2_last = c2_end - 32;
                         #pragma omp simd
-                        for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
-                            const int64_t c1 = c1_last + c1_lane;
+                        for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
+                            const int64_t c2 = c2_last + c2_lane;
                             {
-                                [[maybe_unused]] const int64_t r0 = c1;
-                                lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_select(c1 >= c1_full, float(t0[c0 * 128 + c1]), float(0.0f));
+                                [[maybe_unused]] const int64_t r0 = c2;
+                                lanes_c2[c2_lane] = lanes_c2[c2_lane] + akg_select(c2 >= c2_full, float(t0[c0 * 128 + c2]), float(0.0f));
                             }
                         }
                     }
                 } else {
-                    for (int64_t c1 = c1_begin; c1 < c1_end; ++c1) {
+                    for (int64_t c2 = c2_begin; c2 < c2_end; ++c2) {
                         {
-                            [[maybe_unused]] const int64_t r0 = c1;
-                            lanes_c1[0] = lanes_c1[0] + t0[c0 * 128 + c1];
+                            [[maybe_unused]] const int64_t r0 = c2;
+                            lanes_c2[0] = lanes_c2[0] + t0[c0 * 128 + c2];
                         }
                     }
                 }
-                acc1 = akg_combine_lanes<32>(lanes_c1, [](float a, float b) { return a + b; });
+                acc1 = akg_combine_lanes<32>(lanes_c2, [](float a, float b) { return a + b; });
             }
             acc = acc + acc1;
             t2[i2] = (double)(acc);
         }
-        for (int64_t c1 = 0; (c1 <= 127); c1 += 64) {
+        {
+            [[maybe_unused]] const int64_t i0 = 0;
+            [[maybe_unused]] const int64_t i1 = 0;
+            [[maybe_unused]] const int64_t i2 = (c0 + 1);
+            [[maybe_unused]] const int64_t i3 = 0;
+            float acc = t2[i2];
+            float acc1 = 0.0f;
+            {
+                const int64_t c2_begin = 0, c2_end = (127) + 1;
+                float lanes_c2[32];
+                #pragma omp simd
+                for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) lanes_c2[c2_lane] = 0.0f;
+                if (c2_end - c2_begin >= 32) {
+                    const int64_t c2_full = c2_begin + (c2_end - c2_begin) / 32 * 32;
+                    for (int64_t c2_block = c2_begin; c2_block < c2_full; c2_block += 32) {
+                        #pragma omp simd
+                        for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
+                            const int64_t c2 = c2_block + c2_lane;
+                            {
+                                [[maybe_unused]] const int64_t r0 = c2;
+                                lanes_c2[c2_lane] = lanes_c2[c2_lane] + t0[(c0 + INT64_C(1)) * 128 + c2];
+                            }
+                        }
+                        akg_end_of_lane_block();
+                    }
+                    if (c2_full < c2_end) {
+                        const int64_t c2_last = c2_end - 32;
+                        #pragma omp simd
+                        for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
+                            const int64_t c2 = c2_last + c2_lane;
+                            {
+                                [[maybe_unused]] const int64_t r0 = c2;
+                                lanes_c2[c2_lane] = lanes_c2[c2_lane] + akg_select(c2 >= c2_full, float(t0[(c0 + INT64_C(1)) * 128 + c2]), float(0.0f));
+                            }
+                        }
+                    }
+                } else {
+                    for (int64_t c2 = c2_begin; c2 < c2_end; ++c2) {
+                        {
+                            [[maybe_unused]] const int64_t r0 = c2;
+                            lanes_c2[0] = lanes_c2[0] + t0[(c0 + INT64_C(1)) * 128 + c2];
+                        }
+                    }
+                }
+                acc1 = akg_combine_lanes<32>(lanes_c2, [](float a, float b) { return a + b; });
+            }
+            acc = acc + acc1;
+            t2[i2] = (double)(acc);
+        }
+        for (int64_t c2 = 0; (c2 <= 127); c2 += 64) {
             #pragma omp simd
-            for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+            for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
                 {
                     [[maybe_unused]] const int64_t i0 = 0;
                     [[maybe_unused]] const int64_t i1 = 0;
                     [[maybe_unused]] const int64_t i2 = c0;
-                    [[maybe_unused]] const int64_t i3 = (c1 + c2);
-                    out0[i2 * 128 + i3] = (float)((t0[c0 * 128 + (c1 + c2)] / ((float)t2[c0])));
+                    [[maybe_unused]] const int64_t i3 = (c2 + c3);
+                    out0[i2 * 128 + i3] = (float)((t0[c0 * 128 + (c2 + c3)] / ((float)t2[c0])));
                 }
                 {
                     [[maybe_unused]] const int64_t i0 = 0;
                     [[maybe_unused]] const int64_t i1 = 0;
                     [[maybe_unused]] const int64_t i2 = c0;
-                    [[maybe_unused]] const int64_t i3 = (c1 + c2);
-                    out1[i2 * 128 + i3] = (float)(((out0[c0 * 128 + (c1 + c2)] * in1[c0 * 128 + (c1 + c2)]) * 1.11111116f));
+                    [[maybe_unused]] const int64_t i3 = (c2 + c3);
+                    out1[i2 * 128 + i3] = (float)(((out0[c0 * 128 + (c2 + c3)] * in1[c0 * 128 + (c2 + c3)]) * 1.11111116f));
+                }
+            }
+        }
+        for (int64_t c2 = 0; (c2 <= 127); c2 += 64) {
+            #pragma omp simd
+            for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+                {
+                    [[maybe_unused]] const int64_t i0 = 0;
+                    [[maybe_unused]] const int64_t i1 = 0;
+                    [[maybe_unused]] const int64_t i2 = (c0 + 1);
+                    [[maybe_unused]] const int64_t i3 = (c2 + c3);
+                    out0[i2 * 128 + i3] = (float)((t0[(c0 + INT64_C(1)) * 128 + (c2 + c3)] / ((float)t2[(c0 + INT64_C(1))])));
+                }
+                {
+                    [[maybe_unused]] const int64_t i0 = 0;
+                    [[maybe_unused]] const int64_t i1 = 0;
+                    [[maybe_unused]] const int64_t i2 = (c0 + 1);
+                    [[maybe_unused]] const int64_t i3 = (c2 + c3);
+                    out1[i2 * 128 + i3] = (float)(((out0[(c0 + INT64_C(1)) * 128 + (c2 + c3)] * in1[(c0 + INT64_C(1)) * 128 + (c2 + c3)]) * 1.11111116f));
                 }
             }
         }

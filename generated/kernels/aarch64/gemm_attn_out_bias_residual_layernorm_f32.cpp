@@ -29,136 +29,157 @@ static int akg_part1_rows_gemm_attn_out_bias_residual_layernorm_f32__aarch64(voi
         free(t2);
         return AKG_STATUS_OUT_OF_MEMORY;
     }
-    for (int64_t c0 = 0; (c0 <= 7); c0 += 1) {
-        {
-            [[maybe_unused]] const int64_t i0 = c0;
-            [[maybe_unused]] const int64_t i1 = 0;
-            t1[i0] = 0.0f;
-        }
-        {
-            [[maybe_unused]] const int64_t i0 = c0;
-            [[maybe_unused]] const int64_t i1 = 0;
-            float acc = t1[i0];
-            float acc1 = 0.0f;
+    for (int64_t c0 = 0; (c0 <= 7); c0 += 2) {
+        #pragma omp simd
+        for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
             {
-                const int64_t c1_begin = 0, c1_end = (767) + 1;
-                float lanes_c1[64];
-                #pragma omp simd
-                for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) lanes_c1[c1_lane] = 0.0f;
-                if (c1_end - c1_begin >= 64) {
-                    const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 64 * 64;
-                    for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 64) {
-                        #pragma omp simd
-                        for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
-                            const int64_t c1 = c1_block + c1_lane;
-                            {
-                                [[maybe_unused]] const int64_t r0 = c1;
-                                lanes_c1[c1_lane] = lanes_c1[c1_lane] + in0[c0 * 768 + c1];
-                            }
-                        }
-                        akg_end_of_lane_block();
-                    }
-                    if (c1_full < c1_end) {
-                        const int64_t c1_last = c1_end - 64;
-                        #pragma omp simd
-                        for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
-                            const int64_t c1 = c1_last + c1_lane;
-                            {
-                                [[maybe_unused]] const int64_t r0 = c1;
-                                lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_select(c1 >= c1_full, float(in0[c0 * 768 + c1]), float(0.0f));
-                            }
-                        }
-                    }
-                } else {
-                    for (int64_t c1 = c1_begin; c1 < c1_end; ++c1) {
-                        {
-                            [[maybe_unused]] const int64_t r0 = c1;
-                            lanes_c1[0] = lanes_c1[0] + in0[c0 * 768 + c1];
-                        }
-                    }
-                }
-                acc1 = akg_combine_lanes<64>(lanes_c1, [](float a, float b) { return a + b; });
+                [[maybe_unused]] const int64_t i0 = (c0 + c1);
+                [[maybe_unused]] const int64_t i1 = 0;
+                t1[i0] = 0.0f;
             }
-            acc = acc + acc1;
-            t1[i0] = (double)(acc);
         }
-        {
-            [[maybe_unused]] const int64_t i0 = c0;
-            [[maybe_unused]] const int64_t i1 = 0;
-            t2[i0] = 0.0f;
-        }
-        {
-            [[maybe_unused]] const int64_t i0 = c0;
-            [[maybe_unused]] const int64_t i1 = 0;
-            float acc = t2[i0];
-            float acc1 = 0.0f;
+        for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
             {
-                const int64_t c1_begin = 0, c1_end = (767) + 1;
-                float lanes_c1[64];
-                #pragma omp simd
-                for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) lanes_c1[c1_lane] = 0.0f;
-                if (c1_end - c1_begin >= 64) {
-                    const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 64 * 64;
-                    for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 64) {
-                        #pragma omp simd
-                        for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
-                            const int64_t c1 = c1_block + c1_lane;
-                            {
-                                [[maybe_unused]] const int64_t r0 = c1;
-                                const float v_cse0 = (in0[c0 * 768 + c1] - (((float)t1[c0]) * 0.00130208337f));
-                                lanes_c1[c1_lane] = lanes_c1[c1_lane] + (v_cse0 * v_cse0);
-                            }
-                        }
-                        akg_end_of_lane_block();
-                    }
-                    if (c1_full < c1_end) {
-                        const int64_t c1_last = c1_end - 64;
-                        #pragma omp simd
-                        for (int64_t c1_lane = 0; c1_lane < 64; ++c1_lane) {
-                            const int64_t c1 = c1_last + c1_lane;
-                            {
-                                [[maybe_unused]] const int64_t r0 = c1;
-                                const float v_cse0 = (in0[c0 * 768 + c1] - (((float)t1[c0]) * 0.00130208337f));
-                                lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_select(c1 >= c1_full, float((v_cse0 * v_cse0)), float(0.0f));
-                            }
-                        }
-                    }
-                } else {
-                    for (int64_t c1 = c1_begin; c1 < c1_end; ++c1) {
-                        {
-                            [[maybe_unused]] const int64_t r0 = c1;
-                            const float v_cse0 = (in0[c0 * 768 + c1] - (((float)t1[c0]) * 0.00130208337f));
-                            lanes_c1[0] = lanes_c1[0] + (v_cse0 * v_cse0);
-                        }
-                    }
-                }
-                acc1 = akg_combine_lanes<64>(lanes_c1, [](float a, float b) { return a + b; });
-            }
-            acc = acc + acc1;
-            t2[i0] = (double)(acc);
-        }
-        {
-            [[maybe_unused]] const int64_t i0 = c0;
-            [[maybe_unused]] const int64_t i1 = 0;
-            out0[i0] = (float)((((float)t1[c0]) * 0.00130208337f));
-        }
-        {
-            [[maybe_unused]] const int64_t i0 = c0;
-            [[maybe_unused]] const int64_t i1 = 0;
-            out1[i0] = (float)((((float)t2[c0]) * 0.00130208337f));
-        }
-        {
-            [[maybe_unused]] const int64_t i0 = c0;
-            [[maybe_unused]] const int64_t i1 = 0;
-            t0[i0] = (float)(akg_rsqrt(((((float)t2[c0]) * 0.00130208337f) + 1.00000001e-07f)));
-        }
-        for (int64_t c1 = 0; (c1 <= 767); c1 += 64) {
-            #pragma omp simd
-            for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+                [[maybe_unused]] const int64_t i0 = (c0 + c1);
+                [[maybe_unused]] const int64_t i1 = 0;
+                float acc = t1[i0];
+                float acc1 = 0.0f;
                 {
-                    [[maybe_unused]] const int64_t i0 = c0;
-                    [[maybe_unused]] const int64_t i1 = (c1 + c2);
-                    out2[i0 * 768 + i1] = (float)((in2[(c1 + c2)] + (in1[(c1 + c2)] * (t0[c0] * (in0[c0 * 768 + (c1 + c2)] - (((float)t1[c0]) * 0.00130208337f))))));
+                    const int64_t c2_begin = 0, c2_end = (767) + 1;
+                    float lanes_c2[64];
+                    #pragma omp simd
+                    for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) lanes_c2[c2_lane] = 0.0f;
+                    if (c2_end - c2_begin >= 64) {
+                        const int64_t c2_full = c2_begin + (c2_end - c2_begin) / 64 * 64;
+                        for (int64_t c2_block = c2_begin; c2_block < c2_full; c2_block += 64) {
+                            #pragma omp simd
+                            for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) {
+                                const int64_t c2 = c2_block + c2_lane;
+                                {
+                                    [[maybe_unused]] const int64_t r0 = c2;
+                                    lanes_c2[c2_lane] = lanes_c2[c2_lane] + in0[(c0 + c1) * 768 + c2];
+                                }
+                            }
+                            akg_end_of_lane_block();
+                        }
+                        if (c2_full < c2_end) {
+                            const int64_t c2_last = c2_end - 64;
+                            #pragma omp simd
+                            for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) {
+                                const int64_t c2 = c2_last + c2_lane;
+                                {
+                                    [[maybe_unused]] const int64_t r0 = c2;
+                                    lanes_c2[c2_lane] = lanes_c2[c2_lane] + akg_select(c2 >= c2_full, float(in0[(c0 + c1) * 768 + c2]), float(0.0f));
+                                }
+                            }
+                        }
+                    } else {
+                        for (int64_t c2 = c2_begin; c2 < c2_end; ++c2) {
+                            {
+                                [[maybe_unused]] const int64_t r0 = c2;
+                                lanes_c2[0] = lanes_c2[0] + in0[(c0 + c1) * 768 + c2];
+                            }
+                        }
+                    }
+                    acc1 = akg_combine_lanes<64>(lanes_c2, [](float a, float b) { return a + b; });
+                }
+                acc = acc + acc1;
+                t1[i0] = (double)(acc);
+            }
+        }
+        #pragma omp simd
+        for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = (c0 + c1);
+                [[maybe_unused]] const int64_t i1 = 0;
+                t2[i0] = 0.0f;
+            }
+        }
+        for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = (c0 + c1);
+                [[maybe_unused]] const int64_t i1 = 0;
+                float acc = t2[i0];
+                float acc1 = 0.0f;
+                {
+                    const int64_t c2_begin = 0, c2_end = (767) + 1;
+                    float lanes_c2[64];
+                    #pragma omp simd
+                    for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) lanes_c2[c2_lane] = 0.0f;
+                    if (c2_end - c2_begin >= 64) {
+                        const int64_t c2_full = c2_begin + (c2_end - c2_begin) / 64 * 64;
+                        for (int64_t c2_block = c2_begin; c2_block < c2_full; c2_block += 64) {
+                            #pragma omp simd
+                            for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) {
+                                const int64_t c2 = c2_block + c2_lane;
+                                {
+                                    [[maybe_unused]] const int64_t r0 = c2;
+                                    const float v_cse0 = (in0[(c0 + c1) * 768 + c2] - (((float)t1[(c0 + c1)]) * 0.00130208337f));
+                                    lanes_c2[c2_lane] = lanes_c2[c2_lane] + (v_cse0 * v_cse0);
+                                }
+                            }
+                            akg_end_of_lane_block();
+                        }
+                        if (c2_full < c2_end) {
+                            const int64_t c2_last = c2_end - 64;
+                            #pragma omp simd
+                            for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) {
+                                const int64_t c2 = c2_last + c2_lane;
+                                {
+                                    [[maybe_unused]] const int64_t r0 = c2;
+                                    const float v_cse0 = (in0[(c0 + c1) * 768 + c2] - (((float)t1[(c0 + c1)]) * 0.00130208337f));
+                                    lanes_c2[c2_lane] = lanes_c2[c2_lane] + akg_select(c2 >= c2_full, float((v_cse0 * v_cse0)), float(0.0f));
+                                }
+                            }
+                        }
+                    } else {
+                        for (int64_t c2 = c2_begin; c2 < c2_end; ++c2) {
+                            {
+                                [[maybe_unused]] const int64_t r0 = c2;
+                                const float v_cse0 = (in0[(c0 + c1) * 768 + c2] - (((float)t1[(c0 + c1)]) * 0.00130208337f));
+                                lanes_c2[0] = lanes_c2[0] + (v_cse0 * v_cse0);
+                            }
+                        }
+                    }
+                    acc1 = akg_combine_lanes<64>(lanes_c2, [](float a, float b) { return a + b; });
+                }
+                acc = acc + acc1;
+                t2[i0] = (double)(acc);
+            }
+        }
+        #pragma omp simd
+        for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = (c0 + c1);
+                [[maybe_unused]] const int64_t i1 = 0;
+                out0[i0] = (float)((((float)t1[(c0 + c1)]) * 0.00130208337f));
+            }
+        }
+        #pragma omp simd
+        for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = (c0 + c1);
+                [[maybe_unused]] const int64_t i1 = 0;
+                out1[i0] = (float)((((float)t2[(c0 + c1)]) * 0.00130208337f));
+            }
+        }
+        #pragma omp simd
+        for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = (c0 + c1);
+                [[maybe_unused]] const int64_t i1 = 0;
+                t0[i0] = (float)(akg_rsqrt(((((float)t2[(c0 + c1)]) * 0.00130208337f) + 1.00000001e-07f)));
+            }
+        }
+        for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
+            for (int64_t c2 = 0; (c2 <= 767); c2 += 64) {
+                #pragma omp simd
+                for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+                    {
+                        [[maybe_unused]] const int64_t i0 = (c0 + c1);
+                        [[maybe_unused]] const int64_t i1 = (c2 + c3);
+                        out2[i0 * 768 + i1] = (float)((in2[(c2 + c3)] + (in1[(c2 + c3)] * (t0[(c0 + c1)] * (in0[(c0 + c1) * 768 + (c2 + c3)] - (((float)t1[(c0 + c1)]) * 0.00130208337f))))));
+                    }
                 }
             }
         }

@@ -35,11 +35,18 @@ static int akg_part1_rows_bmm_attn_scores_softmax_dropout_f16__x86_64_v4(void *c
         free(t3);
         return AKG_STATUS_OUT_OF_MEMORY;
     }
-    for (int64_t c0 = 0; (c0 <= 13); c0 += 1) {
+    for (int64_t c0 = 0; (c0 <= 13); c0 += 2) {
         {
             [[maybe_unused]] const int64_t i0 = 0;
             [[maybe_unused]] const int64_t i1 = 0;
             [[maybe_unused]] const int64_t i2 = c0;
+            [[maybe_unused]] const int64_t i3 = 0;
+            t2[i2] = -__builtin_inff();
+        }
+        {
+            [[maybe_unused]] const int64_t i0 = 0;
+            [[maybe_unused]] const int64_t i1 = 0;
+            [[maybe_unused]] const int64_t i2 = (c0 + 1);
             [[maybe_unused]] const int64_t i3 = 0;
             t2[i2] = -__builtin_inff();
         }
@@ -51,73 +58,152 @@ static int akg_part1_rows_bmm_attn_scores_softmax_dropout_f16__x86_64_v4(void *c
             float acc = t2[i2];
             float acc1 = -__builtin_inff();
             {
-                const int64_t c1_begin = 0, c1_end = (127) + 1;
-                float lanes_c1[32];
+                const int64_t c2_begin = 0, c2_end = (127) + 1;
+                float lanes_c2[32];
                 #pragma omp simd
-                for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) lanes_c1[c1_lane] = -__builtin_inff();
-                if (c1_end - c1_begin >= 32) {
-                    const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 32 * 32;
-                    for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 32) {
-                        float block_c1_0[32];
-                        akg_f16_to_f32_n(in0 + (((c0 * INT64_C(128)) + c1_block)), block_c1_0, 32);
+                for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) lanes_c2[c2_lane] = -__builtin_inff();
+                if (c2_end - c2_begin >= 32) {
+                    const int64_t c2_full = c2_begin + (c2_end - c2_begin) / 32 * 32;
+                    for (int64_t c2_block = c2_begin; c2_block < c2_full; c2_block += 32) {
+                        float block_c2_0[32];
+                        akg_f16_to_f32_n(in0 + (((c0 * INT64_C(128)) + c2_block)), block_c2_0, 32);
                         #pragma omp simd
-                        for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
-                            const int64_t c1 = c1_block + c1_lane;
+                        for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
+                            const int64_t c2 = c2_block + c2_lane;
                             {
-                                [[maybe_unused]] const int64_t r0 = c1;
-                                lanes_c1[c1_lane] = akg_max_ordered(lanes_c1[c1_lane], block_c1_0[c1_lane]);
+                                [[maybe_unused]] const int64_t r0 = c2;
+                                lanes_c2[c2_lane] = akg_max_ordered(lanes_c2[c2_lane], block_c2_0[c2_lane]);
                             }
                         }
                         akg_end_of_lane_block();
                     }
-                    if (c1_full < c1_end) {
-                        const int64_t c1_last = c1_end - 32;
-                        float block_c1_0[32];
-                        akg_f16_to_f32_n(in0 + (((c0 * INT64_C(128)) + c1_last)), block_c1_0, 32);
+                    if (c2_full < c2_end) {
+                        const int64_t c2_last = c2_end - 32;
+                        float block_c2_0[32];
+                        akg_f16_to_f32_n(in0 + (((c0 * INT64_C(128)) + c2_last)), block_c2_0, 32);
                         #pragma omp simd
-                        for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
-                            const int64_t c1 = c1_last + c1_lane;
+                        for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
+                            const int64_t c2 = c2_last + c2_lane;
                             {
-                                [[maybe_unused]] const int64_t r0 = c1;
-                                lanes_c1[c1_lane] = akg_max_ordered(lanes_c1[c1_lane], akg_select(c1 >= c1_full, float(block_c1_0[c1_lane]), float(-__builtin_inff())));
+                                [[maybe_unused]] const int64_t r0 = c2;
+                                lanes_c2[c2_lane] = akg_max_ordered(lanes_c2[c2_lane], akg_select(c2 >= c2_full, float(block_c2_0[c2_lane]), float(-__builtin_inff())));
                             }
                         }
                     }
                 } else {
-                    for (int64_t c1 = c1_begin; c1 < c1_end; ++c1) {
+                    for (int64_t c2 = c2_begin; c2 < c2_end; ++c2) {
                         {
-                            [[maybe_unused]] const int64_t r0 = c1;
-                            lanes_c1[0] = akg_max_ordered(lanes_c1[0], akg_f16_to_f32(in0[c0 * 128 + c1]));
+                            [[maybe_unused]] const int64_t r0 = c2;
+                            lanes_c2[0] = akg_max_ordered(lanes_c2[0], akg_f16_to_f32(in0[c0 * 128 + c2]));
                         }
                     }
                 }
-                acc1 = akg_combine_lanes<32>(lanes_c1, [](float a, float b) { return akg_max_ordered(a, b); });
+                acc1 = akg_combine_lanes<32>(lanes_c2, [](float a, float b) { return akg_max_ordered(a, b); });
+            }
+            acc = akg_max_ordered(acc, acc1);
+            t2[i2] = (double)(acc);
+        }
+        {
+            [[maybe_unused]] const int64_t i0 = 0;
+            [[maybe_unused]] const int64_t i1 = 0;
+            [[maybe_unused]] const int64_t i2 = (c0 + 1);
+            [[maybe_unused]] const int64_t i3 = 0;
+            float acc = t2[i2];
+            float acc1 = -__builtin_inff();
+            {
+                const int64_t c2_begin = 0, c2_end = (127) + 1;
+                float lanes_c2[32];
+                #pragma omp simd
+                for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) lanes_c2[c2_lane] = -__builtin_inff();
+                if (c2_end - c2_begin >= 32) {
+                    const int64_t c2_full = c2_begin + (c2_end - c2_begin) / 32 * 32;
+                    for (int64_t c2_block = c2_begin; c2_block < c2_full; c2_block += 32) {
+                        float block_c2_0[32];
+                        akg_f16_to_f32_n(in0 + ((((c0 * INT64_C(128)) + c2_block) + INT64_C(128))), block_c2_0, 32);
+                        #pragma omp simd
+                        for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
+                            const int64_t c2 = c2_block + c2_lane;
+                            {
+                                [[maybe_unused]] const int64_t r0 = c2;
+                                lanes_c2[c2_lane] = akg_max_ordered(lanes_c2[c2_lane], block_c2_0[c2_lane]);
+                            }
+                        }
+                        akg_end_of_lane_block();
+                    }
+                    if (c2_full < c2_end) {
+                        const int64_t c2_last = c2_end - 32;
+                        float block_c2_0[32];
+                        akg_f16_to_f32_n(in0 + ((((c0 * INT64_C(128)) + c2_last) + INT64_C(128))), block_c2_0, 32);
+                        #pragma omp simd
+                        for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
+                            const int64_t c2 = c2_last + c2_lane;
+                            {
+                                [[maybe_unused]] const int64_t r0 = c2;
+                                lanes_c2[c2_lane] = akg_max_ordered(lanes_c2[c2_lane], akg_select(c2 >= c2_full, float(block_c2_0[c2_lane]), float(-__builtin_inff())));
+                            }
+                        }
+                    }
+                } else {
+                    for (int64_t c2 = c2_begin; c2 < c2_end; ++c2) {
+                        {
+                            [[maybe_unused]] const int64_t r0 = c2;
+                            lanes_c2[0] = akg_max_ordered(lanes_c2[0], akg_f16_to_f32(in0[(c0 + INT64_C(1)) * 128 + c2]));
+                        }
+                    }
+                }
+                acc1 = akg_combine_lanes<32>(lanes_c2, [](float a, float b) { return akg_max_ordered(a, b); });
             }
             acc = akg_max_ordered(acc, acc1);
             t2[i2] = (double)(acc);
         }
         const float hoisted0 = ((float)t2[c0]);
-        for (int64_t c1 = 0; (c1 <= 127); c1 += 64) {
+        for (int64_t c2 = 0; (c2 <= 127); c2 += 64) {
             {
-                const int64_t c2_first = 0;
-                float block_c2_0[64];
-                akg_f16_to_f32_n(in0 + (((c0 * INT64_C(128)) + (c1 + c2_first))), block_c2_0, 64);
-                alignas(64) float rounded_c2_0[64];
+                const int64_t c3_first = 0;
+                float block_c3_0[64];
+                akg_f16_to_f32_n(in0 + (((c0 * INT64_C(128)) + (c2 + c3_first))), block_c3_0, 64);
+                alignas(64) float rounded_c3_0[64];
                 #pragma omp simd
-                for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_0[(c2 - c2_first)] = (block_c2_0[(c2 - c2_first)] - hoisted0);
-                akg_round_f16_n(rounded_c2_0, 64);
-                alignas(64) float rounded_c2_1[64];
+                for (int64_t c3 = c3_first; c3 < c3_first + 64; c3 += 1) rounded_c3_0[(c3 - c3_first)] = (block_c3_0[(c3 - c3_first)] - hoisted0);
+                akg_round_f16_n(rounded_c3_0, 64);
+                alignas(64) float rounded_c3_1[64];
                 #pragma omp simd
-                for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_1[(c2 - c2_first)] = akg_exp(rounded_c2_0[(c2 - c2_first)]);
-                akg_round_f16_n(rounded_c2_1, 64);
+                for (int64_t c3 = c3_first; c3 < c3_first + 64; c3 += 1) rounded_c3_1[(c3 - c3_first)] = akg_exp(rounded_c3_0[(c3 - c3_first)]);
+                akg_round_f16_n(rounded_c3_1, 64);
                 #pragma omp simd
-                for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+                for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
                     {
                         [[maybe_unused]] const int64_t i0 = 0;
                         [[maybe_unused]] const int64_t i1 = 0;
                         [[maybe_unused]] const int64_t i2 = c0;
-                        [[maybe_unused]] const int64_t i3 = (c1 + c2);
-                        t0[i2 * 128 + i3] = (float)(rounded_c2_1[(c2 - c2_first)]);
+                        [[maybe_unused]] const int64_t i3 = (c2 + c3);
+                        t0[i2 * 128 + i3] = (float)(rounded_c3_1[(c3 - c3_first)]);
+                    }
+                }
+            }
+        }
+        const float hoisted1 = ((float)t2[(c0 + INT64_C(1))]);
+        for (int64_t c2 = 0; (c2 <= 127); c2 += 64) {
+            {
+                const int64_t c3_first = 0;
+                float block_c3_0[64];
+                akg_f16_to_f32_n(in0 + ((((c0 * INT64_C(128)) + (c2 + c3_first)) + INT64_C(128))), block_c3_0, 64);
+                alignas(64) float rounded_c3_0[64];
+                #pragma omp simd
+                for (int64_t c3 = c3_first; c3 < c3_first + 64; c3 += 1) rounded_c3_0[(c3 - c3_first)] = (block_c3_0[(c3 - c3_first)] - hoisted1);
+                akg_round_f16_n(rounded_c3_0, 64);
+                alignas(64) float rounded_c3_1[64];
+                #pragma omp simd
+                for (int64_t c3 = c3_first; c3 < c3_first + 64; c3 += 1) rounded_c3_1[(c3 - c3_first)] = akg_exp(rounded_c3_0[(c3 - c3_first)]);
+                akg_round_f16_n(rounded_c3_1, 64);
+                #pragma omp simd
+                for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+                    {
+                        [[maybe_unused]] const int64_t i0 = 0;
+                        [[maybe_unused]] const int64_t i1 = 0;
+                        [[maybe_unused]] const int64_t i2 = (c0 + 1);
+                        [[maybe_unused]] const int64_t i3 = (c2 + c3);
+                        t0[i2 * 128 + i3] = (float)(rounded_c3_1[(c3 - c3_first)]);
                     }
                 }
             }
@@ -132,48 +218,104 @@ static int akg_part1_rows_bmm_attn_scores_softmax_dropout_f16__x86_64_v4(void *c
         {
             [[maybe_unused]] const int64_t i0 = 0;
             [[maybe_unused]] const int64_t i1 = 0;
+            [[maybe_unused]] const int64_t i2 = (c0 + 1);
+            [[maybe_unused]] const int64_t i3 = 0;
+            t3[i2] = 0.0f;
+        }
+        {
+            [[maybe_unused]] const int64_t i0 = 0;
+            [[maybe_unused]] const int64_t i1 = 0;
             [[maybe_unused]] const int64_t i2 = c0;
             [[maybe_unused]] const int64_t i3 = 0;
             float acc = t3[i2];
             float acc1 = 0.0f;
             {
-                const int64_t c1_begin = 0, c1_end = (127) + 1;
-                float lanes_c1[32];
+                const int64_t c2_begin = 0, c2_end = (127) + 1;
+                float lanes_c2[32];
                 #pragma omp simd
-                for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) lanes_c1[c1_lane] = 0.0f;
-                if (c1_end - c1_begin >= 32) {
-                    const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 32 * 32;
-                    for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 32) {
+                for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) lanes_c2[c2_lane] = 0.0f;
+                if (c2_end - c2_begin >= 32) {
+                    const int64_t c2_full = c2_begin + (c2_end - c2_begin) / 32 * 32;
+                    for (int64_t c2_block = c2_begin; c2_block < c2_full; c2_block += 32) {
                         #pragma omp simd
-                        for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
-                            const int64_t c1 = c1_block + c1_lane;
+                        for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
+                            const int64_t c2 = c2_block + c2_lane;
                             {
-                                [[maybe_unused]] const int64_t r0 = c1;
-                                lanes_c1[c1_lane] = lanes_c1[c1_lane] + ((float)t0[c0 * 128 + c1]);
+                                [[maybe_unused]] const int64_t r0 = c2;
+                                lanes_c2[c2_lane] = lanes_c2[c2_lane] + ((float)t0[c0 * 128 + c2]);
                             }
                         }
                         akg_end_of_lane_block();
                     }
-                    if (c1_full < c1_end) {
-                        const int64_t c1_last = c1_end - 32;
+                    if (c2_full < c2_end) {
+                        const int64_t c2_last = c2_end - 32;
                         #pragma omp simd
-                        for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
-                            const int64_t c1 = c1_last + c1_lane;
+                        for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
+                            const int64_t c2 = c2_last + c2_lane;
                             {
-                                [[maybe_unused]] const int64_t r0 = c1;
-                                lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_select(c1 >= c1_full, float(((float)t0[c0 * 128 + c1])), float(0.0f));
+                                [[maybe_unused]] const int64_t r0 = c2;
+                                lanes_c2[c2_lane] = lanes_c2[c2_lane] + akg_select(c2 >= c2_full, float(((float)t0[c0 * 128 + c2])), float(0.0f));
                             }
                         }
                     }
                 } else {
-                    for (int64_t c1 = c1_begin; c1 < c1_end; ++c1) {
+                    for (int64_t c2 = c2_begin; c2 < c2_end; ++c2) {
                         {
-                            [[maybe_unused]] const int64_t r0 = c1;
-                            lanes_c1[0] = lanes_c1[0] + ((float)t0[c0 * 128 + c1]);
+                            [[maybe_unused]] const int64_t r0 = c2;
+                            lanes_c2[0] = lanes_c2[0] + ((float)t0[c0 * 128 + c2]);
                         }
                     }
                 }
-                acc1 = akg_combine_lanes<32>(lanes_c1, [](float a, float b) { return a + b; });
+                acc1 = akg_combine_lanes<32>(lanes_c2, [](float a, float b) { return a + b; });
+            }
+            acc = acc + acc1;
+            t3[i2] = (double)(acc);
+        }
+        {
+            [[maybe_unused]] const int64_t i0 = 0;
+            [[maybe_unused]] const int64_t i1 = 0;
+            [[maybe_unused]] const int64_t i2 = (c0 + 1);
+            [[maybe_unused]] const int64_t i3 = 0;
+            float acc = t3[i2];
+            float acc1 = 0.0f;
+            {
+                const int64_t c2_begin = 0, c2_end = (127) + 1;
+                float lanes_c2[32];
+                #pragma omp simd
+                for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) lanes_c2[c2_lane] = 0.0f;
+                if (c2_end - c2_begin >= 32) {
+                    const int64_t c2_full = c2_begin + (c2_end - c2_begin) / 32 * 32;
+                    for (int64_t c2_block = c2_begin; c2_block < c2_full; c2_block += 32) {
+                        #pragma omp simd
+                        for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
+                            const int64_t c2 = c2_block + c2_lane;
+                            {
+                                [[maybe_unused]] const int64_t r0 = c2;
+                                lanes_c2[c2_lane] = lanes_c2[c2_lane] + ((float)t0[(c0 + INT64_C(1)) * 128 + c2]);
+                            }
+                        }
+                        akg_end_of_lane_block();
+                    }
+                    if (c2_full < c2_end) {
+                        const int64_t c2_last = c2_end - 32;
+                        #pragma omp simd
+                        for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
+                            const int64_t c2 = c2_last + c2_lane;
+                            {
+                                [[maybe_unused]] const int64_t r0 = c2;
+                                lanes_c2[c2_lane] = lanes_c2[c2_lane] + akg_select(c2 >= c2_full, float(((float)t0[(c0 + INT64_C(1)) * 128 + c2])), float(0.0f));
+                            }
+                        }
+                    }
+                } else {
+                    for (int64_t c2 = c2_begin; c2 < c2_end; ++c2) {
+                        {
+                            [[maybe_unused]] const int64_t r0 = c2;
+                            lanes_c2[0] = lanes_c2[0] + ((float)t0[(c0 + INT64_C(1)) * 128 + c2]);
+                        }
+                    }
+                }
+                acc1 = akg_combine_lanes<32>(lanes_c2, [](float a, float b) { return a + b; });
             }
             acc = acc + acc1;
             t3[i2] = (double)(acc);
@@ -185,46 +327,95 @@ static int akg_part1_rows_bmm_attn_scores_softmax_dropout_f16__x86_64_v4(void *c
             [[maybe_unused]] const int64_t i3 = 0;
             t1[i2] = (float)(akg_round_f16(((float)t3[c0])));
         }
-        const float hoisted1 = ((float)t1[c0]);
-        for (int64_t c1 = 0; (c1 <= 127); c1 += 64) {
+        {
+            [[maybe_unused]] const int64_t i0 = 0;
+            [[maybe_unused]] const int64_t i1 = 0;
+            [[maybe_unused]] const int64_t i2 = (c0 + 1);
+            [[maybe_unused]] const int64_t i3 = 0;
+            t1[i2] = (float)(akg_round_f16(((float)t3[(c0 + INT64_C(1))])));
+        }
+        const float hoisted2 = ((float)t1[c0]);
+        for (int64_t c2 = 0; (c2 <= 127); c2 += 64) {
             {
-                const int64_t c2_first = 0;
-                alignas(64) float rounded_c2_0[64];
+                const int64_t c3_first = 0;
+                alignas(64) float rounded_c3_0[64];
                 #pragma omp simd
-                for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_0[(c2 - c2_first)] = (((float)t0[c0 * 128 + (c1 + c2)]) / hoisted1);
-                akg_round_f16_n(rounded_c2_0, 64);
-                alignas(64) float rounded_c2_1[64];
+                for (int64_t c3 = c3_first; c3 < c3_first + 64; c3 += 1) rounded_c3_0[(c3 - c3_first)] = (((float)t0[c0 * 128 + (c2 + c3)]) / hoisted2);
+                akg_round_f16_n(rounded_c3_0, 64);
+                alignas(64) float rounded_c3_1[64];
                 #pragma omp simd
-                for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_1[(c2 - c2_first)] = (rounded_c2_0[(c2 - c2_first)] * 1.11132812f);
-                akg_round_f16_n(rounded_c2_1, 64);
+                for (int64_t c3 = c3_first; c3 < c3_first + 64; c3 += 1) rounded_c3_1[(c3 - c3_first)] = (rounded_c3_0[(c3 - c3_first)] * 1.11132812f);
+                akg_round_f16_n(rounded_c3_1, 64);
                 alignas(64) float blk_out2[64];
                 alignas(64) float blk_out0[64];
                 #pragma omp simd
-                for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+                for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
                     {
                         [[maybe_unused]] const int64_t i0 = 0;
                         [[maybe_unused]] const int64_t i1 = 0;
                         [[maybe_unused]] const int64_t i2 = c0;
-                        [[maybe_unused]] const int64_t i3 = (c1 + c2);
-                        blk_out2[c2] = (rounded_c2_1[(c2 - c2_first)] * akg_select<float>(akg_flt(in1[c0 * 128 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f));
+                        [[maybe_unused]] const int64_t i3 = (c2 + c3);
+                        blk_out2[c3] = (rounded_c3_1[(c3 - c3_first)] * akg_select<float>(akg_flt(in1[c0 * 128 + (c2 + c3)], 0.900146484f), 1.0f, 0.0f));
                     }
                     {
                         [[maybe_unused]] const int64_t i0 = 0;
                         [[maybe_unused]] const int64_t i1 = 0;
                         [[maybe_unused]] const int64_t i2 = c0;
-                        [[maybe_unused]] const int64_t i3 = (c1 + c2);
-                        blk_out0[c2] = (((float)t0[c0 * 128 + (c1 + c2)]) / hoisted1);
+                        [[maybe_unused]] const int64_t i3 = (c2 + c3);
+                        blk_out0[c3] = (((float)t0[c0 * 128 + (c2 + c3)]) / hoisted2);
                     }
                     {
                         [[maybe_unused]] const int64_t i0 = 0;
                         [[maybe_unused]] const int64_t i1 = 0;
                         [[maybe_unused]] const int64_t i2 = c0;
-                        [[maybe_unused]] const int64_t i3 = (c1 + c2);
-                        out1[i2 * 128 + i3] = akg_select<uint16_t>(akg_flt(in1[c0 * 128 + (c1 + c2)], 0.900146484f), 15360u, 0u);
+                        [[maybe_unused]] const int64_t i3 = (c2 + c3);
+                        out1[i2 * 128 + i3] = akg_select<uint16_t>(akg_flt(in1[c0 * 128 + (c2 + c3)], 0.900146484f), 15360u, 0u);
                     }
                 }
-                akg_f32_to_f16_n(blk_out2, out2 + (((c0 * INT64_C(128)) + c1)), 64);
-                akg_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(128)) + c1)), 64);
+                akg_f32_to_f16_n(blk_out2, out2 + (((c0 * INT64_C(128)) + c2)), 64);
+                akg_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(128)) + c2)), 64);
+            }
+        }
+        const float hoisted3 = ((float)t1[(c0 + INT64_C(1))]);
+        for (int64_t c2 = 0; (c2 <= 127); c2 += 64) {
+            {
+                const int64_t c3_first = 0;
+                alignas(64) float rounded_c3_0[64];
+                #pragma omp simd
+                for (int64_t c3 = c3_first; c3 < c3_first + 64; c3 += 1) rounded_c3_0[(c3 - c3_first)] = (((float)t0[(c0 + INT64_C(1)) * 128 + (c2 + c3)]) / hoisted3);
+                akg_round_f16_n(rounded_c3_0, 64);
+                alignas(64) float rounded_c3_1[64];
+                #pragma omp simd
+                for (int64_t c3 = c3_first; c3 < c3_first + 64; c3 += 1) rounded_c3_1[(c3 - c3_first)] = (rounded_c3_0[(c3 - c3_first)] * 1.11132812f);
+                akg_round_f16_n(rounded_c3_1, 64);
+                alignas(64) float blk_out2[64];
+                alignas(64) float blk_out0[64];
+                #pragma omp simd
+                for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+                    {
+                        [[maybe_unused]] const int64_t i0 = 0;
+                        [[maybe_unused]] const int64_t i1 = 0;
+                        [[maybe_unused]] const int64_t i2 = (c0 + 1);
+                        [[maybe_unused]] const int64_t i3 = (c2 + c3);
+                        blk_out2[c3] = (rounded_c3_1[(c3 - c3_first)] * akg_select<float>(akg_flt(in1[(c0 + INT64_C(1)) * 128 + (c2 + c3)], 0.900146484f), 1.0f, 0.0f));
+                    }
+                    {
+                        [[maybe_unused]] const int64_t i0 = 0;
+                        [[maybe_unused]] const int64_t i1 = 0;
+                        [[maybe_unused]] const int64_t i2 = (c0 + 1);
+                        [[maybe_unused]] const int64_t i3 = (c2 + c3);
+                        blk_out0[c3] = (((float)t0[(c0 + INT64_C(1)) * 128 + (c2 + c3)]) / hoisted3);
+                    }
+                    {
+                        [[maybe_unused]] const int64_t i0 = 0;
+                        [[maybe_unused]] const int64_t i1 = 0;
+                        [[maybe_unused]] const int64_t i2 = (c0 + 1);
+                        [[maybe_unused]] const int64_t i3 = (c2 + c3);
+                        out1[i2 * 128 + i3] = akg_select<uint16_t>(akg_flt(in1[(c0 + INT64_C(1)) * 128 + (c2 + c3)], 0.900146484f), 15360u, 0u);
+                    }
+                }
+                akg_f32_to_f16_n(blk_out2, out2 + ((((c0 * INT64_C(128)) + c2) + INT64_C(128))), 64);
+                akg_f32_to_f16_n(blk_out0, out0 + ((((c0 * INT64_C(128)) + c2) + INT64_C(128))), 64);
             }
         }
     }
@@ -264,197 +455,386 @@ static int akg_part1_last_rows_bmm_attn_scores_softmax_dropout_f16__x86_64_v4(vo
         free(t3);
         return AKG_STATUS_OUT_OF_MEMORY;
     }
-    for (int64_t c0 = 0; (c0 <= 1); c0 += 1) {
+    {
+        [[maybe_unused]] const int64_t i0 = 0;
+        [[maybe_unused]] const int64_t i1 = 0;
+        [[maybe_unused]] const int64_t i2 = 0;
+        [[maybe_unused]] const int64_t i3 = 0;
+        t2[i2] = -__builtin_inff();
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = 0;
+        [[maybe_unused]] const int64_t i1 = 0;
+        [[maybe_unused]] const int64_t i2 = 1;
+        [[maybe_unused]] const int64_t i3 = 0;
+        t2[i2] = -__builtin_inff();
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = 0;
+        [[maybe_unused]] const int64_t i1 = 0;
+        [[maybe_unused]] const int64_t i2 = 0;
+        [[maybe_unused]] const int64_t i3 = 0;
+        float acc = t2[i2];
+        float acc1 = -__builtin_inff();
         {
-            [[maybe_unused]] const int64_t i0 = 0;
-            [[maybe_unused]] const int64_t i1 = 0;
-            [[maybe_unused]] const int64_t i2 = c0;
-            [[maybe_unused]] const int64_t i3 = 0;
-            t2[i2] = -__builtin_inff();
-        }
-        {
-            [[maybe_unused]] const int64_t i0 = 0;
-            [[maybe_unused]] const int64_t i1 = 0;
-            [[maybe_unused]] const int64_t i2 = c0;
-            [[maybe_unused]] const int64_t i3 = 0;
-            float acc = t2[i2];
-            float acc1 = -__builtin_inff();
-            {
-                const int64_t c1_begin = 0, c1_end = (127) + 1;
-                float lanes_c1[32];
-                #pragma omp simd
-                for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) lanes_c1[c1_lane] = -__builtin_inff();
-                if (c1_end - c1_begin >= 32) {
-                    const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 32 * 32;
-                    for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 32) {
-                        float block_c1_0[32];
-                        akg_f16_to_f32_n(in0 + (((c0 * INT64_C(128)) + c1_block)), block_c1_0, 32);
-                        #pragma omp simd
-                        for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
-                            const int64_t c1 = c1_block + c1_lane;
-                            {
-                                [[maybe_unused]] const int64_t r0 = c1;
-                                lanes_c1[c1_lane] = akg_max_ordered(lanes_c1[c1_lane], block_c1_0[c1_lane]);
-                            }
-                        }
-                        akg_end_of_lane_block();
-                    }
-                    if (c1_full < c1_end) {
-                        const int64_t c1_last = c1_end - 32;
-                        float block_c1_0[32];
-                        akg_f16_to_f32_n(in0 + (((c0 * INT64_C(128)) + c1_last)), block_c1_0, 32);
-                        #pragma omp simd
-                        for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
-                            const int64_t c1 = c1_last + c1_lane;
-                            {
-                                [[maybe_unused]] const int64_t r0 = c1;
-                                lanes_c1[c1_lane] = akg_max_ordered(lanes_c1[c1_lane], akg_select(c1 >= c1_full, float(block_c1_0[c1_lane]), float(-__builtin_inff())));
-                            }
-                        }
-                    }
-                } else {
-                    for (int64_t c1 = c1_begin; c1 < c1_end; ++c1) {
+            const int64_t c2_begin = 0, c2_end = (127) + 1;
+            float lanes_c2[32];
+            #pragma omp simd
+            for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) lanes_c2[c2_lane] = -__builtin_inff();
+            if (c2_end - c2_begin >= 32) {
+                const int64_t c2_full = c2_begin + (c2_end - c2_begin) / 32 * 32;
+                for (int64_t c2_block = c2_begin; c2_block < c2_full; c2_block += 32) {
+                    float block_c2_0[32];
+                    akg_f16_to_f32_n(in0 + (c2_block), block_c2_0, 32);
+                    #pragma omp simd
+                    for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
+                        const int64_t c2 = c2_block + c2_lane;
                         {
-                            [[maybe_unused]] const int64_t r0 = c1;
-                            lanes_c1[0] = akg_max_ordered(lanes_c1[0], akg_f16_to_f32(in0[c0 * 128 + c1]));
+                            [[maybe_unused]] const int64_t r0 = c2;
+                            lanes_c2[c2_lane] = akg_max_ordered(lanes_c2[c2_lane], block_c2_0[c2_lane]);
                         }
                     }
+                    akg_end_of_lane_block();
                 }
-                acc1 = akg_combine_lanes<32>(lanes_c1, [](float a, float b) { return akg_max_ordered(a, b); });
-            }
-            acc = akg_max_ordered(acc, acc1);
-            t2[i2] = (double)(acc);
-        }
-        const float hoisted0 = ((float)t2[c0]);
-        for (int64_t c1 = 0; (c1 <= 127); c1 += 64) {
-            {
-                const int64_t c2_first = 0;
-                float block_c2_0[64];
-                akg_f16_to_f32_n(in0 + (((c0 * INT64_C(128)) + (c1 + c2_first))), block_c2_0, 64);
-                alignas(64) float rounded_c2_0[64];
-                #pragma omp simd
-                for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_0[(c2 - c2_first)] = (block_c2_0[(c2 - c2_first)] - hoisted0);
-                akg_round_f16_n(rounded_c2_0, 64);
-                alignas(64) float rounded_c2_1[64];
-                #pragma omp simd
-                for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_1[(c2 - c2_first)] = akg_exp(rounded_c2_0[(c2 - c2_first)]);
-                akg_round_f16_n(rounded_c2_1, 64);
-                #pragma omp simd
-                for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
-                    {
-                        [[maybe_unused]] const int64_t i0 = 0;
-                        [[maybe_unused]] const int64_t i1 = 0;
-                        [[maybe_unused]] const int64_t i2 = c0;
-                        [[maybe_unused]] const int64_t i3 = (c1 + c2);
-                        t0[i2 * 128 + i3] = (float)(rounded_c2_1[(c2 - c2_first)]);
-                    }
-                }
-            }
-        }
-        {
-            [[maybe_unused]] const int64_t i0 = 0;
-            [[maybe_unused]] const int64_t i1 = 0;
-            [[maybe_unused]] const int64_t i2 = c0;
-            [[maybe_unused]] const int64_t i3 = 0;
-            t3[i2] = 0.0f;
-        }
-        {
-            [[maybe_unused]] const int64_t i0 = 0;
-            [[maybe_unused]] const int64_t i1 = 0;
-            [[maybe_unused]] const int64_t i2 = c0;
-            [[maybe_unused]] const int64_t i3 = 0;
-            float acc = t3[i2];
-            float acc1 = 0.0f;
-            {
-                const int64_t c1_begin = 0, c1_end = (127) + 1;
-                float lanes_c1[32];
-                #pragma omp simd
-                for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) lanes_c1[c1_lane] = 0.0f;
-                if (c1_end - c1_begin >= 32) {
-                    const int64_t c1_full = c1_begin + (c1_end - c1_begin) / 32 * 32;
-                    for (int64_t c1_block = c1_begin; c1_block < c1_full; c1_block += 32) {
-                        #pragma omp simd
-                        for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
-                            const int64_t c1 = c1_block + c1_lane;
-                            {
-                                [[maybe_unused]] const int64_t r0 = c1;
-                                lanes_c1[c1_lane] = lanes_c1[c1_lane] + ((float)t0[c0 * 128 + c1]);
-                            }
-                        }
-                        akg_end_of_lane_block();
-                    }
-                    if (c1_full < c1_end) {
-                        const int64_t c1_last = c1_end - 32;
-                        #pragma omp simd
-                        for (int64_t c1_lane = 0; c1_lane < 32; ++c1_lane) {
-                            const int64_t c1 = c1_last + c1_lane;
-                            {
-                                [[maybe_unused]] const int64_t r0 = c1;
-                                lanes_c1[c1_lane] = lanes_c1[c1_lane] + akg_select(c1 >= c1_full, float(((float)t0[c0 * 128 + c1])), float(0.0f));
-                            }
-                        }
-                    }
-                } else {
-                    for (int64_t c1 = c1_begin; c1 < c1_end; ++c1) {
+                if (c2_full < c2_end) {
+                    const int64_t c2_last = c2_end - 32;
+                    float block_c2_0[32];
+                    akg_f16_to_f32_n(in0 + (c2_last), block_c2_0, 32);
+                    #pragma omp simd
+                    for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
+                        const int64_t c2 = c2_last + c2_lane;
                         {
-                            [[maybe_unused]] const int64_t r0 = c1;
-                            lanes_c1[0] = lanes_c1[0] + ((float)t0[c0 * 128 + c1]);
+                            [[maybe_unused]] const int64_t r0 = c2;
+                            lanes_c2[c2_lane] = akg_max_ordered(lanes_c2[c2_lane], akg_select(c2 >= c2_full, float(block_c2_0[c2_lane]), float(-__builtin_inff())));
                         }
                     }
                 }
-                acc1 = akg_combine_lanes<32>(lanes_c1, [](float a, float b) { return a + b; });
-            }
-            acc = acc + acc1;
-            t3[i2] = (double)(acc);
-        }
-        {
-            [[maybe_unused]] const int64_t i0 = 0;
-            [[maybe_unused]] const int64_t i1 = 0;
-            [[maybe_unused]] const int64_t i2 = c0;
-            [[maybe_unused]] const int64_t i3 = 0;
-            t1[i2] = (float)(akg_round_f16(((float)t3[c0])));
-        }
-        const float hoisted1 = ((float)t1[c0]);
-        for (int64_t c1 = 0; (c1 <= 127); c1 += 64) {
-            {
-                const int64_t c2_first = 0;
-                alignas(64) float rounded_c2_0[64];
-                #pragma omp simd
-                for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_0[(c2 - c2_first)] = (((float)t0[c0 * 128 + (c1 + c2)]) / hoisted1);
-                akg_round_f16_n(rounded_c2_0, 64);
-                alignas(64) float rounded_c2_1[64];
-                #pragma omp simd
-                for (int64_t c2 = c2_first; c2 < c2_first + 64; c2 += 1) rounded_c2_1[(c2 - c2_first)] = (rounded_c2_0[(c2 - c2_first)] * 1.11132812f);
-                akg_round_f16_n(rounded_c2_1, 64);
-                alignas(64) float blk_out2[64];
-                alignas(64) float blk_out0[64];
-                #pragma omp simd
-                for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+            } else {
+                for (int64_t c2 = c2_begin; c2 < c2_end; ++c2) {
                     {
-                        [[maybe_unused]] const int64_t i0 = 0;
-                        [[maybe_unused]] const int64_t i1 = 0;
-                        [[maybe_unused]] const int64_t i2 = c0;
-                        [[maybe_unused]] const int64_t i3 = (c1 + c2);
-                        blk_out2[c2] = (rounded_c2_1[(c2 - c2_first)] * akg_select<float>(akg_flt(in1[c0 * 128 + (c1 + c2)], 0.900146484f), 1.0f, 0.0f));
-                    }
-                    {
-                        [[maybe_unused]] const int64_t i0 = 0;
-                        [[maybe_unused]] const int64_t i1 = 0;
-                        [[maybe_unused]] const int64_t i2 = c0;
-                        [[maybe_unused]] const int64_t i3 = (c1 + c2);
-                        blk_out0[c2] = (((float)t0[c0 * 128 + (c1 + c2)]) / hoisted1);
-                    }
-                    {
-                        [[maybe_unused]] const int64_t i0 = 0;
-                        [[maybe_unused]] const int64_t i1 = 0;
-                        [[maybe_unused]] const int64_t i2 = c0;
-                        [[maybe_unused]] const int64_t i3 = (c1 + c2);
-                        out1[i2 * 128 + i3] = akg_select<uint16_t>(akg_flt(in1[c0 * 128 + (c1 + c2)], 0.900146484f), 15360u, 0u);
+                        [[maybe_unused]] const int64_t r0 = c2;
+                        lanes_c2[0] = akg_max_ordered(lanes_c2[0], akg_f16_to_f32(in0[INT64_C(0) * 128 + c2]));
                     }
                 }
-                akg_f32_to_f16_n(blk_out2, out2 + (((c0 * INT64_C(128)) + c1)), 64);
-                akg_f32_to_f16_n(blk_out0, out0 + (((c0 * INT64_C(128)) + c1)), 64);
             }
+            acc1 = akg_combine_lanes<32>(lanes_c2, [](float a, float b) { return akg_max_ordered(a, b); });
+        }
+        acc = akg_max_ordered(acc, acc1);
+        t2[i2] = (double)(acc);
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = 0;
+        [[maybe_unused]] const int64_t i1 = 0;
+        [[maybe_unused]] const int64_t i2 = 1;
+        [[maybe_unused]] const int64_t i3 = 0;
+        float acc = t2[i2];
+        float acc1 = -__builtin_inff();
+        {
+            const int64_t c2_begin = 0, c2_end = (127) + 1;
+            float lanes_c2[32];
+            #pragma omp simd
+            for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) lanes_c2[c2_lane] = -__builtin_inff();
+            if (c2_end - c2_begin >= 32) {
+                const int64_t c2_full = c2_begin + (c2_end - c2_begin) / 32 * 32;
+                for (int64_t c2_block = c2_begin; c2_block < c2_full; c2_block += 32) {
+                    float block_c2_0[32];
+                    akg_f16_to_f32_n(in0 + ((c2_block + INT64_C(128))), block_c2_0, 32);
+                    #pragma omp simd
+                    for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
+                        const int64_t c2 = c2_block + c2_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c2;
+                            lanes_c2[c2_lane] = akg_max_ordered(lanes_c2[c2_lane], block_c2_0[c2_lane]);
+                        }
+                    }
+                    akg_end_of_lane_block();
+                }
+                if (c2_full < c2_end) {
+                    const int64_t c2_last = c2_end - 32;
+                    float block_c2_0[32];
+                    akg_f16_to_f32_n(in0 + ((c2_last + INT64_C(128))), block_c2_0, 32);
+                    #pragma omp simd
+                    for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
+                        const int64_t c2 = c2_last + c2_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c2;
+                            lanes_c2[c2_lane] = akg_max_ordered(lanes_c2[c2_lane], akg_select(c2 >= c2_full, float(block_c2_0[c2_lane]), float(-__builtin_inff())));
+                        }
+                    }
+                }
+            } else {
+                for (int64_t c2 = c2_begin; c2 < c2_end; ++c2) {
+                    {
+                        [[maybe_unused]] const int64_t r0 = c2;
+                        lanes_c2[0] = akg_max_ordered(lanes_c2[0], akg_f16_to_f32(in0[INT64_C(1) * 128 + c2]));
+                    }
+                }
+            }
+            acc1 = akg_combine_lanes<32>(lanes_c2, [](float a, float b) { return akg_max_ordered(a, b); });
+        }
+        acc = akg_max_ordered(acc, acc1);
+        t2[i2] = (double)(acc);
+    }
+    const float hoisted0 = ((float)t2[INT64_C(0)]);
+    for (int64_t c2 = 0; (c2 <= 127); c2 += 64) {
+        {
+            const int64_t c3_first = 0;
+            float block_c3_0[64];
+            akg_f16_to_f32_n(in0 + ((c2 + c3_first)), block_c3_0, 64);
+            alignas(64) float rounded_c3_0[64];
+            #pragma omp simd
+            for (int64_t c3 = c3_first; c3 < c3_first + 64; c3 += 1) rounded_c3_0[(c3 - c3_first)] = (block_c3_0[(c3 - c3_first)] - hoisted0);
+            akg_round_f16_n(rounded_c3_0, 64);
+            alignas(64) float rounded_c3_1[64];
+            #pragma omp simd
+            for (int64_t c3 = c3_first; c3 < c3_first + 64; c3 += 1) rounded_c3_1[(c3 - c3_first)] = akg_exp(rounded_c3_0[(c3 - c3_first)]);
+            akg_round_f16_n(rounded_c3_1, 64);
+            #pragma omp simd
+            for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+                {
+                    [[maybe_unused]] const int64_t i0 = 0;
+                    [[maybe_unused]] const int64_t i1 = 0;
+                    [[maybe_unused]] const int64_t i2 = 0;
+                    [[maybe_unused]] const int64_t i3 = (c2 + c3);
+                    t0[i2 * 128 + i3] = (float)(rounded_c3_1[(c3 - c3_first)]);
+                }
+            }
+        }
+    }
+    const float hoisted1 = ((float)t2[INT64_C(1)]);
+    for (int64_t c2 = 0; (c2 <= 127); c2 += 64) {
+        {
+            const int64_t c3_first = 0;
+            float block_c3_0[64];
+            akg_f16_to_f32_n(in0 + (((c2 + c3_first) + INT64_C(128))), block_c3_0, 64);
+            alignas(64) float rounded_c3_0[64];
+            #pragma omp simd
+            for (int64_t c3 = c3_first; c3 < c3_first + 64; c3 += 1) rounded_c3_0[(c3 - c3_first)] = (block_c3_0[(c3 - c3_first)] - hoisted1);
+            akg_round_f16_n(rounded_c3_0, 64);
+            alignas(64) float rounded_c3_1[64];
+            #pragma omp simd
+            for (int64_t c3 = c3_first; c3 < c3_first + 64; c3 += 1) rounded_c3_1[(c3 - c3_first)] = akg_exp(rounded_c3_0[(c3 - c3_first)]);
+            akg_round_f16_n(rounded_c3_1, 64);
+            #pragma omp simd
+            for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+                {
+                    [[maybe_unused]] const int64_t i0 = 0;
+                    [[maybe_unused]] const int64_t i1 = 0;
+                    [[maybe_unused]] const int64_t i2 = 1;
+                    [[maybe_unused]] const int64_t i3 = (c2 + c3);
+                    t0[i2 * 128 + i3] = (float)(rounded_c3_1[(c3 - c3_first)]);
+                }
+            }
+        }
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = 0;
+        [[maybe_unused]] const int64_t i1 = 0;
+        [[maybe_unused]] const int64_t i2 = 0;
+        [[maybe_unused]] const int64_t i3 = 0;
+        t3[i2] = 0.0f;
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = 0;
+        [[maybe_unused]] const int64_t i1 = 0;
+        [[maybe_unused]] const int64_t i2 = 1;
+        [[maybe_unused]] const int64_t i3 = 0;
+        t3[i2] = 0.0f;
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = 0;
+        [[maybe_unused]] const int64_t i1 = 0;
+        [[maybe_unused]] const int64_t i2 = 0;
+        [[maybe_unused]] const int64_t i3 = 0;
+        float acc = t3[i2];
+        float acc1 = 0.0f;
+        {
+            const int64_t c2_begin = 0, c2_end = (127) + 1;
+            float lanes_c2[32];
+            #pragma omp simd
+            for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) lanes_c2[c2_lane] = 0.0f;
+            if (c2_end - c2_begin >= 32) {
+                const int64_t c2_full = c2_begin + (c2_end - c2_begin) / 32 * 32;
+                for (int64_t c2_block = c2_begin; c2_block < c2_full; c2_block += 32) {
+                    #pragma omp simd
+                    for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
+                        const int64_t c2 = c2_block + c2_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c2;
+                            lanes_c2[c2_lane] = lanes_c2[c2_lane] + ((float)t0[INT64_C(0) * 128 + c2]);
+                        }
+                    }
+                    akg_end_of_lane_block();
+                }
+                if (c2_full < c2_end) {
+                    const int64_t c2_last = c2_end - 32;
+                    #pragma omp simd
+                    for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
+                        const int64_t c2 = c2_last + c2_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c2;
+                            lanes_c2[c2_lane] = lanes_c2[c2_lane] + akg_select(c2 >= c2_full, float(((float)t0[INT64_C(0) * 128 + c2])), float(0.0f));
+                        }
+                    }
+                }
+            } else {
+                for (int64_t c2 = c2_begin; c2 < c2_end; ++c2) {
+                    {
+                        [[maybe_unused]] const int64_t r0 = c2;
+                        lanes_c2[0] = lanes_c2[0] + ((float)t0[INT64_C(0) * 128 + c2]);
+                    }
+                }
+            }
+            acc1 = akg_combine_lanes<32>(lanes_c2, [](float a, float b) { return a + b; });
+        }
+        acc = acc + acc1;
+        t3[i2] = (double)(acc);
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = 0;
+        [[maybe_unused]] const int64_t i1 = 0;
+        [[maybe_unused]] const int64_t i2 = 1;
+        [[maybe_unused]] const int64_t i3 = 0;
+        float acc = t3[i2];
+        float acc1 = 0.0f;
+        {
+            const int64_t c2_begin = 0, c2_end = (127) + 1;
+            float lanes_c2[32];
+            #pragma omp simd
+            for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) lanes_c2[c2_lane] = 0.0f;
+            if (c2_end - c2_begin >= 32) {
+                const int64_t c2_full = c2_begin + (c2_end - c2_begin) / 32 * 32;
+                for (int64_t c2_block = c2_begin; c2_block < c2_full; c2_block += 32) {
+                    #pragma omp simd
+                    for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
+                        const int64_t c2 = c2_block + c2_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c2;
+                            lanes_c2[c2_lane] = lanes_c2[c2_lane] + ((float)t0[INT64_C(1) * 128 + c2]);
+                        }
+                    }
+                    akg_end_of_lane_block();
+                }
+                if (c2_full < c2_end) {
+                    const int64_t c2_last = c2_end - 32;
+                    #pragma omp simd
+                    for (int64_t c2_lane = 0; c2_lane < 32; ++c2_lane) {
+                        const int64_t c2 = c2_last + c2_lane;
+                        {
+                            [[maybe_unused]] const int64_t r0 = c2;
+                            lanes_c2[c2_lane] = lanes_c2[c2_lane] + akg_select(c2 >= c2_full, float(((float)t0[INT64_C(1) * 128 + c2])), float(0.0f));
+                        }
+                    }
+                }
+            } else {
+                for (int64_t c2 = c2_begin; c2 < c2_end; ++c2) {
+                    {
+                        [[maybe_unused]] const int64_t r0 = c2;
+                        lanes_c2[0] = lanes_c2[0] + ((float)t0[INT64_C(1) * 128 + c2]);
+                    }
+                }
+            }
+            acc1 = akg_combine_lanes<32>(lanes_c2, [](float a, float b) { return a + b; });
+        }
+        acc = acc + acc1;
+        t3[i2] = (double)(acc);
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = 0;
+        [[maybe_unused]] const int64_t i1 = 0;
+        [[maybe_unused]] const int64_t i2 = 0;
+        [[maybe_unused]] const int64_t i3 = 0;
+        t1[i2] = (float)(akg_round_f16_scalar(((float)t3[INT64_C(0)])));
+    }
+    {
+        [[maybe_unused]] const int64_t i0 = 0;
+        [[maybe_unused]] const int64_t i1 = 0;
+        [[maybe_unused]] const int64_t i2 = 1;
+        [[maybe_unused]] const int64_t i3 = 0;
+        t1[i2] = (float)(akg_round_f16_scalar(((float)t3[INT64_C(1)])));
+    }
+    const float hoisted2 = ((float)t1[INT64_C(0)]);
+    for (int64_t c2 = 0; (c2 <= 127); c2 += 64) {
+        {
+            const int64_t c3_first = 0;
+            alignas(64) float rounded_c3_0[64];
+            #pragma omp simd
+            for (int64_t c3 = c3_first; c3 < c3_first + 64; c3 += 1) rounded_c3_0[(c3 - c3_first)] = (((float)t0[INT64_C(0) * 128 + (c2 + c3)]) / hoisted2);
+            akg_round_f16_n(rounded_c3_0, 64);
+            alignas(64) float rounded_c3_1[64];
+            #pragma omp simd
+            for (int64_t c3 = c3_first; c3 < c3_first + 64; c3 += 1) rounded_c3_1[(c3 - c3_first)] = (rounded_c3_0[(c3 - c3_first)] * 1.11132812f);
+            akg_round_f16_n(rounded_c3_1, 64);
+            alignas(64) float blk_out2[64];
+            alignas(64) float blk_out0[64];
+            #pragma omp simd
+            for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+                {
+                    [[maybe_unused]] const int64_t i0 = 0;
+                    [[maybe_unused]] const int64_t i1 = 0;
+                    [[maybe_unused]] const int64_t i2 = 0;
+                    [[maybe_unused]] const int64_t i3 = (c2 + c3);
+                    blk_out2[c3] = (rounded_c3_1[(c3 - c3_first)] * akg_select<float>(akg_flt(in1[INT64_C(0) * 128 + (c2 + c3)], 0.900146484f), 1.0f, 0.0f));
+                }
+                {
+                    [[maybe_unused]] const int64_t i0 = 0;
+                    [[maybe_unused]] const int64_t i1 = 0;
+                    [[maybe_unused]] const int64_t i2 = 0;
+                    [[maybe_unused]] const int64_t i3 = (c2 + c3);
+                    blk_out0[c3] = (((float)t0[INT64_C(0) * 128 + (c2 + c3)]) / hoisted2);
+                }
+                {
+                    [[maybe_unused]] const int64_t i0 = 0;
+                    [[maybe_unused]] const int64_t i1 = 0;
+                    [[maybe_unused]] const int64_t i2 = 0;
+                    [[maybe_unused]] const int64_t i3 = (c2 + c3);
+                    out1[i2 * 128 + i3] = akg_select<uint16_t>(akg_flt(in1[INT64_C(0) * 128 + (c2 + c3)], 0.900146484f), 15360u, 0u);
+                }
+            }
+            akg_f32_to_f16_n(blk_out2, out2 + (c2), 64);
+            akg_f32_to_f16_n(blk_out0, out0 + (c2), 64);
+        }
+    }
+    const float hoisted3 = ((float)t1[INT64_C(1)]);
+    for (int64_t c2 = 0; (c2 <= 127); c2 += 64) {
+        {
+            const int64_t c3_first = 0;
+            alignas(64) float rounded_c3_0[64];
+            #pragma omp simd
+            for (int64_t c3 = c3_first; c3 < c3_first + 64; c3 += 1) rounded_c3_0[(c3 - c3_first)] = (((float)t0[INT64_C(1) * 128 + (c2 + c3)]) / hoisted3);
+            akg_round_f16_n(rounded_c3_0, 64);
+            alignas(64) float rounded_c3_1[64];
+            #pragma omp simd
+            for (int64_t c3 = c3_first; c3 < c3_first + 64; c3 += 1) rounded_c3_1[(c3 - c3_first)] = (rounded_c3_0[(c3 - c3_first)] * 1.11132812f);
+            akg_round_f16_n(rounded_c3_1, 64);
+            alignas(64) float blk_out2[64];
+            alignas(64) float blk_out0[64];
+            #pragma omp simd
+            for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+                {
+                    [[maybe_unused]] const int64_t i0 = 0;
+                    [[maybe_unused]] const int64_t i1 = 0;
+                    [[maybe_unused]] const int64_t i2 = 1;
+                    [[maybe_unused]] const int64_t i3 = (c2 + c3);
+                    blk_out2[c3] = (rounded_c3_1[(c3 - c3_first)] * akg_select<float>(akg_flt(in1[INT64_C(1) * 128 + (c2 + c3)], 0.900146484f), 1.0f, 0.0f));
+                }
+                {
+                    [[maybe_unused]] const int64_t i0 = 0;
+                    [[maybe_unused]] const int64_t i1 = 0;
+                    [[maybe_unused]] const int64_t i2 = 1;
+                    [[maybe_unused]] const int64_t i3 = (c2 + c3);
+                    blk_out0[c3] = (((float)t0[INT64_C(1) * 128 + (c2 + c3)]) / hoisted3);
+                }
+                {
+                    [[maybe_unused]] const int64_t i0 = 0;
+                    [[maybe_unused]] const int64_t i1 = 0;
+                    [[maybe_unused]] const int64_t i2 = 1;
+                    [[maybe_unused]] const int64_t i3 = (c2 + c3);
+                    out1[i2 * 128 + i3] = akg_select<uint16_t>(akg_flt(in1[INT64_C(1) * 128 + (c2 + c3)], 0.900146484f), 15360u, 0u);
+                }
+            }
+            akg_f32_to_f16_n(blk_out2, out2 + ((c2 + INT64_C(128))), 64);
+            akg_f32_to_f16_n(blk_out0, out0 + ((c2 + INT64_C(128))), 64);
         }
     }
     free(t2);

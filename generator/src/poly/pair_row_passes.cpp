@@ -94,6 +94,24 @@ isl_schedule_node *parallel_row_band(isl_schedule_node *mark) {
     return nullptr;
 }
 
+// In a serial kernel (a GEMM's row part, run on a slice of rows inside the GEMM's threads) the
+// outermost band of rows over its passes, which stands for the parallel loop: a copy, or null.
+isl_schedule_node *serial_row_band(isl_schedule_node *node) {
+    if (isl_schedule_node_get_type(node) != isl_schedule_node_band) return nullptr;
+    isl_schedule_node *up = isl_schedule_node_copy(node);
+    bool outermost = true;
+    while (outermost && isl_schedule_node_has_parent(up) == isl_bool_true) {
+        up = isl_schedule_node_parent(up);
+        outermost = isl_schedule_node_get_type(up) != isl_schedule_node_band;
+    }
+    isl_schedule_node_free(up);
+    if (!outermost) return nullptr;
+    isl_schedule_node *band = isl_schedule_node_copy(node);
+    if (coincident_band_over_passes(band)) return band;
+    isl_schedule_node_free(band);
+    return nullptr;
+}
+
 struct Context {
     PolyModel *model;
     const ScheduleOptions *options;
@@ -102,7 +120,8 @@ struct Context {
 isl_schedule_node *pair_under_mark(isl_schedule_node *node, void *user) {
     const Context &c = *static_cast<const Context *>(user);
     PolyModel &m = *c.model;
-    isl_schedule_node *band = parallel_row_band(node);
+    const bool serial = !c.options->parallel;
+    isl_schedule_node *band = serial ? serial_row_band(node) : parallel_row_band(node);
     if (!band) return node;
     const int inner = static_cast<int>(isl_schedule_node_band_n_member(band)) - 1;
     std::vector<int64_t> strides = member_strides(m, band);
@@ -125,7 +144,8 @@ isl_schedule_node *pair_under_mark(isl_schedule_node *node, void *user) {
     bool after = has_reduction_below(m, band) && pass_after_a_reduction(m, band);
     bool short_rows = row_elements <= kShortRowElements;
     bool apply = row_bytes > 0 && row_bytes <= c.options->paired_row_max_bytes && after && (short_rows || row_inputs(m, band) == 1) &&
-                 member_extent(band, inner) >= kRowsPerIteration * kMinIterationsPerThreadAfterPairing * c.options->threads && !groups_short_rows(m, band);
+                 member_extent(band, inner) >= kRowsPerIteration * (serial ? 1 : kMinIterationsPerThreadAfterPairing * c.options->threads) &&
+                 !groups_short_rows(m, band);
     if (!apply) {
         isl_schedule_node_free(band);
         return node;
@@ -142,7 +162,9 @@ isl_schedule_node *pair_under_mark(isl_schedule_node *node, void *user) {
     bool unrolled = short_rows || largest_element_bytes(m) == 2;
     isl_multi_union_pw_aff *point = nullptr;
     isl_schedule_node *sequence = tile_and_take_point_band(band, kRowsPerIteration, &point);
-    return run_passes_for_the_tile(sequence, point, true, unrolled);
+    isl_schedule_node *above = run_passes_for_the_tile(sequence, point, true, unrolled);
+    // Back at the position of `node`: the mark, or (serial) the tiled band below its parent.
+    return serial ? isl_schedule_node_child(above, 0) : above;
 }
 
 } // namespace

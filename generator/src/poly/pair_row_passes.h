@@ -8,7 +8,8 @@ namespace akg {
 // combined, the last pass waits for the variance. One row at a time, an out-of-order core has
 // little else to run meanwhile.
 //
-// Under a parallel band over rows (every member coincident, the innermost one the rows) whose
+// Under a parallel band over rows (in a serial kernel, such as a GEMM's row part run on a slice
+// of rows, its outermost band; every member coincident, the innermost one the rows) whose
 // body is a sequence of passes where one needs the result of a reduction, and whose rows are
 // short (16 KiB or less of the largest tensor), reading one row input or rows of at most 256
 // elements, this pass tiles the innermost member by two and moves the point loop into every
