@@ -1474,19 +1474,31 @@ def _(s):
          '(its rows of 768 are one column panel of the GEMM): y, mean and variance, and the '
          'LayerNorm input saved for the backward')
 def _(s):
+    return gemm_attn_out_layernorm(s, 'float32')
+
+
+def gemm_attn_out_layernorm(s, dt):
+    """Attention output dense + bias + residual in dt, then the LayerNorm in float32 (the fp16
+    product cast to fp32 and y cast back, as layernorm_fwd_f16 does)."""
+    f16 = dt == 'float16'
     g = Graph(s)
     T_, H = s['T'], s['H']
-    x = g.inp([T_, H], 'float32', 'attention context')
-    w = g.inp([H, H], 'float32', 'output dense weight')
-    b = g.inp([H], 'float32', 'output dense bias')
-    r = g.inp([T_, H], 'float32', 'residual')
-    gamma = g.inp([H], 'float32', 'gamma')
-    beta = g.inp([H], 'float32', 'beta')
-    h = g.add(g.add(g.matmul(x, w), b), r)
-    mean, xm, var = ln_stats_f32(g, h, H)
+    x = g.inp([T_, H], dt, 'attention context')
+    w = g.inp([H, H], dt, 'output dense weight')
+    b = g.inp([H], dt, 'output dense bias')
+    r = g.inp([T_, H], dt, 'residual')
+    param = ' (fp32 parameter)' if f16 else ''
+    gamma = g.inp([H], 'float32', 'gamma' + param)
+    beta = g.inp([H], 'float32', 'beta' + param)
+    h = g.add(g.add(g.matmul(x, w, dst=dt), b), r)
+    mean, xm, var = ln_stats_f32(g, g.cast(h, 'float32') if f16 else h, H)
     y = ln_apply_f32(g, xm, var, gamma, beta)
-    g.out(y, 'y'); g.out(mean, 'mean [T,1]'); g.out(var, 'variance [T,1]')
-    g.out(h, 'x . W + b + residual (the LayerNorm input)')
+    if f16:
+        g.out(g.cast(y, 'float16'), 'y (fp16)'); g.out(mean, 'mean [T,1] fp32'); g.out(var, 'variance [T,1] fp32')
+        g.out(h, 'x . W + b + residual (the LayerNorm input, fp16)')
+    else:
+        g.out(y, 'y'); g.out(mean, 'mean [T,1]'); g.out(var, 'variance [T,1]')
+        g.out(h, 'x . W + b + residual (the LayerNorm input)')
     return g
 
 
@@ -1496,20 +1508,7 @@ def _(s):
          'variance and normalize with fp32 gamma/beta, Cast y back to fp16; the LayerNorm input '
          'saved for the backward')
 def _(s):
-    g = Graph(s)
-    T_, H = s['T'], s['H']
-    x = g.inp([T_, H], 'float16', 'attention context')
-    w = g.inp([H, H], 'float16', 'output dense weight')
-    b = g.inp([H], 'float16', 'output dense bias')
-    r = g.inp([T_, H], 'float16', 'residual')
-    gamma = g.inp([H], 'float32', 'gamma (fp32 parameter)')
-    beta = g.inp([H], 'float32', 'beta (fp32 parameter)')
-    h = g.add(g.add(g.matmul(x, w, dst='float16'), b), r)
-    mean, xm, var = ln_stats_f32(g, g.cast(h, 'float32'), H)
-    y = g.cast(ln_apply_f32(g, xm, var, gamma, beta), 'float16')
-    g.out(y, 'y (fp16)'); g.out(mean, 'mean [T,1] fp32'); g.out(var, 'variance [T,1] fp32')
-    g.out(h, 'x . W + b + residual (the LayerNorm input, fp16)')
-    return g
+    return gemm_attn_out_layernorm(s, 'float16')
 
 
 @pattern('bmm_attn_scores_softmax_dropout_f16', 'BERT', 'float16 (fp32 row sums)',
