@@ -160,6 +160,11 @@ private:
 
     // An output kept per thread for the row part, a block of mc rows (RowEpilogue::blocked).
     bool blocked(const BufferInfo &b) const { return p_.row_epilogue && p_.row_epilogue->blocked.count(b.name); }
+    // The offset of element (row, col) of the product in a block kept for the row part: its
+    // rows are the product's, mc of them.
+    std::string blocked_offset(const std::string &row, const std::string &col) const {
+        return "(" + row + " % " + n(p_.blocking.mc) + ") * " + n(p_.n) + " + " + col;
+    }
 
     int64_t acc_rows() const { return p_.split == GemmSplit::Rows ? p_.slice_rows : p_.m_tiles() * p_.blocking.mr; }
 
@@ -440,7 +445,7 @@ private:
         std::string where = at;
         if (where.empty() && blocked(b)) {
             const size_t nb = p_.batch.size();
-            where = "(" + index_var(static_cast<int>(nb)) + " % " + n(p_.blocking.mc) + ") * " + n(p_.n) + " + " + index_var(static_cast<int>(nb) + 1);
+            where = blocked_offset(index_var(static_cast<int>(nb)), index_var(static_cast<int>(nb) + 1));
         } else if (where.empty()) {
             where = offset_of(b);
         }
@@ -524,7 +529,7 @@ private:
                 return o.empty() ? std::string("0") : o;
             }() + ") + akg_i * " + n(p_.n) + " + akg_j)";
             std::string ld = n(p_.n);
-            if (blocked(out)) base = "(" + out.name + " + (akg_i % " + n(b.mc) + ") * " + n(p_.n) + " + akg_j)";
+            if (blocked(out)) base = "(" + out.name + " + " + blocked_offset("akg_i", "akg_j") + ")";
             if (!p_.direct_permuted.empty()) {
                 // Merged heads: the tile's rows are runs of the output a fixed distance apart.
                 const auto &ps = p_.permuted.at(p_.direct_permuted);
@@ -702,10 +707,7 @@ private:
         auto row_store = [&](const BufferInfo &b, const std::string &array, const std::string &row_start) -> std::string {
             if (b.dtype != DType::Float16) return "";
             if (!row_start.empty()) return i1 + "akg_f32_to_f16_n(" + row(array) + ", " + b.name + " + " + row_start + ", akg_nv);\n";
-            // A block kept for the row part: its rows are the product's, mc of them.
-            if (blocked(b))
-                return i1 + "akg_f32_to_f16_n(" + row(array) + ", " + b.name + " + (" + im + " % " + n(p_.blocking.mc) + ") * " + n(p_.n) +
-                       " + akg_j, akg_nv);\n";
+            if (blocked(b)) return i1 + "akg_f32_to_f16_n(" + row(array) + ", " + b.name + " + " + blocked_offset(im, "akg_j") + ", akg_nv);\n";
             if (b.shape.size() != nb + 2 || b.shape.back() != p_.n || p_.n == 1) return "";
             return i1 + "{\n" + i1 + "    const int64_t " + jn + " = akg_j;\n" + i1 + "    akg_f32_to_f16_n(" + row(array) + ", " + b.name + " + " +
                    offset_of(b) + ", akg_nv);\n" + i1 + "}\n";
