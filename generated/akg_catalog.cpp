@@ -7,243 +7,475 @@
 extern "C" {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
 int akg_kernel_fn_adam_weight_decay_f32__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_adam_weight_decay_f32__x86_64_v4;
 int akg_kernel_fn_add_relu_f32__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_add_relu_f32__x86_64_v4;
 int akg_kernel_fn_attention_softmax_dropout_f16__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_attention_softmax_dropout_f16__x86_64_v4;
 int akg_kernel_fn_attention_softmax_dropout_f32__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_attention_softmax_dropout_f32__x86_64_v4;
 int akg_kernel_fn_bias_dropout_residual_f16__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bias_dropout_residual_f16__x86_64_v4;
 int akg_kernel_fn_bias_dropout_residual_layernorm_f16__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bias_dropout_residual_layernorm_f16__x86_64_v4;
 int akg_kernel_fn_bias_dropout_residual_layernorm_f32__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bias_dropout_residual_layernorm_f32__x86_64_v4;
 int akg_kernel_fn_bias_gelu_f16__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bias_gelu_f16__x86_64_v4;
 int akg_kernel_fn_bias_gelu_f32__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bias_gelu_f32__x86_64_v4;
 int akg_kernel_fn_bias_gelu_grad_f16__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bias_gelu_grad_f16__x86_64_v4;
 int akg_kernel_fn_bmm_attn_context_f32__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bmm_attn_context_f32__x86_64_v4;
 int akg_kernel_fn_bmm_attn_context_merge_heads_f32__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bmm_attn_context_merge_heads_f32__x86_64_v4;
 int akg_kernel_fn_bmm_attn_scores_scale_mask_f32__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bmm_attn_scores_scale_mask_f32__x86_64_v4;
 int akg_kernel_fn_bmm_attn_scores_softmax_dropout_f16__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bmm_attn_scores_softmax_dropout_f16__x86_64_v4;
 int akg_kernel_fn_bmm_attn_scores_softmax_dropout_f32__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bmm_attn_scores_softmax_dropout_f32__x86_64_v4;
 int akg_kernel_fn_bn_apply_relu_f16__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bn_apply_relu_f16__x86_64_v4;
 int akg_kernel_fn_bn_grad_dx_f16__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bn_grad_dx_f16__x86_64_v4;
 int akg_kernel_fn_bn_running_stats_update_f32__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bn_running_stats_update_f32__x86_64_v4;
 int akg_kernel_fn_bn_train_stats_f16__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bn_train_stats_f16__x86_64_v4;
 int akg_kernel_fn_bn_train_stats_nhwc_f16__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bn_train_stats_nhwc_f16__x86_64_v4;
 int akg_kernel_fn_bottleneck_end_f16__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bottleneck_end_f16__x86_64_v4;
 int akg_kernel_fn_clip_by_global_norm_f32__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_clip_by_global_norm_f32__x86_64_v4;
 int akg_kernel_fn_conv_bias_residual_relu_f16__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_conv_bias_residual_relu_f16__x86_64_v4;
 int akg_kernel_fn_embedding_sum_f32__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_embedding_sum_f32__x86_64_v4;
 int akg_kernel_fn_gemm_attn_out_bias_residual_f32__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_attn_out_bias_residual_f32__x86_64_v4;
 int akg_kernel_fn_gemm_attn_out_bias_residual_layernorm_f16__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_attn_out_bias_residual_layernorm_f16__x86_64_v4;
 int akg_kernel_fn_gemm_attn_out_bias_residual_layernorm_f32__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_attn_out_bias_residual_layernorm_f32__x86_64_v4;
 int akg_kernel_fn_gemm_bare_attn_out_f32__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_bare_attn_out_f32__x86_64_v4;
 int akg_kernel_fn_gemm_bare_ffn1_f32__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_bare_ffn1_f32__x86_64_v4;
 int akg_kernel_fn_gemm_dw_bias_grad_f32__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_dw_bias_grad_f32__x86_64_v4;
 int akg_kernel_fn_gemm_dx_f32__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_dx_f32__x86_64_v4;
 int akg_kernel_fn_gemm_fc_bias_f32__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_fc_bias_f32__x86_64_v4;
 int akg_kernel_fn_gemm_ffn1_bias_gelu_f16__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_ffn1_bias_gelu_f16__x86_64_v4;
 int akg_kernel_fn_gemm_ffn1_bias_gelu_f32__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_ffn1_bias_gelu_f32__x86_64_v4;
 int akg_kernel_fn_gemm_ffn2_bias_residual_f32__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_ffn2_bias_residual_f32__x86_64_v4;
 int akg_kernel_fn_gemm_mlm_head_bias_f32__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_mlm_head_bias_f32__x86_64_v4;
 int akg_kernel_fn_gemm_nt_f16__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_nt_f16__x86_64_v4;
 int akg_kernel_fn_gemm_qkv_bias_f32__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_qkv_bias_f32__x86_64_v4;
 int akg_kernel_fn_gemm_qkv_bias_split_heads_f32__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_qkv_bias_split_heads_f32__x86_64_v4;
 int akg_kernel_fn_global_avgpool_bwd_f16__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_global_avgpool_bwd_f16__x86_64_v4;
 int akg_kernel_fn_global_avgpool_fwd_f16__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_global_avgpool_fwd_f16__x86_64_v4;
 int akg_kernel_fn_global_norm_sq_unscale_f16__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_global_norm_sq_unscale_f16__x86_64_v4;
 int akg_kernel_fn_grad_overflow_check_f16__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_grad_overflow_check_f16__x86_64_v4;
 int akg_kernel_fn_input_cast_nchw_to_nhwc__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_input_cast_nchw_to_nhwc__x86_64_v4;
 int akg_kernel_fn_lamb_next_mv_f32__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_lamb_next_mv_f32__x86_64_v4;
 int akg_kernel_fn_layernorm_bwd_dgamma_dbeta_f32__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_layernorm_bwd_dgamma_dbeta_f32__x86_64_v4;
 int akg_kernel_fn_layernorm_bwd_dx_f32__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_layernorm_bwd_dx_f32__x86_64_v4;
 int akg_kernel_fn_layernorm_fwd_f16__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_layernorm_fwd_f16__x86_64_v4;
 int akg_kernel_fn_layernorm_fwd_f32__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_layernorm_fwd_f32__x86_64_v4;
 int akg_kernel_fn_merge_heads_f16__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_merge_heads_f16__x86_64_v4;
 int akg_kernel_fn_mlm_bias_log_softmax_f32__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_mlm_bias_log_softmax_f32__x86_64_v4;
 int akg_kernel_fn_momentum_sgd_weight_decay_f32__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_momentum_sgd_weight_decay_f32__x86_64_v4;
 int akg_kernel_fn_pooler_bias_tanh_f16__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_pooler_bias_tanh_f16__x86_64_v4;
 int akg_kernel_fn_qkv_bias_split_heads_f16__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_qkv_bias_split_heads_f16__x86_64_v4;
 int akg_kernel_fn_relu_grad_bn_grad_reductions_f16__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_relu_grad_bn_grad_reductions_f16__x86_64_v4;
 int akg_kernel_fn_residual_grad_addn_relugrad_f16__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_residual_grad_addn_relugrad_f16__x86_64_v4;
 int akg_kernel_fn_softmax_cross_entropy_f32__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_softmax_cross_entropy_f32__x86_64_v4;
 int akg_kernel_fn_softmax_grad_f16__x86_64_v4(void *const *buffers);
+extern const akg_prepack_def akg_prepack_softmax_grad_f16__x86_64_v4;
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
 int akg_kernel_fn_adam_weight_decay_f32__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_adam_weight_decay_f32__x86_64_v3;
 int akg_kernel_fn_add_relu_f32__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_add_relu_f32__x86_64_v3;
 int akg_kernel_fn_attention_softmax_dropout_f16__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_attention_softmax_dropout_f16__x86_64_v3;
 int akg_kernel_fn_attention_softmax_dropout_f32__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_attention_softmax_dropout_f32__x86_64_v3;
 int akg_kernel_fn_bias_dropout_residual_f16__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bias_dropout_residual_f16__x86_64_v3;
 int akg_kernel_fn_bias_dropout_residual_layernorm_f16__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bias_dropout_residual_layernorm_f16__x86_64_v3;
 int akg_kernel_fn_bias_dropout_residual_layernorm_f32__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bias_dropout_residual_layernorm_f32__x86_64_v3;
 int akg_kernel_fn_bias_gelu_f16__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bias_gelu_f16__x86_64_v3;
 int akg_kernel_fn_bias_gelu_f32__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bias_gelu_f32__x86_64_v3;
 int akg_kernel_fn_bias_gelu_grad_f16__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bias_gelu_grad_f16__x86_64_v3;
 int akg_kernel_fn_bmm_attn_context_f32__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bmm_attn_context_f32__x86_64_v3;
 int akg_kernel_fn_bmm_attn_context_merge_heads_f32__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bmm_attn_context_merge_heads_f32__x86_64_v3;
 int akg_kernel_fn_bmm_attn_scores_scale_mask_f32__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bmm_attn_scores_scale_mask_f32__x86_64_v3;
 int akg_kernel_fn_bmm_attn_scores_softmax_dropout_f16__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bmm_attn_scores_softmax_dropout_f16__x86_64_v3;
 int akg_kernel_fn_bmm_attn_scores_softmax_dropout_f32__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bmm_attn_scores_softmax_dropout_f32__x86_64_v3;
 int akg_kernel_fn_bn_apply_relu_f16__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bn_apply_relu_f16__x86_64_v3;
 int akg_kernel_fn_bn_grad_dx_f16__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bn_grad_dx_f16__x86_64_v3;
 int akg_kernel_fn_bn_running_stats_update_f32__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bn_running_stats_update_f32__x86_64_v3;
 int akg_kernel_fn_bn_train_stats_f16__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bn_train_stats_f16__x86_64_v3;
 int akg_kernel_fn_bn_train_stats_nhwc_f16__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bn_train_stats_nhwc_f16__x86_64_v3;
 int akg_kernel_fn_bottleneck_end_f16__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bottleneck_end_f16__x86_64_v3;
 int akg_kernel_fn_clip_by_global_norm_f32__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_clip_by_global_norm_f32__x86_64_v3;
 int akg_kernel_fn_conv_bias_residual_relu_f16__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_conv_bias_residual_relu_f16__x86_64_v3;
 int akg_kernel_fn_embedding_sum_f32__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_embedding_sum_f32__x86_64_v3;
 int akg_kernel_fn_gemm_attn_out_bias_residual_f32__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_attn_out_bias_residual_f32__x86_64_v3;
 int akg_kernel_fn_gemm_attn_out_bias_residual_layernorm_f16__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_attn_out_bias_residual_layernorm_f16__x86_64_v3;
 int akg_kernel_fn_gemm_attn_out_bias_residual_layernorm_f32__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_attn_out_bias_residual_layernorm_f32__x86_64_v3;
 int akg_kernel_fn_gemm_bare_attn_out_f32__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_bare_attn_out_f32__x86_64_v3;
 int akg_kernel_fn_gemm_bare_ffn1_f32__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_bare_ffn1_f32__x86_64_v3;
 int akg_kernel_fn_gemm_dw_bias_grad_f32__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_dw_bias_grad_f32__x86_64_v3;
 int akg_kernel_fn_gemm_dx_f32__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_dx_f32__x86_64_v3;
 int akg_kernel_fn_gemm_fc_bias_f32__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_fc_bias_f32__x86_64_v3;
 int akg_kernel_fn_gemm_ffn1_bias_gelu_f16__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_ffn1_bias_gelu_f16__x86_64_v3;
 int akg_kernel_fn_gemm_ffn1_bias_gelu_f32__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_ffn1_bias_gelu_f32__x86_64_v3;
 int akg_kernel_fn_gemm_ffn2_bias_residual_f32__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_ffn2_bias_residual_f32__x86_64_v3;
 int akg_kernel_fn_gemm_mlm_head_bias_f32__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_mlm_head_bias_f32__x86_64_v3;
 int akg_kernel_fn_gemm_nt_f16__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_nt_f16__x86_64_v3;
 int akg_kernel_fn_gemm_qkv_bias_f32__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_qkv_bias_f32__x86_64_v3;
 int akg_kernel_fn_gemm_qkv_bias_split_heads_f32__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_qkv_bias_split_heads_f32__x86_64_v3;
 int akg_kernel_fn_global_avgpool_bwd_f16__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_global_avgpool_bwd_f16__x86_64_v3;
 int akg_kernel_fn_global_avgpool_fwd_f16__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_global_avgpool_fwd_f16__x86_64_v3;
 int akg_kernel_fn_global_norm_sq_unscale_f16__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_global_norm_sq_unscale_f16__x86_64_v3;
 int akg_kernel_fn_grad_overflow_check_f16__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_grad_overflow_check_f16__x86_64_v3;
 int akg_kernel_fn_input_cast_nchw_to_nhwc__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_input_cast_nchw_to_nhwc__x86_64_v3;
 int akg_kernel_fn_lamb_next_mv_f32__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_lamb_next_mv_f32__x86_64_v3;
 int akg_kernel_fn_layernorm_bwd_dgamma_dbeta_f32__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_layernorm_bwd_dgamma_dbeta_f32__x86_64_v3;
 int akg_kernel_fn_layernorm_bwd_dx_f32__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_layernorm_bwd_dx_f32__x86_64_v3;
 int akg_kernel_fn_layernorm_fwd_f16__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_layernorm_fwd_f16__x86_64_v3;
 int akg_kernel_fn_layernorm_fwd_f32__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_layernorm_fwd_f32__x86_64_v3;
 int akg_kernel_fn_merge_heads_f16__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_merge_heads_f16__x86_64_v3;
 int akg_kernel_fn_mlm_bias_log_softmax_f32__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_mlm_bias_log_softmax_f32__x86_64_v3;
 int akg_kernel_fn_momentum_sgd_weight_decay_f32__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_momentum_sgd_weight_decay_f32__x86_64_v3;
 int akg_kernel_fn_pooler_bias_tanh_f16__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_pooler_bias_tanh_f16__x86_64_v3;
 int akg_kernel_fn_qkv_bias_split_heads_f16__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_qkv_bias_split_heads_f16__x86_64_v3;
 int akg_kernel_fn_relu_grad_bn_grad_reductions_f16__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_relu_grad_bn_grad_reductions_f16__x86_64_v3;
 int akg_kernel_fn_residual_grad_addn_relugrad_f16__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_residual_grad_addn_relugrad_f16__x86_64_v3;
 int akg_kernel_fn_softmax_cross_entropy_f32__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_softmax_cross_entropy_f32__x86_64_v3;
 int akg_kernel_fn_softmax_grad_f16__x86_64_v3(void *const *buffers);
+extern const akg_prepack_def akg_prepack_softmax_grad_f16__x86_64_v3;
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
 int akg_kernel_fn_adam_weight_decay_f32__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_adam_weight_decay_f32__x86_64_v2;
 int akg_kernel_fn_add_relu_f32__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_add_relu_f32__x86_64_v2;
 int akg_kernel_fn_attention_softmax_dropout_f16__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_attention_softmax_dropout_f16__x86_64_v2;
 int akg_kernel_fn_attention_softmax_dropout_f32__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_attention_softmax_dropout_f32__x86_64_v2;
 int akg_kernel_fn_bias_dropout_residual_f16__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bias_dropout_residual_f16__x86_64_v2;
 int akg_kernel_fn_bias_dropout_residual_layernorm_f16__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bias_dropout_residual_layernorm_f16__x86_64_v2;
 int akg_kernel_fn_bias_dropout_residual_layernorm_f32__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bias_dropout_residual_layernorm_f32__x86_64_v2;
 int akg_kernel_fn_bias_gelu_f16__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bias_gelu_f16__x86_64_v2;
 int akg_kernel_fn_bias_gelu_f32__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bias_gelu_f32__x86_64_v2;
 int akg_kernel_fn_bias_gelu_grad_f16__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bias_gelu_grad_f16__x86_64_v2;
 int akg_kernel_fn_bmm_attn_context_f32__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bmm_attn_context_f32__x86_64_v2;
 int akg_kernel_fn_bmm_attn_context_merge_heads_f32__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bmm_attn_context_merge_heads_f32__x86_64_v2;
 int akg_kernel_fn_bmm_attn_scores_scale_mask_f32__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bmm_attn_scores_scale_mask_f32__x86_64_v2;
 int akg_kernel_fn_bmm_attn_scores_softmax_dropout_f16__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bmm_attn_scores_softmax_dropout_f16__x86_64_v2;
 int akg_kernel_fn_bmm_attn_scores_softmax_dropout_f32__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bmm_attn_scores_softmax_dropout_f32__x86_64_v2;
 int akg_kernel_fn_bn_apply_relu_f16__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bn_apply_relu_f16__x86_64_v2;
 int akg_kernel_fn_bn_grad_dx_f16__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bn_grad_dx_f16__x86_64_v2;
 int akg_kernel_fn_bn_running_stats_update_f32__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bn_running_stats_update_f32__x86_64_v2;
 int akg_kernel_fn_bn_train_stats_f16__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bn_train_stats_f16__x86_64_v2;
 int akg_kernel_fn_bn_train_stats_nhwc_f16__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bn_train_stats_nhwc_f16__x86_64_v2;
 int akg_kernel_fn_bottleneck_end_f16__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bottleneck_end_f16__x86_64_v2;
 int akg_kernel_fn_clip_by_global_norm_f32__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_clip_by_global_norm_f32__x86_64_v2;
 int akg_kernel_fn_conv_bias_residual_relu_f16__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_conv_bias_residual_relu_f16__x86_64_v2;
 int akg_kernel_fn_embedding_sum_f32__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_embedding_sum_f32__x86_64_v2;
 int akg_kernel_fn_gemm_attn_out_bias_residual_f32__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_attn_out_bias_residual_f32__x86_64_v2;
 int akg_kernel_fn_gemm_attn_out_bias_residual_layernorm_f16__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_attn_out_bias_residual_layernorm_f16__x86_64_v2;
 int akg_kernel_fn_gemm_attn_out_bias_residual_layernorm_f32__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_attn_out_bias_residual_layernorm_f32__x86_64_v2;
 int akg_kernel_fn_gemm_bare_attn_out_f32__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_bare_attn_out_f32__x86_64_v2;
 int akg_kernel_fn_gemm_bare_ffn1_f32__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_bare_ffn1_f32__x86_64_v2;
 int akg_kernel_fn_gemm_dw_bias_grad_f32__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_dw_bias_grad_f32__x86_64_v2;
 int akg_kernel_fn_gemm_dx_f32__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_dx_f32__x86_64_v2;
 int akg_kernel_fn_gemm_fc_bias_f32__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_fc_bias_f32__x86_64_v2;
 int akg_kernel_fn_gemm_ffn1_bias_gelu_f16__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_ffn1_bias_gelu_f16__x86_64_v2;
 int akg_kernel_fn_gemm_ffn1_bias_gelu_f32__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_ffn1_bias_gelu_f32__x86_64_v2;
 int akg_kernel_fn_gemm_ffn2_bias_residual_f32__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_ffn2_bias_residual_f32__x86_64_v2;
 int akg_kernel_fn_gemm_mlm_head_bias_f32__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_mlm_head_bias_f32__x86_64_v2;
 int akg_kernel_fn_gemm_nt_f16__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_nt_f16__x86_64_v2;
 int akg_kernel_fn_gemm_qkv_bias_f32__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_qkv_bias_f32__x86_64_v2;
 int akg_kernel_fn_gemm_qkv_bias_split_heads_f32__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_qkv_bias_split_heads_f32__x86_64_v2;
 int akg_kernel_fn_global_avgpool_bwd_f16__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_global_avgpool_bwd_f16__x86_64_v2;
 int akg_kernel_fn_global_avgpool_fwd_f16__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_global_avgpool_fwd_f16__x86_64_v2;
 int akg_kernel_fn_global_norm_sq_unscale_f16__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_global_norm_sq_unscale_f16__x86_64_v2;
 int akg_kernel_fn_grad_overflow_check_f16__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_grad_overflow_check_f16__x86_64_v2;
 int akg_kernel_fn_input_cast_nchw_to_nhwc__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_input_cast_nchw_to_nhwc__x86_64_v2;
 int akg_kernel_fn_lamb_next_mv_f32__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_lamb_next_mv_f32__x86_64_v2;
 int akg_kernel_fn_layernorm_bwd_dgamma_dbeta_f32__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_layernorm_bwd_dgamma_dbeta_f32__x86_64_v2;
 int akg_kernel_fn_layernorm_bwd_dx_f32__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_layernorm_bwd_dx_f32__x86_64_v2;
 int akg_kernel_fn_layernorm_fwd_f16__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_layernorm_fwd_f16__x86_64_v2;
 int akg_kernel_fn_layernorm_fwd_f32__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_layernorm_fwd_f32__x86_64_v2;
 int akg_kernel_fn_merge_heads_f16__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_merge_heads_f16__x86_64_v2;
 int akg_kernel_fn_mlm_bias_log_softmax_f32__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_mlm_bias_log_softmax_f32__x86_64_v2;
 int akg_kernel_fn_momentum_sgd_weight_decay_f32__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_momentum_sgd_weight_decay_f32__x86_64_v2;
 int akg_kernel_fn_pooler_bias_tanh_f16__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_pooler_bias_tanh_f16__x86_64_v2;
 int akg_kernel_fn_qkv_bias_split_heads_f16__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_qkv_bias_split_heads_f16__x86_64_v2;
 int akg_kernel_fn_relu_grad_bn_grad_reductions_f16__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_relu_grad_bn_grad_reductions_f16__x86_64_v2;
 int akg_kernel_fn_residual_grad_addn_relugrad_f16__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_residual_grad_addn_relugrad_f16__x86_64_v2;
 int akg_kernel_fn_softmax_cross_entropy_f32__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_softmax_cross_entropy_f32__x86_64_v2;
 int akg_kernel_fn_softmax_grad_f16__x86_64_v2(void *const *buffers);
+extern const akg_prepack_def akg_prepack_softmax_grad_f16__x86_64_v2;
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
 int akg_kernel_fn_adam_weight_decay_f32__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_adam_weight_decay_f32__aarch64;
 int akg_kernel_fn_add_relu_f32__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_add_relu_f32__aarch64;
 int akg_kernel_fn_attention_softmax_dropout_f16__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_attention_softmax_dropout_f16__aarch64;
 int akg_kernel_fn_attention_softmax_dropout_f32__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_attention_softmax_dropout_f32__aarch64;
 int akg_kernel_fn_bias_dropout_residual_f16__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bias_dropout_residual_f16__aarch64;
 int akg_kernel_fn_bias_dropout_residual_layernorm_f16__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bias_dropout_residual_layernorm_f16__aarch64;
 int akg_kernel_fn_bias_dropout_residual_layernorm_f32__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bias_dropout_residual_layernorm_f32__aarch64;
 int akg_kernel_fn_bias_gelu_f16__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bias_gelu_f16__aarch64;
 int akg_kernel_fn_bias_gelu_f32__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bias_gelu_f32__aarch64;
 int akg_kernel_fn_bias_gelu_grad_f16__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bias_gelu_grad_f16__aarch64;
 int akg_kernel_fn_bmm_attn_context_f32__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bmm_attn_context_f32__aarch64;
 int akg_kernel_fn_bmm_attn_context_merge_heads_f32__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bmm_attn_context_merge_heads_f32__aarch64;
 int akg_kernel_fn_bmm_attn_scores_scale_mask_f32__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bmm_attn_scores_scale_mask_f32__aarch64;
 int akg_kernel_fn_bmm_attn_scores_softmax_dropout_f16__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bmm_attn_scores_softmax_dropout_f16__aarch64;
 int akg_kernel_fn_bmm_attn_scores_softmax_dropout_f32__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bmm_attn_scores_softmax_dropout_f32__aarch64;
 int akg_kernel_fn_bn_apply_relu_f16__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bn_apply_relu_f16__aarch64;
 int akg_kernel_fn_bn_grad_dx_f16__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bn_grad_dx_f16__aarch64;
 int akg_kernel_fn_bn_running_stats_update_f32__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bn_running_stats_update_f32__aarch64;
 int akg_kernel_fn_bn_train_stats_f16__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bn_train_stats_f16__aarch64;
 int akg_kernel_fn_bn_train_stats_nhwc_f16__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bn_train_stats_nhwc_f16__aarch64;
 int akg_kernel_fn_bottleneck_end_f16__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_bottleneck_end_f16__aarch64;
 int akg_kernel_fn_clip_by_global_norm_f32__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_clip_by_global_norm_f32__aarch64;
 int akg_kernel_fn_conv_bias_residual_relu_f16__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_conv_bias_residual_relu_f16__aarch64;
 int akg_kernel_fn_embedding_sum_f32__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_embedding_sum_f32__aarch64;
 int akg_kernel_fn_gemm_attn_out_bias_residual_f32__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_attn_out_bias_residual_f32__aarch64;
 int akg_kernel_fn_gemm_attn_out_bias_residual_layernorm_f16__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_attn_out_bias_residual_layernorm_f16__aarch64;
 int akg_kernel_fn_gemm_attn_out_bias_residual_layernorm_f32__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_attn_out_bias_residual_layernorm_f32__aarch64;
 int akg_kernel_fn_gemm_bare_attn_out_f32__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_bare_attn_out_f32__aarch64;
 int akg_kernel_fn_gemm_bare_ffn1_f32__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_bare_ffn1_f32__aarch64;
 int akg_kernel_fn_gemm_dw_bias_grad_f32__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_dw_bias_grad_f32__aarch64;
 int akg_kernel_fn_gemm_dx_f32__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_dx_f32__aarch64;
 int akg_kernel_fn_gemm_fc_bias_f32__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_fc_bias_f32__aarch64;
 int akg_kernel_fn_gemm_ffn1_bias_gelu_f16__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_ffn1_bias_gelu_f16__aarch64;
 int akg_kernel_fn_gemm_ffn1_bias_gelu_f32__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_ffn1_bias_gelu_f32__aarch64;
 int akg_kernel_fn_gemm_ffn2_bias_residual_f32__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_ffn2_bias_residual_f32__aarch64;
 int akg_kernel_fn_gemm_mlm_head_bias_f32__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_mlm_head_bias_f32__aarch64;
 int akg_kernel_fn_gemm_nt_f16__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_nt_f16__aarch64;
 int akg_kernel_fn_gemm_qkv_bias_f32__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_qkv_bias_f32__aarch64;
 int akg_kernel_fn_gemm_qkv_bias_split_heads_f32__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_gemm_qkv_bias_split_heads_f32__aarch64;
 int akg_kernel_fn_global_avgpool_bwd_f16__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_global_avgpool_bwd_f16__aarch64;
 int akg_kernel_fn_global_avgpool_fwd_f16__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_global_avgpool_fwd_f16__aarch64;
 int akg_kernel_fn_global_norm_sq_unscale_f16__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_global_norm_sq_unscale_f16__aarch64;
 int akg_kernel_fn_grad_overflow_check_f16__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_grad_overflow_check_f16__aarch64;
 int akg_kernel_fn_input_cast_nchw_to_nhwc__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_input_cast_nchw_to_nhwc__aarch64;
 int akg_kernel_fn_lamb_next_mv_f32__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_lamb_next_mv_f32__aarch64;
 int akg_kernel_fn_layernorm_bwd_dgamma_dbeta_f32__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_layernorm_bwd_dgamma_dbeta_f32__aarch64;
 int akg_kernel_fn_layernorm_bwd_dx_f32__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_layernorm_bwd_dx_f32__aarch64;
 int akg_kernel_fn_layernorm_fwd_f16__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_layernorm_fwd_f16__aarch64;
 int akg_kernel_fn_layernorm_fwd_f32__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_layernorm_fwd_f32__aarch64;
 int akg_kernel_fn_merge_heads_f16__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_merge_heads_f16__aarch64;
 int akg_kernel_fn_mlm_bias_log_softmax_f32__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_mlm_bias_log_softmax_f32__aarch64;
 int akg_kernel_fn_momentum_sgd_weight_decay_f32__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_momentum_sgd_weight_decay_f32__aarch64;
 int akg_kernel_fn_pooler_bias_tanh_f16__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_pooler_bias_tanh_f16__aarch64;
 int akg_kernel_fn_qkv_bias_split_heads_f16__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_qkv_bias_split_heads_f16__aarch64;
 int akg_kernel_fn_relu_grad_bn_grad_reductions_f16__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_relu_grad_bn_grad_reductions_f16__aarch64;
 int akg_kernel_fn_residual_grad_addn_relugrad_f16__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_residual_grad_addn_relugrad_f16__aarch64;
 int akg_kernel_fn_softmax_cross_entropy_f32__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_softmax_cross_entropy_f32__aarch64;
 int akg_kernel_fn_softmax_grad_f16__aarch64(void *const *buffers);
+extern const akg_prepack_def akg_prepack_softmax_grad_f16__aarch64;
 #endif
 
 static const int64_t akg_adam_weight_decay_f32_input0_shape[] = {768, 3072};
@@ -266,18 +498,18 @@ static const akg_tensor_def akg_adam_weight_decay_f32_outputs[] = {
 };
 static const akg_variant_def akg_adam_weight_decay_f32_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_adam_weight_decay_f32__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_adam_weight_decay_f32__x86_64_v4, &akg_prepack_adam_weight_decay_f32__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_adam_weight_decay_f32__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_adam_weight_decay_f32__x86_64_v3, &akg_prepack_adam_weight_decay_f32__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_adam_weight_decay_f32__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_adam_weight_decay_f32__x86_64_v2, &akg_prepack_adam_weight_decay_f32__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_adam_weight_decay_f32__aarch64},
+    {"aarch64", 0, akg_kernel_fn_adam_weight_decay_f32__aarch64, &akg_prepack_adam_weight_decay_f32__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_adam_weight_decay_f32 = {
     "adam_weight_decay_f32", "patterns/adam_weight_decay_f32.json",
@@ -296,18 +528,18 @@ static const akg_tensor_def akg_add_relu_f32_outputs[] = {
 };
 static const akg_variant_def akg_add_relu_f32_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_add_relu_f32__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_add_relu_f32__x86_64_v4, &akg_prepack_add_relu_f32__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_add_relu_f32__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_add_relu_f32__x86_64_v3, &akg_prepack_add_relu_f32__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_add_relu_f32__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_add_relu_f32__x86_64_v2, &akg_prepack_add_relu_f32__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_add_relu_f32__aarch64},
+    {"aarch64", 0, akg_kernel_fn_add_relu_f32__aarch64, &akg_prepack_add_relu_f32__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_add_relu_f32 = {
     "add_relu_f32", "patterns/add_relu_f32.json",
@@ -332,18 +564,18 @@ static const akg_tensor_def akg_attention_softmax_dropout_f16_outputs[] = {
 };
 static const akg_variant_def akg_attention_softmax_dropout_f16_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_attention_softmax_dropout_f16__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_attention_softmax_dropout_f16__x86_64_v4, &akg_prepack_attention_softmax_dropout_f16__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_attention_softmax_dropout_f16__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_attention_softmax_dropout_f16__x86_64_v3, &akg_prepack_attention_softmax_dropout_f16__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_attention_softmax_dropout_f16__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_attention_softmax_dropout_f16__x86_64_v2, &akg_prepack_attention_softmax_dropout_f16__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_attention_softmax_dropout_f16__aarch64},
+    {"aarch64", 0, akg_kernel_fn_attention_softmax_dropout_f16__aarch64, &akg_prepack_attention_softmax_dropout_f16__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_attention_softmax_dropout_f16 = {
     "attention_softmax_dropout_f16", "patterns/attention_softmax_dropout_f16.json",
@@ -366,18 +598,18 @@ static const akg_tensor_def akg_attention_softmax_dropout_f32_outputs[] = {
 };
 static const akg_variant_def akg_attention_softmax_dropout_f32_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_attention_softmax_dropout_f32__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_attention_softmax_dropout_f32__x86_64_v4, &akg_prepack_attention_softmax_dropout_f32__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_attention_softmax_dropout_f32__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_attention_softmax_dropout_f32__x86_64_v3, &akg_prepack_attention_softmax_dropout_f32__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_attention_softmax_dropout_f32__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_attention_softmax_dropout_f32__x86_64_v2, &akg_prepack_attention_softmax_dropout_f32__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_attention_softmax_dropout_f32__aarch64},
+    {"aarch64", 0, akg_kernel_fn_attention_softmax_dropout_f32__aarch64, &akg_prepack_attention_softmax_dropout_f32__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_attention_softmax_dropout_f32 = {
     "attention_softmax_dropout_f32", "patterns/attention_softmax_dropout_f32.json",
@@ -402,18 +634,18 @@ static const akg_tensor_def akg_bias_dropout_residual_f16_outputs[] = {
 };
 static const akg_variant_def akg_bias_dropout_residual_f16_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bias_dropout_residual_f16__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bias_dropout_residual_f16__x86_64_v4, &akg_prepack_bias_dropout_residual_f16__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bias_dropout_residual_f16__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bias_dropout_residual_f16__x86_64_v3, &akg_prepack_bias_dropout_residual_f16__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bias_dropout_residual_f16__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bias_dropout_residual_f16__x86_64_v2, &akg_prepack_bias_dropout_residual_f16__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_bias_dropout_residual_f16__aarch64},
+    {"aarch64", 0, akg_kernel_fn_bias_dropout_residual_f16__aarch64, &akg_prepack_bias_dropout_residual_f16__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_bias_dropout_residual_f16 = {
     "bias_dropout_residual_f16", "patterns/bias_dropout_residual_f16.json",
@@ -448,18 +680,18 @@ static const akg_tensor_def akg_bias_dropout_residual_layernorm_f16_outputs[] = 
 };
 static const akg_variant_def akg_bias_dropout_residual_layernorm_f16_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bias_dropout_residual_layernorm_f16__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bias_dropout_residual_layernorm_f16__x86_64_v4, &akg_prepack_bias_dropout_residual_layernorm_f16__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bias_dropout_residual_layernorm_f16__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bias_dropout_residual_layernorm_f16__x86_64_v3, &akg_prepack_bias_dropout_residual_layernorm_f16__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bias_dropout_residual_layernorm_f16__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bias_dropout_residual_layernorm_f16__x86_64_v2, &akg_prepack_bias_dropout_residual_layernorm_f16__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_bias_dropout_residual_layernorm_f16__aarch64},
+    {"aarch64", 0, akg_kernel_fn_bias_dropout_residual_layernorm_f16__aarch64, &akg_prepack_bias_dropout_residual_layernorm_f16__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_bias_dropout_residual_layernorm_f16 = {
     "bias_dropout_residual_layernorm_f16", "patterns/bias_dropout_residual_layernorm_f16.json",
@@ -492,18 +724,18 @@ static const akg_tensor_def akg_bias_dropout_residual_layernorm_f32_outputs[] = 
 };
 static const akg_variant_def akg_bias_dropout_residual_layernorm_f32_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bias_dropout_residual_layernorm_f32__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bias_dropout_residual_layernorm_f32__x86_64_v4, &akg_prepack_bias_dropout_residual_layernorm_f32__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bias_dropout_residual_layernorm_f32__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bias_dropout_residual_layernorm_f32__x86_64_v3, &akg_prepack_bias_dropout_residual_layernorm_f32__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bias_dropout_residual_layernorm_f32__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bias_dropout_residual_layernorm_f32__x86_64_v2, &akg_prepack_bias_dropout_residual_layernorm_f32__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_bias_dropout_residual_layernorm_f32__aarch64},
+    {"aarch64", 0, akg_kernel_fn_bias_dropout_residual_layernorm_f32__aarch64, &akg_prepack_bias_dropout_residual_layernorm_f32__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_bias_dropout_residual_layernorm_f32 = {
     "bias_dropout_residual_layernorm_f32", "patterns/bias_dropout_residual_layernorm_f32.json",
@@ -524,18 +756,18 @@ static const akg_tensor_def akg_bias_gelu_f16_outputs[] = {
 };
 static const akg_variant_def akg_bias_gelu_f16_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bias_gelu_f16__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bias_gelu_f16__x86_64_v4, &akg_prepack_bias_gelu_f16__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bias_gelu_f16__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bias_gelu_f16__x86_64_v3, &akg_prepack_bias_gelu_f16__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bias_gelu_f16__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bias_gelu_f16__x86_64_v2, &akg_prepack_bias_gelu_f16__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_bias_gelu_f16__aarch64},
+    {"aarch64", 0, akg_kernel_fn_bias_gelu_f16__aarch64, &akg_prepack_bias_gelu_f16__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_bias_gelu_f16 = {
     "bias_gelu_f16", "patterns/bias_gelu_f16.json",
@@ -554,18 +786,18 @@ static const akg_tensor_def akg_bias_gelu_f32_outputs[] = {
 };
 static const akg_variant_def akg_bias_gelu_f32_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bias_gelu_f32__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bias_gelu_f32__x86_64_v4, &akg_prepack_bias_gelu_f32__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bias_gelu_f32__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bias_gelu_f32__x86_64_v3, &akg_prepack_bias_gelu_f32__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bias_gelu_f32__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bias_gelu_f32__x86_64_v2, &akg_prepack_bias_gelu_f32__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_bias_gelu_f32__aarch64},
+    {"aarch64", 0, akg_kernel_fn_bias_gelu_f32__aarch64, &akg_prepack_bias_gelu_f32__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_bias_gelu_f32 = {
     "bias_gelu_f32", "patterns/bias_gelu_f32.json",
@@ -586,18 +818,18 @@ static const akg_tensor_def akg_bias_gelu_grad_f16_outputs[] = {
 };
 static const akg_variant_def akg_bias_gelu_grad_f16_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bias_gelu_grad_f16__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bias_gelu_grad_f16__x86_64_v4, &akg_prepack_bias_gelu_grad_f16__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bias_gelu_grad_f16__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bias_gelu_grad_f16__x86_64_v3, &akg_prepack_bias_gelu_grad_f16__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bias_gelu_grad_f16__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bias_gelu_grad_f16__x86_64_v2, &akg_prepack_bias_gelu_grad_f16__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_bias_gelu_grad_f16__aarch64},
+    {"aarch64", 0, akg_kernel_fn_bias_gelu_grad_f16__aarch64, &akg_prepack_bias_gelu_grad_f16__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_bias_gelu_grad_f16 = {
     "bias_gelu_grad_f16", "patterns/bias_gelu_grad_f16.json",
@@ -616,18 +848,18 @@ static const akg_tensor_def akg_bmm_attn_context_f32_outputs[] = {
 };
 static const akg_variant_def akg_bmm_attn_context_f32_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bmm_attn_context_f32__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bmm_attn_context_f32__x86_64_v4, &akg_prepack_bmm_attn_context_f32__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bmm_attn_context_f32__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bmm_attn_context_f32__x86_64_v3, &akg_prepack_bmm_attn_context_f32__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bmm_attn_context_f32__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bmm_attn_context_f32__x86_64_v2, &akg_prepack_bmm_attn_context_f32__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_bmm_attn_context_f32__aarch64},
+    {"aarch64", 0, akg_kernel_fn_bmm_attn_context_f32__aarch64, &akg_prepack_bmm_attn_context_f32__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_bmm_attn_context_f32 = {
     "bmm_attn_context_f32", "patterns/bmm_attn_context_f32.json",
@@ -646,18 +878,18 @@ static const akg_tensor_def akg_bmm_attn_context_merge_heads_f32_outputs[] = {
 };
 static const akg_variant_def akg_bmm_attn_context_merge_heads_f32_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bmm_attn_context_merge_heads_f32__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bmm_attn_context_merge_heads_f32__x86_64_v4, &akg_prepack_bmm_attn_context_merge_heads_f32__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bmm_attn_context_merge_heads_f32__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bmm_attn_context_merge_heads_f32__x86_64_v3, &akg_prepack_bmm_attn_context_merge_heads_f32__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bmm_attn_context_merge_heads_f32__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bmm_attn_context_merge_heads_f32__x86_64_v2, &akg_prepack_bmm_attn_context_merge_heads_f32__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_bmm_attn_context_merge_heads_f32__aarch64},
+    {"aarch64", 0, akg_kernel_fn_bmm_attn_context_merge_heads_f32__aarch64, &akg_prepack_bmm_attn_context_merge_heads_f32__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_bmm_attn_context_merge_heads_f32 = {
     "bmm_attn_context_merge_heads_f32", "patterns/bmm_attn_context_merge_heads_f32.json",
@@ -678,18 +910,18 @@ static const akg_tensor_def akg_bmm_attn_scores_scale_mask_f32_outputs[] = {
 };
 static const akg_variant_def akg_bmm_attn_scores_scale_mask_f32_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bmm_attn_scores_scale_mask_f32__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bmm_attn_scores_scale_mask_f32__x86_64_v4, &akg_prepack_bmm_attn_scores_scale_mask_f32__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bmm_attn_scores_scale_mask_f32__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bmm_attn_scores_scale_mask_f32__x86_64_v3, &akg_prepack_bmm_attn_scores_scale_mask_f32__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bmm_attn_scores_scale_mask_f32__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bmm_attn_scores_scale_mask_f32__x86_64_v2, &akg_prepack_bmm_attn_scores_scale_mask_f32__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_bmm_attn_scores_scale_mask_f32__aarch64},
+    {"aarch64", 0, akg_kernel_fn_bmm_attn_scores_scale_mask_f32__aarch64, &akg_prepack_bmm_attn_scores_scale_mask_f32__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_bmm_attn_scores_scale_mask_f32 = {
     "bmm_attn_scores_scale_mask_f32", "patterns/bmm_attn_scores_scale_mask_f32.json",
@@ -716,18 +948,18 @@ static const akg_tensor_def akg_bmm_attn_scores_softmax_dropout_f16_outputs[] = 
 };
 static const akg_variant_def akg_bmm_attn_scores_softmax_dropout_f16_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bmm_attn_scores_softmax_dropout_f16__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bmm_attn_scores_softmax_dropout_f16__x86_64_v4, &akg_prepack_bmm_attn_scores_softmax_dropout_f16__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bmm_attn_scores_softmax_dropout_f16__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bmm_attn_scores_softmax_dropout_f16__x86_64_v3, &akg_prepack_bmm_attn_scores_softmax_dropout_f16__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bmm_attn_scores_softmax_dropout_f16__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bmm_attn_scores_softmax_dropout_f16__x86_64_v2, &akg_prepack_bmm_attn_scores_softmax_dropout_f16__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_bmm_attn_scores_softmax_dropout_f16__aarch64},
+    {"aarch64", 0, akg_kernel_fn_bmm_attn_scores_softmax_dropout_f16__aarch64, &akg_prepack_bmm_attn_scores_softmax_dropout_f16__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_bmm_attn_scores_softmax_dropout_f16 = {
     "bmm_attn_scores_softmax_dropout_f16", "patterns/bmm_attn_scores_softmax_dropout_f16.json",
@@ -752,18 +984,18 @@ static const akg_tensor_def akg_bmm_attn_scores_softmax_dropout_f32_outputs[] = 
 };
 static const akg_variant_def akg_bmm_attn_scores_softmax_dropout_f32_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bmm_attn_scores_softmax_dropout_f32__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bmm_attn_scores_softmax_dropout_f32__x86_64_v4, &akg_prepack_bmm_attn_scores_softmax_dropout_f32__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bmm_attn_scores_softmax_dropout_f32__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bmm_attn_scores_softmax_dropout_f32__x86_64_v3, &akg_prepack_bmm_attn_scores_softmax_dropout_f32__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bmm_attn_scores_softmax_dropout_f32__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bmm_attn_scores_softmax_dropout_f32__x86_64_v2, &akg_prepack_bmm_attn_scores_softmax_dropout_f32__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_bmm_attn_scores_softmax_dropout_f32__aarch64},
+    {"aarch64", 0, akg_kernel_fn_bmm_attn_scores_softmax_dropout_f32__aarch64, &akg_prepack_bmm_attn_scores_softmax_dropout_f32__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_bmm_attn_scores_softmax_dropout_f32 = {
     "bmm_attn_scores_softmax_dropout_f32", "patterns/bmm_attn_scores_softmax_dropout_f32.json",
@@ -792,18 +1024,18 @@ static const akg_tensor_def akg_bn_apply_relu_f16_outputs[] = {
 };
 static const akg_variant_def akg_bn_apply_relu_f16_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bn_apply_relu_f16__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bn_apply_relu_f16__x86_64_v4, &akg_prepack_bn_apply_relu_f16__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bn_apply_relu_f16__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bn_apply_relu_f16__x86_64_v3, &akg_prepack_bn_apply_relu_f16__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bn_apply_relu_f16__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bn_apply_relu_f16__x86_64_v2, &akg_prepack_bn_apply_relu_f16__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_bn_apply_relu_f16__aarch64},
+    {"aarch64", 0, akg_kernel_fn_bn_apply_relu_f16__aarch64, &akg_prepack_bn_apply_relu_f16__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_bn_apply_relu_f16 = {
     "bn_apply_relu_f16", "patterns/bn_apply_relu_f16.json",
@@ -832,18 +1064,18 @@ static const akg_tensor_def akg_bn_grad_dx_f16_outputs[] = {
 };
 static const akg_variant_def akg_bn_grad_dx_f16_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bn_grad_dx_f16__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bn_grad_dx_f16__x86_64_v4, &akg_prepack_bn_grad_dx_f16__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bn_grad_dx_f16__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bn_grad_dx_f16__x86_64_v3, &akg_prepack_bn_grad_dx_f16__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bn_grad_dx_f16__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bn_grad_dx_f16__x86_64_v2, &akg_prepack_bn_grad_dx_f16__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_bn_grad_dx_f16__aarch64},
+    {"aarch64", 0, akg_kernel_fn_bn_grad_dx_f16__aarch64, &akg_prepack_bn_grad_dx_f16__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_bn_grad_dx_f16 = {
     "bn_grad_dx_f16", "patterns/bn_grad_dx_f16.json",
@@ -866,18 +1098,18 @@ static const akg_tensor_def akg_bn_running_stats_update_f32_outputs[] = {
 };
 static const akg_variant_def akg_bn_running_stats_update_f32_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bn_running_stats_update_f32__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bn_running_stats_update_f32__x86_64_v4, &akg_prepack_bn_running_stats_update_f32__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bn_running_stats_update_f32__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bn_running_stats_update_f32__x86_64_v3, &akg_prepack_bn_running_stats_update_f32__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bn_running_stats_update_f32__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bn_running_stats_update_f32__x86_64_v2, &akg_prepack_bn_running_stats_update_f32__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_bn_running_stats_update_f32__aarch64},
+    {"aarch64", 0, akg_kernel_fn_bn_running_stats_update_f32__aarch64, &akg_prepack_bn_running_stats_update_f32__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_bn_running_stats_update_f32 = {
     "bn_running_stats_update_f32", "patterns/bn_running_stats_update_f32.json",
@@ -896,18 +1128,18 @@ static const akg_tensor_def akg_bn_train_stats_f16_outputs[] = {
 };
 static const akg_variant_def akg_bn_train_stats_f16_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bn_train_stats_f16__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bn_train_stats_f16__x86_64_v4, &akg_prepack_bn_train_stats_f16__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bn_train_stats_f16__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bn_train_stats_f16__x86_64_v3, &akg_prepack_bn_train_stats_f16__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bn_train_stats_f16__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bn_train_stats_f16__x86_64_v2, &akg_prepack_bn_train_stats_f16__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_bn_train_stats_f16__aarch64},
+    {"aarch64", 0, akg_kernel_fn_bn_train_stats_f16__aarch64, &akg_prepack_bn_train_stats_f16__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_bn_train_stats_f16 = {
     "bn_train_stats_f16", "patterns/bn_train_stats_f16.json",
@@ -926,18 +1158,18 @@ static const akg_tensor_def akg_bn_train_stats_nhwc_f16_outputs[] = {
 };
 static const akg_variant_def akg_bn_train_stats_nhwc_f16_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bn_train_stats_nhwc_f16__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bn_train_stats_nhwc_f16__x86_64_v4, &akg_prepack_bn_train_stats_nhwc_f16__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bn_train_stats_nhwc_f16__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bn_train_stats_nhwc_f16__x86_64_v3, &akg_prepack_bn_train_stats_nhwc_f16__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bn_train_stats_nhwc_f16__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bn_train_stats_nhwc_f16__x86_64_v2, &akg_prepack_bn_train_stats_nhwc_f16__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_bn_train_stats_nhwc_f16__aarch64},
+    {"aarch64", 0, akg_kernel_fn_bn_train_stats_nhwc_f16__aarch64, &akg_prepack_bn_train_stats_nhwc_f16__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_bn_train_stats_nhwc_f16 = {
     "bn_train_stats_nhwc_f16", "patterns/bn_train_stats_nhwc_f16.json",
@@ -964,18 +1196,18 @@ static const akg_tensor_def akg_bottleneck_end_f16_outputs[] = {
 };
 static const akg_variant_def akg_bottleneck_end_f16_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bottleneck_end_f16__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_bottleneck_end_f16__x86_64_v4, &akg_prepack_bottleneck_end_f16__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bottleneck_end_f16__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_bottleneck_end_f16__x86_64_v3, &akg_prepack_bottleneck_end_f16__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bottleneck_end_f16__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_bottleneck_end_f16__x86_64_v2, &akg_prepack_bottleneck_end_f16__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_bottleneck_end_f16__aarch64},
+    {"aarch64", 0, akg_kernel_fn_bottleneck_end_f16__aarch64, &akg_prepack_bottleneck_end_f16__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_bottleneck_end_f16 = {
     "bottleneck_end_f16", "patterns/bottleneck_end_f16.json",
@@ -994,18 +1226,18 @@ static const akg_tensor_def akg_clip_by_global_norm_f32_outputs[] = {
 };
 static const akg_variant_def akg_clip_by_global_norm_f32_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_clip_by_global_norm_f32__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_clip_by_global_norm_f32__x86_64_v4, &akg_prepack_clip_by_global_norm_f32__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_clip_by_global_norm_f32__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_clip_by_global_norm_f32__x86_64_v3, &akg_prepack_clip_by_global_norm_f32__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_clip_by_global_norm_f32__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_clip_by_global_norm_f32__x86_64_v2, &akg_prepack_clip_by_global_norm_f32__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_clip_by_global_norm_f32__aarch64},
+    {"aarch64", 0, akg_kernel_fn_clip_by_global_norm_f32__aarch64, &akg_prepack_clip_by_global_norm_f32__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_clip_by_global_norm_f32 = {
     "clip_by_global_norm_f32", "patterns/clip_by_global_norm_f32.json",
@@ -1026,18 +1258,18 @@ static const akg_tensor_def akg_conv_bias_residual_relu_f16_outputs[] = {
 };
 static const akg_variant_def akg_conv_bias_residual_relu_f16_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_conv_bias_residual_relu_f16__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_conv_bias_residual_relu_f16__x86_64_v4, &akg_prepack_conv_bias_residual_relu_f16__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_conv_bias_residual_relu_f16__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_conv_bias_residual_relu_f16__x86_64_v3, &akg_prepack_conv_bias_residual_relu_f16__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_conv_bias_residual_relu_f16__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_conv_bias_residual_relu_f16__x86_64_v2, &akg_prepack_conv_bias_residual_relu_f16__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_conv_bias_residual_relu_f16__aarch64},
+    {"aarch64", 0, akg_kernel_fn_conv_bias_residual_relu_f16__aarch64, &akg_prepack_conv_bias_residual_relu_f16__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_conv_bias_residual_relu_f16 = {
     "conv_bias_residual_relu_f16", "patterns/conv_bias_residual_relu_f16.json",
@@ -1058,18 +1290,18 @@ static const akg_tensor_def akg_embedding_sum_f32_outputs[] = {
 };
 static const akg_variant_def akg_embedding_sum_f32_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_embedding_sum_f32__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_embedding_sum_f32__x86_64_v4, &akg_prepack_embedding_sum_f32__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_embedding_sum_f32__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_embedding_sum_f32__x86_64_v3, &akg_prepack_embedding_sum_f32__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_embedding_sum_f32__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_embedding_sum_f32__x86_64_v2, &akg_prepack_embedding_sum_f32__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_embedding_sum_f32__aarch64},
+    {"aarch64", 0, akg_kernel_fn_embedding_sum_f32__aarch64, &akg_prepack_embedding_sum_f32__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_embedding_sum_f32 = {
     "embedding_sum_f32", "patterns/embedding_sum_f32.json",
@@ -1092,18 +1324,18 @@ static const akg_tensor_def akg_gemm_attn_out_bias_residual_f32_outputs[] = {
 };
 static const akg_variant_def akg_gemm_attn_out_bias_residual_f32_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_gemm_attn_out_bias_residual_f32__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_gemm_attn_out_bias_residual_f32__x86_64_v4, &akg_prepack_gemm_attn_out_bias_residual_f32__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_gemm_attn_out_bias_residual_f32__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_gemm_attn_out_bias_residual_f32__x86_64_v3, &akg_prepack_gemm_attn_out_bias_residual_f32__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_gemm_attn_out_bias_residual_f32__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_gemm_attn_out_bias_residual_f32__x86_64_v2, &akg_prepack_gemm_attn_out_bias_residual_f32__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_gemm_attn_out_bias_residual_f32__aarch64},
+    {"aarch64", 0, akg_kernel_fn_gemm_attn_out_bias_residual_f32__aarch64, &akg_prepack_gemm_attn_out_bias_residual_f32__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_gemm_attn_out_bias_residual_f32 = {
     "gemm_attn_out_bias_residual_f32", "patterns/gemm_attn_out_bias_residual_f32.json",
@@ -1136,18 +1368,18 @@ static const akg_tensor_def akg_gemm_attn_out_bias_residual_layernorm_f16_output
 };
 static const akg_variant_def akg_gemm_attn_out_bias_residual_layernorm_f16_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_gemm_attn_out_bias_residual_layernorm_f16__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_gemm_attn_out_bias_residual_layernorm_f16__x86_64_v4, &akg_prepack_gemm_attn_out_bias_residual_layernorm_f16__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_gemm_attn_out_bias_residual_layernorm_f16__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_gemm_attn_out_bias_residual_layernorm_f16__x86_64_v3, &akg_prepack_gemm_attn_out_bias_residual_layernorm_f16__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_gemm_attn_out_bias_residual_layernorm_f16__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_gemm_attn_out_bias_residual_layernorm_f16__x86_64_v2, &akg_prepack_gemm_attn_out_bias_residual_layernorm_f16__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_gemm_attn_out_bias_residual_layernorm_f16__aarch64},
+    {"aarch64", 0, akg_kernel_fn_gemm_attn_out_bias_residual_layernorm_f16__aarch64, &akg_prepack_gemm_attn_out_bias_residual_layernorm_f16__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_gemm_attn_out_bias_residual_layernorm_f16 = {
     "gemm_attn_out_bias_residual_layernorm_f16", "patterns/gemm_attn_out_bias_residual_layernorm_f16.json",
@@ -1180,18 +1412,18 @@ static const akg_tensor_def akg_gemm_attn_out_bias_residual_layernorm_f32_output
 };
 static const akg_variant_def akg_gemm_attn_out_bias_residual_layernorm_f32_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_gemm_attn_out_bias_residual_layernorm_f32__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_gemm_attn_out_bias_residual_layernorm_f32__x86_64_v4, &akg_prepack_gemm_attn_out_bias_residual_layernorm_f32__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_gemm_attn_out_bias_residual_layernorm_f32__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_gemm_attn_out_bias_residual_layernorm_f32__x86_64_v3, &akg_prepack_gemm_attn_out_bias_residual_layernorm_f32__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_gemm_attn_out_bias_residual_layernorm_f32__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_gemm_attn_out_bias_residual_layernorm_f32__x86_64_v2, &akg_prepack_gemm_attn_out_bias_residual_layernorm_f32__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_gemm_attn_out_bias_residual_layernorm_f32__aarch64},
+    {"aarch64", 0, akg_kernel_fn_gemm_attn_out_bias_residual_layernorm_f32__aarch64, &akg_prepack_gemm_attn_out_bias_residual_layernorm_f32__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_gemm_attn_out_bias_residual_layernorm_f32 = {
     "gemm_attn_out_bias_residual_layernorm_f32", "patterns/gemm_attn_out_bias_residual_layernorm_f32.json",
@@ -1210,18 +1442,18 @@ static const akg_tensor_def akg_gemm_bare_attn_out_f32_outputs[] = {
 };
 static const akg_variant_def akg_gemm_bare_attn_out_f32_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_gemm_bare_attn_out_f32__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_gemm_bare_attn_out_f32__x86_64_v4, &akg_prepack_gemm_bare_attn_out_f32__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_gemm_bare_attn_out_f32__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_gemm_bare_attn_out_f32__x86_64_v3, &akg_prepack_gemm_bare_attn_out_f32__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_gemm_bare_attn_out_f32__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_gemm_bare_attn_out_f32__x86_64_v2, &akg_prepack_gemm_bare_attn_out_f32__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_gemm_bare_attn_out_f32__aarch64},
+    {"aarch64", 0, akg_kernel_fn_gemm_bare_attn_out_f32__aarch64, &akg_prepack_gemm_bare_attn_out_f32__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_gemm_bare_attn_out_f32 = {
     "gemm_bare_attn_out_f32", "patterns/gemm_bare_attn_out_f32.json",
@@ -1240,18 +1472,18 @@ static const akg_tensor_def akg_gemm_bare_ffn1_f32_outputs[] = {
 };
 static const akg_variant_def akg_gemm_bare_ffn1_f32_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_gemm_bare_ffn1_f32__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_gemm_bare_ffn1_f32__x86_64_v4, &akg_prepack_gemm_bare_ffn1_f32__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_gemm_bare_ffn1_f32__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_gemm_bare_ffn1_f32__x86_64_v3, &akg_prepack_gemm_bare_ffn1_f32__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_gemm_bare_ffn1_f32__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_gemm_bare_ffn1_f32__x86_64_v2, &akg_prepack_gemm_bare_ffn1_f32__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_gemm_bare_ffn1_f32__aarch64},
+    {"aarch64", 0, akg_kernel_fn_gemm_bare_ffn1_f32__aarch64, &akg_prepack_gemm_bare_ffn1_f32__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_gemm_bare_ffn1_f32 = {
     "gemm_bare_ffn1_f32", "patterns/gemm_bare_ffn1_f32.json",
@@ -1272,18 +1504,18 @@ static const akg_tensor_def akg_gemm_dw_bias_grad_f32_outputs[] = {
 };
 static const akg_variant_def akg_gemm_dw_bias_grad_f32_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_gemm_dw_bias_grad_f32__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_gemm_dw_bias_grad_f32__x86_64_v4, &akg_prepack_gemm_dw_bias_grad_f32__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_gemm_dw_bias_grad_f32__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_gemm_dw_bias_grad_f32__x86_64_v3, &akg_prepack_gemm_dw_bias_grad_f32__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_gemm_dw_bias_grad_f32__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_gemm_dw_bias_grad_f32__x86_64_v2, &akg_prepack_gemm_dw_bias_grad_f32__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_gemm_dw_bias_grad_f32__aarch64},
+    {"aarch64", 0, akg_kernel_fn_gemm_dw_bias_grad_f32__aarch64, &akg_prepack_gemm_dw_bias_grad_f32__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_gemm_dw_bias_grad_f32 = {
     "gemm_dw_bias_grad_f32", "patterns/gemm_dw_bias_grad_f32.json",
@@ -1302,18 +1534,18 @@ static const akg_tensor_def akg_gemm_dx_f32_outputs[] = {
 };
 static const akg_variant_def akg_gemm_dx_f32_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_gemm_dx_f32__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_gemm_dx_f32__x86_64_v4, &akg_prepack_gemm_dx_f32__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_gemm_dx_f32__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_gemm_dx_f32__x86_64_v3, &akg_prepack_gemm_dx_f32__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_gemm_dx_f32__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_gemm_dx_f32__x86_64_v2, &akg_prepack_gemm_dx_f32__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_gemm_dx_f32__aarch64},
+    {"aarch64", 0, akg_kernel_fn_gemm_dx_f32__aarch64, &akg_prepack_gemm_dx_f32__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_gemm_dx_f32 = {
     "gemm_dx_f32", "patterns/gemm_dx_f32.json",
@@ -1334,18 +1566,18 @@ static const akg_tensor_def akg_gemm_fc_bias_f32_outputs[] = {
 };
 static const akg_variant_def akg_gemm_fc_bias_f32_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_gemm_fc_bias_f32__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_gemm_fc_bias_f32__x86_64_v4, &akg_prepack_gemm_fc_bias_f32__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_gemm_fc_bias_f32__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_gemm_fc_bias_f32__x86_64_v3, &akg_prepack_gemm_fc_bias_f32__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_gemm_fc_bias_f32__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_gemm_fc_bias_f32__x86_64_v2, &akg_prepack_gemm_fc_bias_f32__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_gemm_fc_bias_f32__aarch64},
+    {"aarch64", 0, akg_kernel_fn_gemm_fc_bias_f32__aarch64, &akg_prepack_gemm_fc_bias_f32__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_gemm_fc_bias_f32 = {
     "gemm_fc_bias_f32", "patterns/gemm_fc_bias_f32.json",
@@ -1366,18 +1598,18 @@ static const akg_tensor_def akg_gemm_ffn1_bias_gelu_f16_outputs[] = {
 };
 static const akg_variant_def akg_gemm_ffn1_bias_gelu_f16_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_gemm_ffn1_bias_gelu_f16__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_gemm_ffn1_bias_gelu_f16__x86_64_v4, &akg_prepack_gemm_ffn1_bias_gelu_f16__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_gemm_ffn1_bias_gelu_f16__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_gemm_ffn1_bias_gelu_f16__x86_64_v3, &akg_prepack_gemm_ffn1_bias_gelu_f16__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_gemm_ffn1_bias_gelu_f16__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_gemm_ffn1_bias_gelu_f16__x86_64_v2, &akg_prepack_gemm_ffn1_bias_gelu_f16__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_gemm_ffn1_bias_gelu_f16__aarch64},
+    {"aarch64", 0, akg_kernel_fn_gemm_ffn1_bias_gelu_f16__aarch64, &akg_prepack_gemm_ffn1_bias_gelu_f16__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_gemm_ffn1_bias_gelu_f16 = {
     "gemm_ffn1_bias_gelu_f16", "patterns/gemm_ffn1_bias_gelu_f16.json",
@@ -1398,18 +1630,18 @@ static const akg_tensor_def akg_gemm_ffn1_bias_gelu_f32_outputs[] = {
 };
 static const akg_variant_def akg_gemm_ffn1_bias_gelu_f32_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_gemm_ffn1_bias_gelu_f32__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_gemm_ffn1_bias_gelu_f32__x86_64_v4, &akg_prepack_gemm_ffn1_bias_gelu_f32__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_gemm_ffn1_bias_gelu_f32__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_gemm_ffn1_bias_gelu_f32__x86_64_v3, &akg_prepack_gemm_ffn1_bias_gelu_f32__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_gemm_ffn1_bias_gelu_f32__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_gemm_ffn1_bias_gelu_f32__x86_64_v2, &akg_prepack_gemm_ffn1_bias_gelu_f32__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_gemm_ffn1_bias_gelu_f32__aarch64},
+    {"aarch64", 0, akg_kernel_fn_gemm_ffn1_bias_gelu_f32__aarch64, &akg_prepack_gemm_ffn1_bias_gelu_f32__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_gemm_ffn1_bias_gelu_f32 = {
     "gemm_ffn1_bias_gelu_f32", "patterns/gemm_ffn1_bias_gelu_f32.json",
@@ -1432,18 +1664,18 @@ static const akg_tensor_def akg_gemm_ffn2_bias_residual_f32_outputs[] = {
 };
 static const akg_variant_def akg_gemm_ffn2_bias_residual_f32_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_gemm_ffn2_bias_residual_f32__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_gemm_ffn2_bias_residual_f32__x86_64_v4, &akg_prepack_gemm_ffn2_bias_residual_f32__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_gemm_ffn2_bias_residual_f32__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_gemm_ffn2_bias_residual_f32__x86_64_v3, &akg_prepack_gemm_ffn2_bias_residual_f32__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_gemm_ffn2_bias_residual_f32__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_gemm_ffn2_bias_residual_f32__x86_64_v2, &akg_prepack_gemm_ffn2_bias_residual_f32__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_gemm_ffn2_bias_residual_f32__aarch64},
+    {"aarch64", 0, akg_kernel_fn_gemm_ffn2_bias_residual_f32__aarch64, &akg_prepack_gemm_ffn2_bias_residual_f32__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_gemm_ffn2_bias_residual_f32 = {
     "gemm_ffn2_bias_residual_f32", "patterns/gemm_ffn2_bias_residual_f32.json",
@@ -1464,18 +1696,18 @@ static const akg_tensor_def akg_gemm_mlm_head_bias_f32_outputs[] = {
 };
 static const akg_variant_def akg_gemm_mlm_head_bias_f32_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_gemm_mlm_head_bias_f32__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_gemm_mlm_head_bias_f32__x86_64_v4, &akg_prepack_gemm_mlm_head_bias_f32__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_gemm_mlm_head_bias_f32__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_gemm_mlm_head_bias_f32__x86_64_v3, &akg_prepack_gemm_mlm_head_bias_f32__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_gemm_mlm_head_bias_f32__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_gemm_mlm_head_bias_f32__x86_64_v2, &akg_prepack_gemm_mlm_head_bias_f32__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_gemm_mlm_head_bias_f32__aarch64},
+    {"aarch64", 0, akg_kernel_fn_gemm_mlm_head_bias_f32__aarch64, &akg_prepack_gemm_mlm_head_bias_f32__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_gemm_mlm_head_bias_f32 = {
     "gemm_mlm_head_bias_f32", "patterns/gemm_mlm_head_bias_f32.json",
@@ -1494,18 +1726,18 @@ static const akg_tensor_def akg_gemm_nt_f16_outputs[] = {
 };
 static const akg_variant_def akg_gemm_nt_f16_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_gemm_nt_f16__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_gemm_nt_f16__x86_64_v4, &akg_prepack_gemm_nt_f16__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_gemm_nt_f16__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_gemm_nt_f16__x86_64_v3, &akg_prepack_gemm_nt_f16__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_gemm_nt_f16__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_gemm_nt_f16__x86_64_v2, &akg_prepack_gemm_nt_f16__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_gemm_nt_f16__aarch64},
+    {"aarch64", 0, akg_kernel_fn_gemm_nt_f16__aarch64, &akg_prepack_gemm_nt_f16__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_gemm_nt_f16 = {
     "gemm_nt_f16", "patterns/gemm_nt_f16.json",
@@ -1526,18 +1758,18 @@ static const akg_tensor_def akg_gemm_qkv_bias_f32_outputs[] = {
 };
 static const akg_variant_def akg_gemm_qkv_bias_f32_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_gemm_qkv_bias_f32__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_gemm_qkv_bias_f32__x86_64_v4, &akg_prepack_gemm_qkv_bias_f32__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_gemm_qkv_bias_f32__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_gemm_qkv_bias_f32__x86_64_v3, &akg_prepack_gemm_qkv_bias_f32__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_gemm_qkv_bias_f32__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_gemm_qkv_bias_f32__x86_64_v2, &akg_prepack_gemm_qkv_bias_f32__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_gemm_qkv_bias_f32__aarch64},
+    {"aarch64", 0, akg_kernel_fn_gemm_qkv_bias_f32__aarch64, &akg_prepack_gemm_qkv_bias_f32__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_gemm_qkv_bias_f32 = {
     "gemm_qkv_bias_f32", "patterns/gemm_qkv_bias_f32.json",
@@ -1558,18 +1790,18 @@ static const akg_tensor_def akg_gemm_qkv_bias_split_heads_f32_outputs[] = {
 };
 static const akg_variant_def akg_gemm_qkv_bias_split_heads_f32_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_gemm_qkv_bias_split_heads_f32__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_gemm_qkv_bias_split_heads_f32__x86_64_v4, &akg_prepack_gemm_qkv_bias_split_heads_f32__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_gemm_qkv_bias_split_heads_f32__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_gemm_qkv_bias_split_heads_f32__x86_64_v3, &akg_prepack_gemm_qkv_bias_split_heads_f32__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_gemm_qkv_bias_split_heads_f32__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_gemm_qkv_bias_split_heads_f32__x86_64_v2, &akg_prepack_gemm_qkv_bias_split_heads_f32__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_gemm_qkv_bias_split_heads_f32__aarch64},
+    {"aarch64", 0, akg_kernel_fn_gemm_qkv_bias_split_heads_f32__aarch64, &akg_prepack_gemm_qkv_bias_split_heads_f32__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_gemm_qkv_bias_split_heads_f32 = {
     "gemm_qkv_bias_split_heads_f32", "patterns/gemm_qkv_bias_split_heads_f32.json",
@@ -1586,18 +1818,18 @@ static const akg_tensor_def akg_global_avgpool_bwd_f16_outputs[] = {
 };
 static const akg_variant_def akg_global_avgpool_bwd_f16_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_global_avgpool_bwd_f16__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_global_avgpool_bwd_f16__x86_64_v4, &akg_prepack_global_avgpool_bwd_f16__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_global_avgpool_bwd_f16__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_global_avgpool_bwd_f16__x86_64_v3, &akg_prepack_global_avgpool_bwd_f16__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_global_avgpool_bwd_f16__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_global_avgpool_bwd_f16__x86_64_v2, &akg_prepack_global_avgpool_bwd_f16__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_global_avgpool_bwd_f16__aarch64},
+    {"aarch64", 0, akg_kernel_fn_global_avgpool_bwd_f16__aarch64, &akg_prepack_global_avgpool_bwd_f16__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_global_avgpool_bwd_f16 = {
     "global_avgpool_bwd_f16", "patterns/global_avgpool_bwd_f16.json",
@@ -1614,18 +1846,18 @@ static const akg_tensor_def akg_global_avgpool_fwd_f16_outputs[] = {
 };
 static const akg_variant_def akg_global_avgpool_fwd_f16_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_global_avgpool_fwd_f16__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_global_avgpool_fwd_f16__x86_64_v4, &akg_prepack_global_avgpool_fwd_f16__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_global_avgpool_fwd_f16__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_global_avgpool_fwd_f16__x86_64_v3, &akg_prepack_global_avgpool_fwd_f16__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_global_avgpool_fwd_f16__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_global_avgpool_fwd_f16__x86_64_v2, &akg_prepack_global_avgpool_fwd_f16__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_global_avgpool_fwd_f16__aarch64},
+    {"aarch64", 0, akg_kernel_fn_global_avgpool_fwd_f16__aarch64, &akg_prepack_global_avgpool_fwd_f16__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_global_avgpool_fwd_f16 = {
     "global_avgpool_fwd_f16", "patterns/global_avgpool_fwd_f16.json",
@@ -1646,18 +1878,18 @@ static const akg_tensor_def akg_global_norm_sq_unscale_f16_outputs[] = {
 };
 static const akg_variant_def akg_global_norm_sq_unscale_f16_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_global_norm_sq_unscale_f16__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_global_norm_sq_unscale_f16__x86_64_v4, &akg_prepack_global_norm_sq_unscale_f16__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_global_norm_sq_unscale_f16__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_global_norm_sq_unscale_f16__x86_64_v3, &akg_prepack_global_norm_sq_unscale_f16__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_global_norm_sq_unscale_f16__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_global_norm_sq_unscale_f16__x86_64_v2, &akg_prepack_global_norm_sq_unscale_f16__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_global_norm_sq_unscale_f16__aarch64},
+    {"aarch64", 0, akg_kernel_fn_global_norm_sq_unscale_f16__aarch64, &akg_prepack_global_norm_sq_unscale_f16__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_global_norm_sq_unscale_f16 = {
     "global_norm_sq_unscale_f16", "patterns/global_norm_sq_unscale_f16.json",
@@ -1674,18 +1906,18 @@ static const akg_tensor_def akg_grad_overflow_check_f16_outputs[] = {
 };
 static const akg_variant_def akg_grad_overflow_check_f16_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_grad_overflow_check_f16__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_grad_overflow_check_f16__x86_64_v4, &akg_prepack_grad_overflow_check_f16__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_grad_overflow_check_f16__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_grad_overflow_check_f16__x86_64_v3, &akg_prepack_grad_overflow_check_f16__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_grad_overflow_check_f16__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_grad_overflow_check_f16__x86_64_v2, &akg_prepack_grad_overflow_check_f16__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_grad_overflow_check_f16__aarch64},
+    {"aarch64", 0, akg_kernel_fn_grad_overflow_check_f16__aarch64, &akg_prepack_grad_overflow_check_f16__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_grad_overflow_check_f16 = {
     "grad_overflow_check_f16", "patterns/grad_overflow_check_f16.json",
@@ -1702,18 +1934,18 @@ static const akg_tensor_def akg_input_cast_nchw_to_nhwc_outputs[] = {
 };
 static const akg_variant_def akg_input_cast_nchw_to_nhwc_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_input_cast_nchw_to_nhwc__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_input_cast_nchw_to_nhwc__x86_64_v4, &akg_prepack_input_cast_nchw_to_nhwc__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_input_cast_nchw_to_nhwc__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_input_cast_nchw_to_nhwc__x86_64_v3, &akg_prepack_input_cast_nchw_to_nhwc__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_input_cast_nchw_to_nhwc__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_input_cast_nchw_to_nhwc__x86_64_v2, &akg_prepack_input_cast_nchw_to_nhwc__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_input_cast_nchw_to_nhwc__aarch64},
+    {"aarch64", 0, akg_kernel_fn_input_cast_nchw_to_nhwc__aarch64, &akg_prepack_input_cast_nchw_to_nhwc__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_input_cast_nchw_to_nhwc = {
     "input_cast_nchw_to_nhwc", "patterns/input_cast_nchw_to_nhwc.json",
@@ -1744,18 +1976,18 @@ static const akg_tensor_def akg_lamb_next_mv_f32_outputs[] = {
 };
 static const akg_variant_def akg_lamb_next_mv_f32_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_lamb_next_mv_f32__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_lamb_next_mv_f32__x86_64_v4, &akg_prepack_lamb_next_mv_f32__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_lamb_next_mv_f32__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_lamb_next_mv_f32__x86_64_v3, &akg_prepack_lamb_next_mv_f32__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_lamb_next_mv_f32__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_lamb_next_mv_f32__x86_64_v2, &akg_prepack_lamb_next_mv_f32__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_lamb_next_mv_f32__aarch64},
+    {"aarch64", 0, akg_kernel_fn_lamb_next_mv_f32__aarch64, &akg_prepack_lamb_next_mv_f32__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_lamb_next_mv_f32 = {
     "lamb_next_mv_f32", "patterns/lamb_next_mv_f32.json",
@@ -1780,18 +2012,18 @@ static const akg_tensor_def akg_layernorm_bwd_dgamma_dbeta_f32_outputs[] = {
 };
 static const akg_variant_def akg_layernorm_bwd_dgamma_dbeta_f32_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_layernorm_bwd_dgamma_dbeta_f32__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_layernorm_bwd_dgamma_dbeta_f32__x86_64_v4, &akg_prepack_layernorm_bwd_dgamma_dbeta_f32__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_layernorm_bwd_dgamma_dbeta_f32__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_layernorm_bwd_dgamma_dbeta_f32__x86_64_v3, &akg_prepack_layernorm_bwd_dgamma_dbeta_f32__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_layernorm_bwd_dgamma_dbeta_f32__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_layernorm_bwd_dgamma_dbeta_f32__x86_64_v2, &akg_prepack_layernorm_bwd_dgamma_dbeta_f32__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_layernorm_bwd_dgamma_dbeta_f32__aarch64},
+    {"aarch64", 0, akg_kernel_fn_layernorm_bwd_dgamma_dbeta_f32__aarch64, &akg_prepack_layernorm_bwd_dgamma_dbeta_f32__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_layernorm_bwd_dgamma_dbeta_f32 = {
     "layernorm_bwd_dgamma_dbeta_f32", "patterns/layernorm_bwd_dgamma_dbeta_f32.json",
@@ -1816,18 +2048,18 @@ static const akg_tensor_def akg_layernorm_bwd_dx_f32_outputs[] = {
 };
 static const akg_variant_def akg_layernorm_bwd_dx_f32_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_layernorm_bwd_dx_f32__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_layernorm_bwd_dx_f32__x86_64_v4, &akg_prepack_layernorm_bwd_dx_f32__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_layernorm_bwd_dx_f32__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_layernorm_bwd_dx_f32__x86_64_v3, &akg_prepack_layernorm_bwd_dx_f32__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_layernorm_bwd_dx_f32__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_layernorm_bwd_dx_f32__x86_64_v2, &akg_prepack_layernorm_bwd_dx_f32__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_layernorm_bwd_dx_f32__aarch64},
+    {"aarch64", 0, akg_kernel_fn_layernorm_bwd_dx_f32__aarch64, &akg_prepack_layernorm_bwd_dx_f32__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_layernorm_bwd_dx_f32 = {
     "layernorm_bwd_dx_f32", "patterns/layernorm_bwd_dx_f32.json",
@@ -1852,18 +2084,18 @@ static const akg_tensor_def akg_layernorm_fwd_f16_outputs[] = {
 };
 static const akg_variant_def akg_layernorm_fwd_f16_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_layernorm_fwd_f16__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_layernorm_fwd_f16__x86_64_v4, &akg_prepack_layernorm_fwd_f16__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_layernorm_fwd_f16__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_layernorm_fwd_f16__x86_64_v3, &akg_prepack_layernorm_fwd_f16__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_layernorm_fwd_f16__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_layernorm_fwd_f16__x86_64_v2, &akg_prepack_layernorm_fwd_f16__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_layernorm_fwd_f16__aarch64},
+    {"aarch64", 0, akg_kernel_fn_layernorm_fwd_f16__aarch64, &akg_prepack_layernorm_fwd_f16__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_layernorm_fwd_f16 = {
     "layernorm_fwd_f16", "patterns/layernorm_fwd_f16.json",
@@ -1888,18 +2120,18 @@ static const akg_tensor_def akg_layernorm_fwd_f32_outputs[] = {
 };
 static const akg_variant_def akg_layernorm_fwd_f32_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_layernorm_fwd_f32__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_layernorm_fwd_f32__x86_64_v4, &akg_prepack_layernorm_fwd_f32__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_layernorm_fwd_f32__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_layernorm_fwd_f32__x86_64_v3, &akg_prepack_layernorm_fwd_f32__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_layernorm_fwd_f32__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_layernorm_fwd_f32__x86_64_v2, &akg_prepack_layernorm_fwd_f32__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_layernorm_fwd_f32__aarch64},
+    {"aarch64", 0, akg_kernel_fn_layernorm_fwd_f32__aarch64, &akg_prepack_layernorm_fwd_f32__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_layernorm_fwd_f32 = {
     "layernorm_fwd_f32", "patterns/layernorm_fwd_f32.json",
@@ -1916,18 +2148,18 @@ static const akg_tensor_def akg_merge_heads_f16_outputs[] = {
 };
 static const akg_variant_def akg_merge_heads_f16_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_merge_heads_f16__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_merge_heads_f16__x86_64_v4, &akg_prepack_merge_heads_f16__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_merge_heads_f16__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_merge_heads_f16__x86_64_v3, &akg_prepack_merge_heads_f16__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_merge_heads_f16__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_merge_heads_f16__x86_64_v2, &akg_prepack_merge_heads_f16__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_merge_heads_f16__aarch64},
+    {"aarch64", 0, akg_kernel_fn_merge_heads_f16__aarch64, &akg_prepack_merge_heads_f16__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_merge_heads_f16 = {
     "merge_heads_f16", "patterns/merge_heads_f16.json",
@@ -1946,18 +2178,18 @@ static const akg_tensor_def akg_mlm_bias_log_softmax_f32_outputs[] = {
 };
 static const akg_variant_def akg_mlm_bias_log_softmax_f32_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_mlm_bias_log_softmax_f32__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_mlm_bias_log_softmax_f32__x86_64_v4, &akg_prepack_mlm_bias_log_softmax_f32__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_mlm_bias_log_softmax_f32__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_mlm_bias_log_softmax_f32__x86_64_v3, &akg_prepack_mlm_bias_log_softmax_f32__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_mlm_bias_log_softmax_f32__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_mlm_bias_log_softmax_f32__x86_64_v2, &akg_prepack_mlm_bias_log_softmax_f32__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_mlm_bias_log_softmax_f32__aarch64},
+    {"aarch64", 0, akg_kernel_fn_mlm_bias_log_softmax_f32__aarch64, &akg_prepack_mlm_bias_log_softmax_f32__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_mlm_bias_log_softmax_f32 = {
     "mlm_bias_log_softmax_f32", "patterns/mlm_bias_log_softmax_f32.json",
@@ -1980,18 +2212,18 @@ static const akg_tensor_def akg_momentum_sgd_weight_decay_f32_outputs[] = {
 };
 static const akg_variant_def akg_momentum_sgd_weight_decay_f32_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_momentum_sgd_weight_decay_f32__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_momentum_sgd_weight_decay_f32__x86_64_v4, &akg_prepack_momentum_sgd_weight_decay_f32__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_momentum_sgd_weight_decay_f32__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_momentum_sgd_weight_decay_f32__x86_64_v3, &akg_prepack_momentum_sgd_weight_decay_f32__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_momentum_sgd_weight_decay_f32__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_momentum_sgd_weight_decay_f32__x86_64_v2, &akg_prepack_momentum_sgd_weight_decay_f32__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_momentum_sgd_weight_decay_f32__aarch64},
+    {"aarch64", 0, akg_kernel_fn_momentum_sgd_weight_decay_f32__aarch64, &akg_prepack_momentum_sgd_weight_decay_f32__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_momentum_sgd_weight_decay_f32 = {
     "momentum_sgd_weight_decay_f32", "patterns/momentum_sgd_weight_decay_f32.json",
@@ -2010,18 +2242,18 @@ static const akg_tensor_def akg_pooler_bias_tanh_f16_outputs[] = {
 };
 static const akg_variant_def akg_pooler_bias_tanh_f16_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_pooler_bias_tanh_f16__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_pooler_bias_tanh_f16__x86_64_v4, &akg_prepack_pooler_bias_tanh_f16__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_pooler_bias_tanh_f16__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_pooler_bias_tanh_f16__x86_64_v3, &akg_prepack_pooler_bias_tanh_f16__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_pooler_bias_tanh_f16__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_pooler_bias_tanh_f16__x86_64_v2, &akg_prepack_pooler_bias_tanh_f16__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_pooler_bias_tanh_f16__aarch64},
+    {"aarch64", 0, akg_kernel_fn_pooler_bias_tanh_f16__aarch64, &akg_prepack_pooler_bias_tanh_f16__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_pooler_bias_tanh_f16 = {
     "pooler_bias_tanh_f16", "patterns/pooler_bias_tanh_f16.json",
@@ -2040,18 +2272,18 @@ static const akg_tensor_def akg_qkv_bias_split_heads_f16_outputs[] = {
 };
 static const akg_variant_def akg_qkv_bias_split_heads_f16_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_qkv_bias_split_heads_f16__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_qkv_bias_split_heads_f16__x86_64_v4, &akg_prepack_qkv_bias_split_heads_f16__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_qkv_bias_split_heads_f16__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_qkv_bias_split_heads_f16__x86_64_v3, &akg_prepack_qkv_bias_split_heads_f16__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_qkv_bias_split_heads_f16__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_qkv_bias_split_heads_f16__x86_64_v2, &akg_prepack_qkv_bias_split_heads_f16__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_qkv_bias_split_heads_f16__aarch64},
+    {"aarch64", 0, akg_kernel_fn_qkv_bias_split_heads_f16__aarch64, &akg_prepack_qkv_bias_split_heads_f16__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_qkv_bias_split_heads_f16 = {
     "qkv_bias_split_heads_f16", "patterns/qkv_bias_split_heads_f16.json",
@@ -2080,18 +2312,18 @@ static const akg_tensor_def akg_relu_grad_bn_grad_reductions_f16_outputs[] = {
 };
 static const akg_variant_def akg_relu_grad_bn_grad_reductions_f16_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_relu_grad_bn_grad_reductions_f16__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_relu_grad_bn_grad_reductions_f16__x86_64_v4, &akg_prepack_relu_grad_bn_grad_reductions_f16__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_relu_grad_bn_grad_reductions_f16__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_relu_grad_bn_grad_reductions_f16__x86_64_v3, &akg_prepack_relu_grad_bn_grad_reductions_f16__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_relu_grad_bn_grad_reductions_f16__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_relu_grad_bn_grad_reductions_f16__x86_64_v2, &akg_prepack_relu_grad_bn_grad_reductions_f16__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_relu_grad_bn_grad_reductions_f16__aarch64},
+    {"aarch64", 0, akg_kernel_fn_relu_grad_bn_grad_reductions_f16__aarch64, &akg_prepack_relu_grad_bn_grad_reductions_f16__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_relu_grad_bn_grad_reductions_f16 = {
     "relu_grad_bn_grad_reductions_f16", "patterns/relu_grad_bn_grad_reductions_f16.json",
@@ -2112,18 +2344,18 @@ static const akg_tensor_def akg_residual_grad_addn_relugrad_f16_outputs[] = {
 };
 static const akg_variant_def akg_residual_grad_addn_relugrad_f16_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_residual_grad_addn_relugrad_f16__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_residual_grad_addn_relugrad_f16__x86_64_v4, &akg_prepack_residual_grad_addn_relugrad_f16__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_residual_grad_addn_relugrad_f16__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_residual_grad_addn_relugrad_f16__x86_64_v3, &akg_prepack_residual_grad_addn_relugrad_f16__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_residual_grad_addn_relugrad_f16__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_residual_grad_addn_relugrad_f16__x86_64_v2, &akg_prepack_residual_grad_addn_relugrad_f16__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_residual_grad_addn_relugrad_f16__aarch64},
+    {"aarch64", 0, akg_kernel_fn_residual_grad_addn_relugrad_f16__aarch64, &akg_prepack_residual_grad_addn_relugrad_f16__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_residual_grad_addn_relugrad_f16 = {
     "residual_grad_addn_relugrad_f16", "patterns/residual_grad_addn_relugrad_f16.json",
@@ -2146,18 +2378,18 @@ static const akg_tensor_def akg_softmax_cross_entropy_f32_outputs[] = {
 };
 static const akg_variant_def akg_softmax_cross_entropy_f32_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_softmax_cross_entropy_f32__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_softmax_cross_entropy_f32__x86_64_v4, &akg_prepack_softmax_cross_entropy_f32__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_softmax_cross_entropy_f32__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_softmax_cross_entropy_f32__x86_64_v3, &akg_prepack_softmax_cross_entropy_f32__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_softmax_cross_entropy_f32__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_softmax_cross_entropy_f32__x86_64_v2, &akg_prepack_softmax_cross_entropy_f32__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_softmax_cross_entropy_f32__aarch64},
+    {"aarch64", 0, akg_kernel_fn_softmax_cross_entropy_f32__aarch64, &akg_prepack_softmax_cross_entropy_f32__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_softmax_cross_entropy_f32 = {
     "softmax_cross_entropy_f32", "patterns/softmax_cross_entropy_f32.json",
@@ -2178,18 +2410,18 @@ static const akg_tensor_def akg_softmax_grad_f16_outputs[] = {
 };
 static const akg_variant_def akg_softmax_grad_f16_variants[] = {
 #if defined(AKG_HAS_VARIANT_X86_64_V4)
-    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_softmax_grad_f16__x86_64_v4},
+    {"x86-64-v4", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3 | AKG_CPU_X86_64_V4, akg_kernel_fn_softmax_grad_f16__x86_64_v4, &akg_prepack_softmax_grad_f16__x86_64_v4},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V3)
-    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_softmax_grad_f16__x86_64_v3},
+    {"x86-64-v3", AKG_CPU_X86_64_V2 | AKG_CPU_X86_64_V3, akg_kernel_fn_softmax_grad_f16__x86_64_v3, &akg_prepack_softmax_grad_f16__x86_64_v3},
 #endif
 #if defined(AKG_HAS_VARIANT_X86_64_V2)
-    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_softmax_grad_f16__x86_64_v2},
+    {"x86-64-v2", AKG_CPU_X86_64_V2, akg_kernel_fn_softmax_grad_f16__x86_64_v2, &akg_prepack_softmax_grad_f16__x86_64_v2},
 #endif
 #if defined(AKG_HAS_VARIANT_AARCH64)
-    {"aarch64", 0, akg_kernel_fn_softmax_grad_f16__aarch64},
+    {"aarch64", 0, akg_kernel_fn_softmax_grad_f16__aarch64, &akg_prepack_softmax_grad_f16__aarch64},
 #endif
-    {nullptr, 0, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 extern const akg_kernel akg_kernel_desc_softmax_grad_f16 = {
     "softmax_grad_f16", "patterns/softmax_grad_f16.json",

@@ -2,7 +2,8 @@
 // binary per kernel): buffers from the kernel's descriptor, float inputs pseudo-random in [-2, 2],
 // integer and bool inputs filled with small values, three warm-up runs, then the minimum of 30.
 // Prints: name, milliseconds, megabytes moved (every tensor once), effective GB/s. Threads:
-// OMP_NUM_THREADS.
+// OMP_NUM_THREADS. With AKG_TIME_PACKED=1, a kernel whose weights can be packed ahead of time
+// (akg_prepack_def) runs from its weights packed once, before the timing, as akg_run_packed runs it.
 //
 // A kernel file holds only its function akg_kernel_fn_<kernel>__<suffix>; its descriptor (the
 // tensors' shapes and dtypes) is in a dispatch table. Build with the kernel file and a table of that
@@ -90,7 +91,13 @@ int main() {
         std::fprintf(stderr, "%s: this CPU cannot run the %s variant\n", k.name, v->target);
         return 1;
     }
-    const akg_kernel_fn fn = v->fn;
+    const char *packed_env = std::getenv("AKG_TIME_PACKED");
+    const bool packed = packed_env && std::strcmp(packed_env, "1") == 0;
+    if (packed && (!v->prepack || v->prepack->input < 0)) {
+        std::fprintf(stderr, "%s: no input of the %s variant can be packed ahead of time\n", k.name, v->target);
+        return 1;
+    }
+    const akg_kernel_fn fn = packed ? v->prepack->fn_packed : v->fn;
     std::vector<void *> buffers;
     size_t moved = 0;
     auto allocate = [&](const akg_tensor_def &t, bool input) {
@@ -107,6 +114,16 @@ int main() {
     };
     for (size_t i = 0; i < k.num_inputs; ++i) allocate(k.inputs[i], true);
     for (size_t i = 0; i < k.num_outputs; ++i) allocate(k.outputs[i], false);
+    if (packed) {
+        const akg_prepack_def &pp = *v->prepack;
+        void *to = std::aligned_alloc(64, (pp.packed_bytes + 63) / 64 * 64);
+        if (!to) {
+            std::fprintf(stderr, "%s: out of memory\n", k.name);
+            return 1;
+        }
+        pp.pack(buffers[pp.input], to);
+        buffers[pp.input] = to;
+    }
     for (int w = 0; w < 3; ++w)
         if (fn(buffers.data()) != AKG_STATUS_OK) {
             std::fprintf(stderr, "%s: the kernel failed\n", k.name);

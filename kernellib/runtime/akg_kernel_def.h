@@ -28,12 +28,27 @@ typedef int (*akg_kernel_fn)(void *const *buffers);
 #define AKG_CPU_X86_64_V3 (1u << 1) /* AVX, AVX2, FMA, F16C, BMI1, BMI2, LZCNT, MOVBE, OS saves ymm */
 #define AKG_CPU_X86_64_V4 (1u << 2) /* AVX-512 F, BW, CD, DQ, VL, OS saves zmm and masks */
 
+/* Packs the packable input (dense, the kernel's dtype) into `packed` (packed_bytes, 64-byte
+ * aligned). */
+typedef void (*akg_pack_fn)(const void *input, void *packed);
+
+/* A variant's weights packed ahead of time (akg_pack_input): `input` is the index of the
+ * input `pack` packs, or -1 (fn_packed and pack NULL) for a kernel without one. fn_packed takes
+ * the same buffers as the variant's fn but that input's, which is the packed one. */
+typedef struct akg_prepack_def {
+    int32_t input;
+    uint64_t packed_bytes;
+    akg_kernel_fn fn_packed;
+    akg_pack_fn pack;
+} akg_prepack_def;
+
 /* One compiled variant of a kernel: its function, compiled for `target`, runs on CPUs that have
  * every flag of `cpu_features`. A later key (shape ranges of dynamic shapes) goes beside these. */
 typedef struct akg_variant_def {
     const char *target;    /* the generator's target name, e.g. "x86-64-v4" */
     uint32_t cpu_features; /* AKG_CPU_* */
     akg_kernel_fn fn;
+    const akg_prepack_def *prepack; /* NULL or input -1: nothing to pack */
 } akg_variant_def;
 
 struct akg_kernel {

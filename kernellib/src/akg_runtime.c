@@ -490,21 +490,16 @@ const char *akg_kernel_variant_at(const akg_kernel *kernel, size_t index) {
     return index < akg_kernel_num_variants(kernel) ? kernel->variants[index].target : NULL;
 }
 
-akg_status akg_run(const akg_kernel *kernel, const akg_tensor *inputs, size_t num_inputs,
-                   const akg_tensor *outputs, size_t num_outputs) {
+/* akg_run and akg_run_packed: input `packed_index` (or none, when it is num_inputs) is not the
+ * caller's tensor but the packed buffer `packed` of `packed_bytes`, run by `fn`. */
+static akg_status run_checked(const akg_kernel *kernel, akg_kernel_fn fn, const akg_tensor *inputs, size_t num_inputs,
+                              const akg_tensor *outputs, size_t num_outputs, size_t packed_index, void *packed,
+                              uint64_t packed_bytes) {
     call_scratch scratch;
-    const akg_variant_def *variant;
     size_t i;
     size_t n;
     akg_status st;
 
-    if (kernel == NULL) {
-        return AKG_STATUS_NULL_POINTER;
-    }
-    variant = akg_kernel_select_variant(kernel);
-    if (variant == NULL) {
-        return AKG_STATUS_UNSUPPORTED_CPU;
-    }
     if (num_inputs != kernel->num_inputs || num_outputs != kernel->num_outputs) {
         return AKG_STATUS_TENSOR_COUNT;
     }
@@ -521,6 +516,11 @@ akg_status akg_run(const akg_kernel *kernel, const akg_tensor *inputs, size_t nu
 
     st = AKG_STATUS_OK;
     for (i = 0; i < num_inputs && st == AKG_STATUS_OK; ++i) {
+        if (i == packed_index) {
+            scratch.ptrs[i] = packed;
+            scratch.bytes[i] = packed_bytes;
+            continue;
+        }
         st = check_tensor(&inputs[i], &kernel->inputs[i], &scratch.bytes[i]);
         scratch.ptrs[i] = inputs[i].data;
     }
@@ -532,10 +532,129 @@ akg_status akg_run(const akg_kernel *kernel, const akg_tensor *inputs, size_t nu
         st = check_aliasing(kernel, scratch.ptrs, scratch.bytes);
     }
     if (st == AKG_STATUS_OK) {
-        st = map_kernel_result(variant->fn((void *const *)scratch.ptrs));
+        st = map_kernel_result(fn((void *const *)scratch.ptrs));
     }
     scratch_free(&scratch);
     return st;
+}
+
+akg_status akg_run(const akg_kernel *kernel, const akg_tensor *inputs, size_t num_inputs,
+                   const akg_tensor *outputs, size_t num_outputs) {
+    const akg_variant_def *variant;
+
+    if (kernel == NULL) {
+        return AKG_STATUS_NULL_POINTER;
+    }
+    variant = akg_kernel_select_variant(kernel);
+    if (variant == NULL) {
+        return AKG_STATUS_UNSUPPORTED_CPU;
+    }
+    return run_checked(kernel, variant->fn, inputs, num_inputs, outputs, num_outputs, num_inputs, NULL, 0);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Packed weights                                                                             */
+/* ---------------------------------------------------------------------------------------- */
+
+struct akg_packed_input {
+    const akg_kernel *kernel;
+    const akg_variant_def *variant; /* the one that packed it */
+    void *data;                     /* packed_bytes, 64-byte aligned, inside `block` */
+    void *block;
+};
+
+/* The prepack entry of the variant that runs `kernel` here, or NULL. */
+static const akg_prepack_def *prepack_of(const akg_variant_def *variant) {
+    if (variant == NULL || variant->prepack == NULL || variant->prepack->input < 0 || variant->prepack->pack == NULL ||
+        variant->prepack->fn_packed == NULL) {
+        return NULL;
+    }
+    return variant->prepack;
+}
+
+int64_t akg_kernel_packable_input(const akg_kernel *kernel) {
+    const akg_prepack_def *p;
+
+    if (kernel == NULL) {
+        return -1;
+    }
+    p = prepack_of(akg_kernel_select_variant(kernel));
+    return p != NULL && (size_t)p->input < kernel->num_inputs ? (int64_t)p->input : -1;
+}
+
+akg_status akg_pack_input(const akg_kernel *kernel, const akg_tensor *tensor, akg_packed_input **packed_out) {
+    const akg_variant_def *variant;
+    const akg_prepack_def *p;
+    akg_packed_input *h;
+    uint64_t bytes = 0;
+    akg_status st;
+
+    if (packed_out != NULL) {
+        *packed_out = NULL;
+    }
+    if (kernel == NULL || tensor == NULL || packed_out == NULL) {
+        return AKG_STATUS_NULL_POINTER;
+    }
+    variant = akg_kernel_select_variant(kernel);
+    if (variant == NULL) {
+        return AKG_STATUS_UNSUPPORTED_CPU;
+    }
+    p = prepack_of(variant);
+    if (p == NULL || (size_t)p->input >= kernel->num_inputs) {
+        return AKG_STATUS_INVALID_ARGUMENT;
+    }
+    st = check_tensor(tensor, &kernel->inputs[p->input], &bytes);
+    if (st != AKG_STATUS_OK) {
+        return st;
+    }
+    if (tensor->data == NULL) {
+        return AKG_STATUS_NULL_POINTER;
+    }
+    if (p->packed_bytes > SIZE_MAX - 64) {
+        return AKG_STATUS_OUT_OF_MEMORY;
+    }
+    h = (akg_packed_input *)malloc(sizeof *h);
+    if (h == NULL) {
+        return AKG_STATUS_OUT_OF_MEMORY;
+    }
+    /* C99 has no aligned allocation: the block is over-allocated and its aligned part used. */
+    h->block = malloc((size_t)p->packed_bytes + 64);
+    if (h->block == NULL) {
+        free(h);
+        return AKG_STATUS_OUT_OF_MEMORY;
+    }
+    h->data = (void *)(((uintptr_t)h->block + 63) / 64 * 64);
+    h->kernel = kernel;
+    h->variant = variant;
+    p->pack(tensor->data, h->data);
+    *packed_out = h;
+    return AKG_STATUS_OK;
+}
+
+void akg_packed_input_free(akg_packed_input *packed) {
+    if (packed != NULL) {
+        free(packed->block);
+        free(packed);
+    }
+}
+
+akg_status akg_run_packed(const akg_kernel *kernel, const akg_packed_input *packed, const akg_tensor *inputs, size_t num_inputs,
+                          const akg_tensor *outputs, size_t num_outputs) {
+    const akg_variant_def *variant;
+    const akg_prepack_def *p;
+
+    if (kernel == NULL || packed == NULL) {
+        return AKG_STATUS_NULL_POINTER;
+    }
+    variant = akg_kernel_select_variant(kernel);
+    if (variant == NULL) {
+        return AKG_STATUS_UNSUPPORTED_CPU;
+    }
+    p = prepack_of(variant);
+    if (packed->kernel != kernel || packed->variant != variant || p == NULL) {
+        return AKG_STATUS_INVALID_ARGUMENT;
+    }
+    return run_checked(kernel, p->fn_packed, inputs, num_inputs, outputs, num_outputs, (size_t)p->input, packed->data, p->packed_bytes);
 }
 
 /* ---------------------------------------------------------------------------------------- */

@@ -16,21 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int g_passed = 0;
-static int g_failed = 0;
-static long g_bad_calls = 0; /* akg_run calls that had to be rejected */
+#include "abi_check.h"
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (cond) {                                                                                \
-            ++g_passed;                                                                            \
-        } else {                                                                                   \
-            ++g_failed;                                                                            \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-        }                                                                                          \
-    } while (0)
+static long g_bad_calls = 0; /* akg_run calls that had to be rejected */
 
 #define NUM_STATUSES 12 /* AKG_STATUS_OK .. AKG_STATUS_UNSUPPORTED_CPU */
 #define CANARY 0xA5

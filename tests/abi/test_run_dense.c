@@ -7,20 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int g_passed = 0;
-static int g_failed = 0;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (cond) {                                                                                \
-            ++g_passed;                                                                            \
-        } else {                                                                                   \
-            ++g_failed;                                                                            \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-        }                                                                                          \
-    } while (0)
+#include "abi_check.h"
 
 #define CANARY 0xA5
 

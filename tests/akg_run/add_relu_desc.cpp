@@ -15,8 +15,8 @@ const akg_tensor_def outputs[] = {
     {"output_0_2", AKG_DTYPE_FLOAT32, 4, shape, 0},
 };
 const akg_variant_def variants[] = {
-    {AKG_TEST_ADD_RELU_TARGET, 0, AKG_TEST_ADD_RELU_FN},
-    {nullptr, 0, nullptr},
+    {AKG_TEST_ADD_RELU_TARGET, 0, AKG_TEST_ADD_RELU_FN, nullptr},
+    {nullptr, 0, nullptr, nullptr},
 };
 } // namespace
 

@@ -61,8 +61,8 @@ const akg_tensor_def oom_out[] = {{"y", AKG_DTYPE_FLOAT32, 1, s1, 0}};
 
 int always_oom_fn(void *const *) { return AKG_STATUS_OUT_OF_MEMORY; }
 
-const akg_variant_def all_dtypes_variants[] = {{"any", 0, all_dtypes_fn}, {nullptr, 0, nullptr}};
-const akg_variant_def always_oom_variants[] = {{"any", 0, always_oom_fn}, {nullptr, 0, nullptr}};
+const akg_variant_def all_dtypes_variants[] = {{"any", 0, all_dtypes_fn, nullptr}, {nullptr, 0, nullptr, nullptr}};
+const akg_variant_def always_oom_variants[] = {{"any", 0, always_oom_fn, nullptr}, {nullptr, 0, nullptr, nullptr}};
 
 } // namespace
 

@@ -389,6 +389,46 @@ TEST(TileContraction, BInPlacePacksOnlyItsPartialMicroPanel) {
     EXPECT_EQ(context.tree_text().find("PackB"), std::string::npos);
 }
 
+TEST(PlanContraction, AWeightInputCanBePackedAheadOfTime) {
+    // FC's B is an input that only the MatMul reads: packable. With it packed ahead of time the
+    // plan reads it packed (not in place) and the tree has no PackB statement.
+    GemmPart fc(load("gemm_fc_bias_f32"));
+    akg::ScheduleOptions packed = fc.options();
+    packed.prepacked_b = true;
+    akg::plan_contraction(fc.model(), packed);
+    const akg::ContractionPlan &p = *fc.model().contraction;
+    EXPECT_TRUE(p.b_packable && p.prepacked_b && p.pack_b);
+    EXPECT_FALSE(p.b_streamed);
+    akg::tile_contraction(fc.model(), packed);
+    EXPECT_EQ(fc.tree_text().find("PackB"), std::string::npos) << fc.tree_text();
+    EXPECT_NE(fc.tree_text().find("PackA"), std::string::npos);
+    // Not packable: the attention BatchMatMul's B differs per head; the weight gradient's B
+    // (dY) is summed by its packing into the bias gradient.
+    for (const char *name : {"bmm_attn_context_f32", "gemm_dw_bias_grad_f32"}) {
+        GemmPart g(load(name));
+        akg::plan_contraction(g.model(), g.options());
+        EXPECT_FALSE(g.model().contraction->b_packable) << name;
+    }
+}
+
+TEST(RunPipeline, APackableKernelEndsWithItsPackedTwinAndPacking) {
+    akg::PipelineOptions o;
+    o.schedule = akg::ScheduleOptions::for_target(akg::target_named("x86-64-v4"));
+    o.emit.symbol = "fc";
+    akg::PackableB packable;
+    const std::string source = akg::run_pipeline(load("gemm_fc_bias_f32"), o, &packable);
+    EXPECT_TRUE(packable.packable);
+    EXPECT_EQ(packable.input, 1);
+    EXPECT_EQ(packable.bytes, 32 * 32 * 2048 * 4); // 32 micro-panels of 32 columns, the last zero-padded
+    EXPECT_NE(source.find("int akg_kernel_fn_fc_prepacked(void *const *buffers)"), std::string::npos);
+    EXPECT_NE(source.find("void akg_pack_fn_fc_prepacked(const void *akg_input, void *akg_packed)"), std::string::npos);
+    EXPECT_NE(source.find("akg_prepack_fc = {1, 8388608, akg_kernel_fn_fc_prepacked, akg_pack_fn_fc_prepacked}"), std::string::npos);
+    // A kernel without a GEMM says so in the same definition.
+    const std::string other = akg::run_pipeline(load("add_relu_f32"), o, &packable);
+    EXPECT_FALSE(packable.packable);
+    EXPECT_NE(other.find("akg_prepack_fc = {-1, 0, nullptr, nullptr}"), std::string::npos);
+}
+
 TEST(PlanContraction, TheColumnSumOfBIsTakenWhilePackingB) {
     GemmPart dw(load("gemm_dw_bias_grad_f32"));
     akg::plan_contraction(dw.model(), dw.options());

@@ -80,6 +80,50 @@ TEST_P(CatalogKernel, MatchesReferenceAtOddShapes) {
     }
 }
 
+// akg_run's signature over akg_pack_input and akg_run_packed: the packable input packed for the
+// variant that runs here, the kernel run from it with that input's tensor zeroed (never read).
+akg_status run_from_packed_weights(const akg_kernel *kernel, const akg_tensor *inputs, size_t num_inputs, const akg_tensor *outputs,
+                                   size_t num_outputs) {
+    const int64_t index = akg_kernel_packable_input(kernel);
+    if (index < 0 || static_cast<size_t>(index) >= num_inputs) return AKG_STATUS_INVALID_ARGUMENT;
+    akg_packed_input *packed = nullptr;
+    akg_status st = akg_pack_input(kernel, &inputs[index], &packed);
+    if (st != AKG_STATUS_OK) return st;
+    std::vector<akg_tensor> rest(inputs, inputs + num_inputs);
+    rest[static_cast<size_t>(index)] = akg_tensor{};
+    st = akg_run_packed(kernel, packed, rest.data(), num_inputs, outputs, num_outputs);
+    akg_packed_input_free(packed);
+    return st;
+}
+
+// A GEMM whose weights can be packed ahead of time gives the reference's values from them too,
+// on the variant this CPU (and AKG_MAX_ISA) picks.
+TEST_P(CatalogKernel, PackedWeightsMatchReferenceAtOddShapes) {
+    const akg_kernel *k = find(akg_test_small_kernels, akg_test_small_kernel_count, GetParam());
+    ASSERT_NE(k, nullptr);
+    if (akg_kernel_packable_input(k) < 0) GTEST_SKIP() << GetParam() << " has no input to pack ahead of time";
+    std::ifstream in(source_path(k->pattern_file));
+    const nlohmann::json graph = nlohmann::json::parse(in);
+    for (uint64_t seed : {1u, 2u}) {
+        auto r = akg::reference::check_kernel(k, graph, seed, run_from_packed_weights);
+        EXPECT_TRUE(r.ok) << GetParam() << " (odd shapes, packed weights) seed " << seed << ":\n" << r.message;
+    }
+}
+
+// Which catalog kernels take packed weights is the plan's choice (b_packable_ahead): the
+// single-GEMM patterns whose B is a weight input, not the BatchMatMuls of attention, a weight
+// gradient whose B is dY with its column sum, or a GEMM whose row part follows it.
+TEST(Catalog, TheGemmsWithAWeightInputTakeItPacked) {
+    for (size_t i = 0; i < akg_kernel_count(); ++i) {
+        const akg_kernel *k = akg_kernel_at(i);
+        const std::string name = akg_kernel_name(k);
+        const bool gemm = name.rfind("gemm_", 0) == 0;
+        const bool expected = gemm && name.find("_dw_") == std::string::npos && name.find("layernorm") == std::string::npos;
+        EXPECT_EQ(akg_kernel_packable_input(k) >= 0, expected) << name;
+        if (expected) EXPECT_EQ(akg_kernel_packable_input(k), 1) << name << ": B is the second input";
+    }
+}
+
 std::vector<std::string> catalog_names() {
     std::vector<std::string> out;
     for (size_t k = 0; k < akg_kernel_count(); ++k) out.push_back(akg_kernel_name(akg_kernel_at(k)));
@@ -225,7 +269,7 @@ TEST(Variants, EveryVariantTheCpuRunsMatchesTheReference) {
         const akg_kernel *k = akg_test_small_kernels[i];
         for (size_t v = 0; v < akg_kernel_num_variants(k); ++v) {
             if (level_of(k->variants[v].target) > host_x86_level()) continue;
-            const akg_variant_def only[] = {k->variants[v], {nullptr, 0, nullptr}};
+            const akg_variant_def only[] = {k->variants[v], {nullptr, 0, nullptr, nullptr}};
             akg_kernel one = *k;
             one.variants = only;
             for (uint64_t seed : {1u, 2u}) {

@@ -471,3 +471,5 @@ extern "C" int akg_kernel_fn_attention_softmax_dropout_f16__aarch64(void *const 
     }
     return AKG_STATUS_OK;
 }
+
+extern "C" const akg_prepack_def akg_prepack_attention_softmax_dropout_f16__aarch64 = {-1, 0, nullptr, nullptr};

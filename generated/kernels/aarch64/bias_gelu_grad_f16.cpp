@@ -176,3 +176,5 @@ extern "C" int akg_kernel_fn_bias_gelu_grad_f16__aarch64(void *const *buffers) {
     free(t1);
     return AKG_STATUS_OK;
 }
+
+extern "C" const akg_prepack_def akg_prepack_bias_gelu_grad_f16__aarch64 = {-1, 0, nullptr, nullptr};

@@ -78,3 +78,5 @@ extern "C" int akg_kernel_fn_bmm_attn_context_f32__aarch64(void *const *buffers)
     }
     return AKG_STATUS_OK;
 }
+
+extern "C" const akg_prepack_def akg_prepack_bmm_attn_context_f32__aarch64 = {-1, 0, nullptr, nullptr};

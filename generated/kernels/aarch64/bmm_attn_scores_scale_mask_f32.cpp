@@ -81,3 +81,5 @@ extern "C" int akg_kernel_fn_bmm_attn_scores_scale_mask_f32__aarch64(void *const
     }
     return AKG_STATUS_OK;
 }
+
+extern "C" const akg_prepack_def akg_prepack_bmm_attn_scores_scale_mask_f32__aarch64 = {-1, 0, nullptr, nullptr};

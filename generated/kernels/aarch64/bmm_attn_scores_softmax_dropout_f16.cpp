@@ -554,3 +554,5 @@ done:
     free(akg_mid0);
     return akg_status;
 }
+
+extern "C" const akg_prepack_def akg_prepack_bmm_attn_scores_softmax_dropout_f16__aarch64 = {-1, 0, nullptr, nullptr};

@@ -33,3 +33,5 @@ extern "C" int akg_kernel_fn_bn_running_stats_update_f32__aarch64(void *const *b
         akg_bn_running_stats_update_f32__aarch64_parallel_body_0(c0, in0, in1, in2, in3, out0);
     return AKG_STATUS_OK;
 }
+
+extern "C" const akg_prepack_def akg_prepack_bn_running_stats_update_f32__aarch64 = {-1, 0, nullptr, nullptr};

@@ -189,3 +189,192 @@ extern "C" int akg_kernel_fn_gemm_ffn1_bias_gelu_f16__aarch64(void *const *buffe
     }
     return AKG_STATUS_OK;
 }
+
+// The same kernel with its input 1 packed ahead of time (akg_pack_input).
+
+static_assert(AKG_GEMM_MR == 8 && AKG_GEMM_NR == 12, "the micro-tile the schedule was made for is the micro-kernel's");
+
+extern "C" int akg_kernel_fn_gemm_ffn1_bias_gelu_f16__aarch64_prepacked(void *const *buffers) {
+    const uint16_t *__restrict in0 = (const uint16_t *)buffers[0];
+    const float *__restrict in1 = (const float *)buffers[1];
+    const uint16_t *__restrict in2 = (const uint16_t *)buffers[2];
+    uint16_t *__restrict out0 = (uint16_t *)buffers[3];
+    {
+        int akg_failed = 0;
+        #pragma omp parallel if (!akg_single_thread())
+        {
+            float *akg_ap = (float *)aligned_alloc(64, 516096);
+            const bool akg_ok = akg_ap;
+            if (!akg_ok) {
+                #pragma omp atomic write
+                akg_failed = 1;
+            }
+            #pragma omp for collapse(1) schedule(static)
+            for (int64_t c0 = 0; (c0 <= 1); c0 += 1) {
+                if (akg_ok) {
+                    for (int64_t c2 = 0; (c2 <= 12); c2 += 1) {
+                        for (int64_t c3 = (21 * c2); (c3 <= akg_imin(255, ((21 * c2) + 20))); c3 += 1) {
+                            {
+                                const int64_t akg_i0 = (c3) * 8, akg_k0 = (0) * 768;
+                                const int64_t akg_kn = akg_imin(768, 768 - akg_k0);
+                                float *__restrict akg_dst = akg_ap + ((akg_i0 % 168) / 8) * 6144;
+                                const int64_t akg_valid = akg_imin(8, 2048 - akg_i0);
+                                akg_gemm_pack_transposed_f16(in0 + (INT64_C(0)) + akg_i0 * 768 + akg_k0 * 1, 768, akg_valid, akg_kn, 8, akg_dst);
+                            }
+                        }
+                        for (int64_t c3 = (128 * c0); (c3 <= ((128 * c0) + 127)); c3 += 1) {
+                            for (int64_t c4 = (21 * c2); (c4 <= akg_imin(255, ((21 * c2) + 20))); c4 += 1) {
+                                {
+                                    const int64_t akg_i = (8 * c4), akg_j = (12 * c3), akg_k = 0;
+                                    const int64_t akg_kn = 767 - akg_k + 1;
+                                    const int64_t akg_mv = akg_imin(8, 2048 - akg_i), akg_nv = akg_imin(12, 3072 - akg_j);
+                                    (void)akg_nv;
+                                    const float *akg_b = in1 + (akg_j / 12) * 9216 + akg_k * 12;
+                                    const float *akg_a = akg_ap + ((akg_i % 168) / 8) * 6144;
+                                    {
+                                        alignas(64) float akg_tile[96];
+                                        akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12);
+                                        alignas(64) float akg_akgr0[96];
+                                        alignas(64) float akg_akgr1[96];
+                                        alignas(64) float akg_akgr2[96];
+                                        alignas(64) float akg_akgr3[96];
+                                        alignas(64) float akg_akgr4[96];
+                                        alignas(64) float akg_akgr5[96];
+                                        alignas(64) float akg_akgr6[96];
+                                        alignas(64) float akg_akgr7[96];
+                                        alignas(64) float akg_akgr8[96];
+                                        alignas(64) float akg_tile_out0[96];
+                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) akg_round_f16_n(akg_tile + akg_r * 12, akg_nv);
+                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                            #pragma omp simd
+                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                const float v_tile_t0 = akg_tile[akg_r * 12 + akg_c];
+                                                akg_akgr0[akg_r * 12 + akg_c] = (v_tile_t0 + akg_f16_to_f32(in2[i1]));
+                                            }
+                                            akg_round_f16_n(akg_akgr0 + akg_r * 12, akg_nv);
+                                        }
+                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                            #pragma omp simd
+                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                const float v_akgr0 = akg_akgr0[akg_r * 12 + akg_c];
+                                                akg_akgr1[akg_r * 12 + akg_c] = (v_akgr0 * v_akgr0);
+                                            }
+                                            akg_round_f16_n(akg_akgr1 + akg_r * 12, akg_nv);
+                                        }
+                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                            #pragma omp simd
+                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                const float v_akgr0 = akg_akgr0[akg_r * 12 + akg_c];
+                                                const float v_akgr1 = akg_akgr1[akg_r * 12 + akg_c];
+                                                akg_akgr2[akg_r * 12 + akg_c] = (v_akgr1 * v_akgr0);
+                                            }
+                                            akg_round_f16_n(akg_akgr2 + akg_r * 12, akg_nv);
+                                        }
+                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                            #pragma omp simd
+                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                const float v_akgr2 = akg_akgr2[akg_r * 12 + akg_c];
+                                                akg_akgr3[akg_r * 12 + akg_c] = (v_akgr2 * 0.044708252f);
+                                            }
+                                            akg_round_f16_n(akg_akgr3 + akg_r * 12, akg_nv);
+                                        }
+                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                            #pragma omp simd
+                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                const float v_akgr0 = akg_akgr0[akg_r * 12 + akg_c];
+                                                const float v_akgr3 = akg_akgr3[akg_r * 12 + akg_c];
+                                                akg_akgr4[akg_r * 12 + akg_c] = (v_akgr0 + v_akgr3);
+                                            }
+                                            akg_round_f16_n(akg_akgr4 + akg_r * 12, akg_nv);
+                                        }
+                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                            #pragma omp simd
+                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                const float v_akgr4 = akg_akgr4[akg_r * 12 + akg_c];
+                                                akg_akgr5[akg_r * 12 + akg_c] = (v_akgr4 * 0.797851562f);
+                                            }
+                                            akg_round_f16_n(akg_akgr5 + akg_r * 12, akg_nv);
+                                        }
+                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                            #pragma omp simd
+                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                const float v_akgr5 = akg_akgr5[akg_r * 12 + akg_c];
+                                                akg_akgr6[akg_r * 12 + akg_c] = akg_tanh(v_akgr5);
+                                            }
+                                            akg_round_f16_n(akg_akgr6 + akg_r * 12, akg_nv);
+                                        }
+                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                            #pragma omp simd
+                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                const float v_akgr6 = akg_akgr6[akg_r * 12 + akg_c];
+                                                akg_akgr7[akg_r * 12 + akg_c] = (v_akgr6 + 1.0f);
+                                            }
+                                            akg_round_f16_n(akg_akgr7 + akg_r * 12, akg_nv);
+                                        }
+                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                            #pragma omp simd
+                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                const float v_akgr0 = akg_akgr0[akg_r * 12 + akg_c];
+                                                const float v_akgr7 = akg_akgr7[akg_r * 12 + akg_c];
+                                                akg_akgr8[akg_r * 12 + akg_c] = (v_akgr0 * v_akgr7);
+                                            }
+                                            akg_round_f16_n(akg_akgr8 + akg_r * 12, akg_nv);
+                                        }
+                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                            #pragma omp simd
+                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                const float v_akgr8 = akg_akgr8[akg_r * 12 + akg_c];
+                                                const float v_tile_out0 = (v_akgr8 * 0.5f);
+                                                akg_tile_out0[akg_r * 12 + akg_c] = v_tile_out0;
+                                            }
+                                            {
+                                                const int64_t i1 = akg_j;
+                                                akg_f32_to_f16_n(akg_tile_out0 + akg_r * 12, out0 + i0 * 3072 + i1, akg_nv);
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            free(akg_ap);
+        }
+        if (akg_failed) return AKG_STATUS_OUT_OF_MEMORY;
+    }
+    return AKG_STATUS_OK;
+}
+
+extern "C" void akg_pack_fn_gemm_ffn1_bias_gelu_f16__aarch64_prepacked(const void *akg_input, void *akg_packed) {
+    const uint16_t *__restrict in1 = (const uint16_t *)akg_input;
+    #pragma omp parallel for schedule(static) if (!akg_single_thread())
+    for (int64_t akg_jr = 0; akg_jr < 256; ++akg_jr) {
+        float *__restrict akg_dst = (float *)akg_packed + akg_jr * 9216;
+        const int64_t akg_j0 = akg_jr * 12;
+        const int64_t akg_valid = akg_imin(12, 3072 - akg_j0);
+        akg_gemm_pack_copied_f16(in1 + (INT64_C(0)) + akg_j0 * 1 + 0 * 3072, 3072, akg_valid, 768, 12, akg_dst);
+    }
+}
+
+extern "C" const akg_prepack_def akg_prepack_gemm_ffn1_bias_gelu_f16__aarch64 = {1, 9437184, akg_kernel_fn_gemm_ffn1_bias_gelu_f16__aarch64_prepacked, akg_pack_fn_gemm_ffn1_bias_gelu_f16__aarch64_prepacked};

@@ -77,3 +77,80 @@ extern "C" int akg_kernel_fn_gemm_nt_f16__aarch64(void *const *buffers) {
     }
     return AKG_STATUS_OK;
 }
+
+// The same kernel with its input 1 packed ahead of time (akg_pack_input).
+
+static_assert(AKG_GEMM_MR == 8 && AKG_GEMM_NR == 12, "the micro-tile the schedule was made for is the micro-kernel's");
+
+extern "C" int akg_kernel_fn_gemm_nt_f16__aarch64_prepacked(void *const *buffers) {
+    const uint16_t *__restrict in0 = (const uint16_t *)buffers[0];
+    const float *__restrict in1 = (const float *)buffers[1];
+    uint16_t *__restrict out0 = (uint16_t *)buffers[2];
+    {
+        int akg_failed = 0;
+        #pragma omp parallel if (!akg_single_thread())
+        {
+            float *akg_ap = (float *)aligned_alloc(64, 524288);
+            const bool akg_ok = akg_ap;
+            if (!akg_ok) {
+                #pragma omp atomic write
+                akg_failed = 1;
+            }
+            #pragma omp for collapse(1) schedule(static)
+            for (int64_t c0 = 0; (c0 <= 1); c0 += 1) {
+                if (akg_ok) {
+                    for (int64_t c3 = (98 * c0); (c3 <= ((98 * c0) + 97)); c3 += 1) {
+                        for (int64_t c4 = (64 * c3); (c4 <= ((64 * c3) + 63)); c4 += 1) {
+                            {
+                                const int64_t akg_i0 = (c4) * 8, akg_k0 = (0) * 256;
+                                const int64_t akg_kn = akg_imin(256, 256 - akg_k0);
+                                float *__restrict akg_dst = akg_ap + ((akg_i0 % 512) / 8) * 2048;
+                                const int64_t akg_valid = akg_imin(8, 100352 - akg_i0);
+                                akg_gemm_pack_transposed_f16(in0 + (INT64_C(0)) + akg_i0 * 256 + akg_k0 * 1, 256, akg_valid, akg_kn, 8, akg_dst);
+                            }
+                        }
+                        for (int64_t c4 = 0; (c4 <= 10); c4 += 1) {
+                            for (int64_t c5 = (64 * c3); (c5 <= ((64 * c3) + 63)); c5 += 1) {
+                                {
+                                    const int64_t akg_i = (8 * c5), akg_j = (12 * c4), akg_k = 0;
+                                    const int64_t akg_kn = 255 - akg_k + 1;
+                                    const int64_t akg_mv = akg_imin(8, 100352 - akg_i), akg_nv = akg_imin(12, 128 - akg_j);
+                                    (void)akg_nv;
+                                    const float *akg_b = in1 + (akg_j / 12) * 3072 + akg_k * 12;
+                                    const float *akg_a = akg_ap + ((akg_i % 512) / 8) * 2048;
+                                    {
+                                        alignas(64) float akg_tile[96];
+                                        akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12);
+                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                            {
+                                                const int64_t i1 = akg_j;
+                                                akg_f32_to_f16_n(akg_tile + akg_r * 12, out0 + i0 * 128 + i1, akg_nv);
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            free(akg_ap);
+        }
+        if (akg_failed) return AKG_STATUS_OUT_OF_MEMORY;
+    }
+    return AKG_STATUS_OK;
+}
+
+extern "C" void akg_pack_fn_gemm_nt_f16__aarch64_prepacked(const void *akg_input, void *akg_packed) {
+    const uint16_t *__restrict in1 = (const uint16_t *)akg_input;
+    #pragma omp parallel for schedule(static) if (!akg_single_thread())
+    for (int64_t akg_jr = 0; akg_jr < 11; ++akg_jr) {
+        float *__restrict akg_dst = (float *)akg_packed + akg_jr * 3072;
+        const int64_t akg_j0 = akg_jr * 12;
+        const int64_t akg_valid = akg_imin(12, 128 - akg_j0);
+        akg_gemm_pack_transposed_f16(in1 + (INT64_C(0)) + akg_j0 * 256 + 0 * 1, 256, akg_valid, 256, 12, akg_dst);
+    }
+}
+
+extern "C" const akg_prepack_def akg_prepack_gemm_nt_f16__aarch64 = {1, 135168, akg_kernel_fn_gemm_nt_f16__aarch64_prepacked, akg_pack_fn_gemm_nt_f16__aarch64_prepacked};

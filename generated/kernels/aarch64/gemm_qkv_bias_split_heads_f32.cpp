@@ -86,3 +86,89 @@ extern "C" int akg_kernel_fn_gemm_qkv_bias_split_heads_f32__aarch64(void *const 
     }
     return AKG_STATUS_OK;
 }
+
+// The same kernel with its input 1 packed ahead of time (akg_pack_input).
+
+static_assert(AKG_GEMM_MR == 8 && AKG_GEMM_NR == 12, "the micro-tile the schedule was made for is the micro-kernel's");
+
+extern "C" int akg_kernel_fn_gemm_qkv_bias_split_heads_f32__aarch64_prepacked(void *const *buffers) {
+    const float *__restrict in0 = (const float *)buffers[0];
+    const float *__restrict in1 = (const float *)buffers[1];
+    const float *__restrict in2 = (const float *)buffers[2];
+    float *__restrict out0 = (float *)buffers[3];
+    {
+        int akg_failed = 0;
+        #pragma omp parallel if (!akg_single_thread())
+        {
+            float *akg_ap = (float *)aligned_alloc(64, 516096);
+            const bool akg_ok = akg_ap;
+            if (!akg_ok) {
+                #pragma omp atomic write
+                akg_failed = 1;
+            }
+            #pragma omp for collapse(1) schedule(static)
+            for (int64_t c0 = 0; (c0 <= 1); c0 += 1) {
+                if (akg_ok) {
+                    for (int64_t c2 = 0; (c2 <= 12); c2 += 1) {
+                        for (int64_t c3 = (21 * c2); (c3 <= akg_imin(255, ((21 * c2) + 20))); c3 += 1) {
+                            {
+                                const int64_t akg_i0 = (c3) * 8, akg_k0 = (0) * 768;
+                                const int64_t akg_kn = akg_imin(768, 768 - akg_k0);
+                                float *__restrict akg_dst = akg_ap + ((akg_i0 % 168) / 8) * 6144;
+                                const int64_t akg_valid = akg_imin(8, 2048 - akg_i0);
+                                akg_gemm_pack_transposed(in0 + (INT64_C(0)) + akg_i0 * 768 + akg_k0 * 1, 768, akg_valid, akg_kn, 8, akg_dst);
+                            }
+                        }
+                        for (int64_t c3 = (96 * c0); (c3 <= ((96 * c0) + 95)); c3 += 1) {
+                            for (int64_t c4 = (21 * c2); (c4 <= akg_imin(255, ((21 * c2) + 20))); c4 += 1) {
+                                {
+                                    const int64_t akg_i = (8 * c4), akg_j = (12 * c3), akg_k = 0;
+                                    const int64_t akg_kn = 767 - akg_k + 1;
+                                    const int64_t akg_mv = akg_imin(8, 2048 - akg_i), akg_nv = akg_imin(12, 2304 - akg_j);
+                                    (void)akg_nv;
+                                    const float *akg_b = in1 + (akg_j / 12) * 9216 + akg_k * 12;
+                                    const float *akg_a = akg_ap + ((akg_i % 168) / 8) * 6144;
+                                    {
+                                        alignas(64) float akg_tile[96];
+                                        akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12);
+                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                            const int64_t i0 = akg_i + akg_r;
+                                            #pragma omp simd
+                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                                const int64_t i1 = akg_j + akg_c;
+                                                const float v_tile_t0 = akg_tile[akg_r * 12 + akg_c];
+                                                const float v_tile_out0 = (v_tile_t0 + in2[i1]);
+                                                out0[(((i1 - akg_floordiv(((i1 * INT64_C(767)) + INT64_C(767)), INT64_C(768))) * INT64_C(1572864)) + ((akg_floordiv(i0, INT64_C(128)) * INT64_C(98304)) + ((((akg_floordiv(((i1 * INT64_C(767)) + INT64_C(767)), INT64_C(768)) * INT64_C(12)) + ((i1 * INT64_C(-11)) - akg_floordiv(((i1 * INT64_C(63)) + INT64_C(63)), INT64_C(64)))) * INT64_C(8192)) + ((((akg_floordiv(i0, INT64_C(128)) * INT64_C(-128)) + i0) * INT64_C(64)) + ((i1 * INT64_C(-63)) + (akg_floordiv(((i1 * INT64_C(63)) + INT64_C(63)), INT64_C(64)) * INT64_C(64)))))))] = v_tile_out0;
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            free(akg_ap);
+        }
+        if (akg_failed) return AKG_STATUS_OUT_OF_MEMORY;
+    }
+    return AKG_STATUS_OK;
+}
+
+extern "C" void akg_pack_fn_gemm_qkv_bias_split_heads_f32__aarch64_prepacked(const void *akg_input, void *akg_packed) {
+    const float *__restrict in1 = (const float *)akg_input;
+    #pragma omp parallel for schedule(static) if (!akg_single_thread())
+    for (int64_t akg_jr = 0; akg_jr < 192; ++akg_jr) {
+        float *__restrict akg_dst = (float *)akg_packed + akg_jr * 9216;
+        const int64_t akg_j0 = akg_jr * 12;
+        const int64_t akg_valid = akg_imin(12, 2304 - akg_j0);
+        const float *akg_src = in1 + (INT64_C(0)) + akg_j0 * 1 + 0 * 2304;
+        for (int64_t akg_k = 0; akg_k < 768; ++akg_k) {
+            #pragma omp simd
+            for (int64_t akg_x = 0; akg_x < 12; ++akg_x)
+                akg_dst[akg_k * 12 + akg_x] = akg_x < akg_valid ? akg_src[akg_k * 2304 + akg_x * 1] : 0.0f;
+        }
+    }
+}
+
+extern "C" const akg_prepack_def akg_prepack_gemm_qkv_bias_split_heads_f32__aarch64 = {1, 7077888, akg_kernel_fn_gemm_qkv_bias_split_heads_f32__aarch64_prepacked, akg_pack_fn_gemm_qkv_bias_split_heads_f32__aarch64_prepacked};

@@ -40,3 +40,5 @@ extern "C" int akg_kernel_fn_global_avgpool_bwd_f16__aarch64(void *const *buffer
     }
     return AKG_STATUS_OK;
 }
+
+extern "C" const akg_prepack_def akg_prepack_global_avgpool_bwd_f16__aarch64 = {-1, 0, nullptr, nullptr};

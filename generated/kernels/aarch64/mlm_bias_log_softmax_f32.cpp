@@ -166,3 +166,5 @@ extern "C" int akg_kernel_fn_mlm_bias_log_softmax_f32__aarch64(void *const *buff
     }
     return AKG_STATUS_OK;
 }
+
+extern "C" const akg_prepack_def akg_prepack_mlm_bias_log_softmax_f32__aarch64 = {-1, 0, nullptr, nullptr};

@@ -56,3 +56,5 @@ extern "C" int akg_kernel_fn_momentum_sgd_weight_decay_f32__aarch64(void *const 
     }
     return AKG_STATUS_OK;
 }
+
+extern "C" const akg_prepack_def akg_prepack_momentum_sgd_weight_decay_f32__aarch64 = {-1, 0, nullptr, nullptr};

@@ -47,3 +47,5 @@ extern "C" int akg_kernel_fn_pooler_bias_tanh_f16__aarch64(void *const *buffers)
     }
     return AKG_STATUS_OK;
 }
+
+extern "C" const akg_prepack_def akg_prepack_pooler_bias_tanh_f16__aarch64 = {-1, 0, nullptr, nullptr};

@@ -235,3 +235,5 @@ extern "C" int akg_kernel_fn_softmax_cross_entropy_f32__aarch64(void *const *buf
     }
     return AKG_STATUS_OK;
 }
+
+extern "C" const akg_prepack_def akg_prepack_softmax_cross_entropy_f32__aarch64 = {-1, 0, nullptr, nullptr};

@@ -307,3 +307,5 @@ extern "C" int akg_kernel_fn_softmax_grad_f16__aarch64(void *const *buffers) {
     }
     return AKG_STATUS_OK;
 }
+
+extern "C" const akg_prepack_def akg_prepack_softmax_grad_f16__aarch64 = {-1, 0, nullptr, nullptr};

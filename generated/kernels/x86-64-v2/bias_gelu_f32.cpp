@@ -40,3 +40,5 @@ extern "C" int akg_kernel_fn_bias_gelu_f32__x86_64_v2(void *const *buffers) {
     }
     return AKG_STATUS_OK;
 }
+
+extern "C" const akg_prepack_def akg_prepack_bias_gelu_f32__x86_64_v2 = {-1, 0, nullptr, nullptr};

@@ -57,3 +57,5 @@ extern "C" int akg_kernel_fn_bmm_attn_context_merge_heads_f32__x86_64_v2(void *c
     }
     return AKG_STATUS_OK;
 }
+
+extern "C" const akg_prepack_def akg_prepack_bmm_attn_context_merge_heads_f32__x86_64_v2 = {-1, 0, nullptr, nullptr};

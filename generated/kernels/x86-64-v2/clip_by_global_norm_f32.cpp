@@ -45,3 +45,5 @@ extern "C" int akg_kernel_fn_clip_by_global_norm_f32__x86_64_v2(void *const *buf
     free(t0);
     return AKG_STATUS_OK;
 }
+
+extern "C" const akg_prepack_def akg_prepack_clip_by_global_norm_f32__x86_64_v2 = {-1, 0, nullptr, nullptr};

@@ -486,3 +486,5 @@ done:
     free(akg_mid0);
     return akg_status;
 }
+
+extern "C" const akg_prepack_def akg_prepack_gemm_attn_out_bias_residual_layernorm_f16__x86_64_v2 = {-1, 0, nullptr, nullptr};

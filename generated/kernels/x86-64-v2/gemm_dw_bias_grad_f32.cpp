@@ -83,3 +83,5 @@ extern "C" int akg_kernel_fn_gemm_dw_bias_grad_f32__x86_64_v2(void *const *buffe
     }
     return AKG_STATUS_OK;
 }
+
+extern "C" const akg_prepack_def akg_prepack_gemm_dw_bias_grad_f32__x86_64_v2 = {-1, 0, nullptr, nullptr};

@@ -86,3 +86,89 @@ extern "C" int akg_kernel_fn_gemm_ffn1_bias_gelu_f16__x86_64_v2(void *const *buf
     }
     return AKG_STATUS_OK;
 }
+
+// The same kernel with its input 1 packed ahead of time (akg_pack_input).
+
+static_assert(AKG_GEMM_MR == 6 && AKG_GEMM_NR == 8, "the micro-tile the schedule was made for is the micro-kernel's");
+
+extern "C" int akg_kernel_fn_gemm_ffn1_bias_gelu_f16__x86_64_v2_prepacked(void *const *buffers) {
+    const uint16_t *__restrict in0 = (const uint16_t *)buffers[0];
+    const float *__restrict in1 = (const float *)buffers[1];
+    const uint16_t *__restrict in2 = (const uint16_t *)buffers[2];
+    uint16_t *__restrict out0 = (uint16_t *)buffers[3];
+    {
+        int akg_failed = 0;
+        #pragma omp parallel if (!akg_single_thread())
+        {
+            float *akg_ap = (float *)aligned_alloc(64, 129024);
+            const bool akg_ok = akg_ap;
+            if (!akg_ok) {
+                #pragma omp atomic write
+                akg_failed = 1;
+            }
+            #pragma omp for collapse(1) schedule(static)
+            for (int64_t c0 = 0; (c0 <= 1); c0 += 1) {
+                if (akg_ok) {
+                    for (int64_t c2 = 0; (c2 <= 48); c2 += 1) {
+                        for (int64_t c3 = (7 * c2); (c3 <= akg_imin(341, ((7 * c2) + 6))); c3 += 1) {
+                            {
+                                const int64_t akg_i0 = (c3) * 6, akg_k0 = (0) * 768;
+                                const int64_t akg_kn = akg_imin(768, 768 - akg_k0);
+                                float *__restrict akg_dst = akg_ap + ((akg_i0 % 42) / 6) * 4608;
+                                const int64_t akg_valid = akg_imin(6, 2048 - akg_i0);
+                                akg_gemm_pack_transposed_f16(in0 + (INT64_C(0)) + akg_i0 * 768 + akg_k0 * 1, 768, akg_valid, akg_kn, 6, akg_dst);
+                            }
+                        }
+                        for (int64_t c3 = (192 * c0); (c3 <= ((192 * c0) + 191)); c3 += 1) {
+                            for (int64_t c4 = (7 * c2); (c4 <= akg_imin(341, ((7 * c2) + 6))); c4 += 1) {
+                                {
+                                    const int64_t akg_i = (6 * c4), akg_j = (8 * c3), akg_k = 0;
+                                    const int64_t akg_kn = 767 - akg_k + 1;
+                                    const int64_t akg_mv = akg_imin(6, 2048 - akg_i), akg_nv = akg_imin(8, 3072 - akg_j);
+                                    (void)akg_nv;
+                                    const float *akg_b = in1 + (akg_j / 8) * 6144 + akg_k * 8;
+                                    const float *akg_a = akg_ap + ((akg_i % 42) / 6) * 4608;
+                                    {
+                                        alignas(64) float akg_tile[48];
+                                        if (akg_mv == 6) {
+                                            akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8);
+                                        } else {
+                                            akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8);
+                                        }
+                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                            const int64_t i0 = akg_i + akg_r;
+                                            #pragma omp simd
+                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                                const int64_t i1 = akg_j + akg_c;
+                                                const float v_tile_t0 = akg_round_f16(akg_tile[akg_r * 8 + akg_c]);
+                                                const float v_out0_cse0 = akg_round_f16((v_tile_t0 + akg_f16_to_f32(in2[i1])));
+                                                const float v_tile_out0 = (akg_round_f16((v_out0_cse0 * akg_round_f16((akg_round_f16(akg_tanh(akg_round_f16((akg_round_f16((v_out0_cse0 + akg_round_f16((akg_round_f16((akg_round_f16((v_out0_cse0 * v_out0_cse0)) * v_out0_cse0)) * 0.044708252f)))) * 0.797851562f)))) + 1.0f)))) * 0.5f);
+                                                out0[i0 * 3072 + i1] = akg_f32_to_f16(v_tile_out0);
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            free(akg_ap);
+        }
+        if (akg_failed) return AKG_STATUS_OUT_OF_MEMORY;
+    }
+    return AKG_STATUS_OK;
+}
+
+extern "C" void akg_pack_fn_gemm_ffn1_bias_gelu_f16__x86_64_v2_prepacked(const void *akg_input, void *akg_packed) {
+    const uint16_t *__restrict in1 = (const uint16_t *)akg_input;
+    #pragma omp parallel for schedule(static) if (!akg_single_thread())
+    for (int64_t akg_jr = 0; akg_jr < 384; ++akg_jr) {
+        float *__restrict akg_dst = (float *)akg_packed + akg_jr * 6144;
+        const int64_t akg_j0 = akg_jr * 8;
+        const int64_t akg_valid = akg_imin(8, 3072 - akg_j0);
+        akg_gemm_pack_copied_f16(in1 + (INT64_C(0)) + akg_j0 * 1 + 0 * 3072, 3072, akg_valid, 768, 8, akg_dst);
+    }
+}
+
+extern "C" const akg_prepack_def akg_prepack_gemm_ffn1_bias_gelu_f16__x86_64_v2 = {1, 9437184, akg_kernel_fn_gemm_ffn1_bias_gelu_f16__x86_64_v2_prepacked, akg_pack_fn_gemm_ffn1_bias_gelu_f16__x86_64_v2_prepacked};

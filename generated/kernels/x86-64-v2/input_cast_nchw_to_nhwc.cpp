@@ -46,3 +46,5 @@ extern "C" int akg_kernel_fn_input_cast_nchw_to_nhwc__x86_64_v2(void *const *buf
     }
     return AKG_STATUS_OK;
 }
+
+extern "C" const akg_prepack_def akg_prepack_input_cast_nchw_to_nhwc__x86_64_v2 = {-1, 0, nullptr, nullptr};

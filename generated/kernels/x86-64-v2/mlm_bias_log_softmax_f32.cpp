@@ -168,3 +168,5 @@ extern "C" int akg_kernel_fn_mlm_bias_log_softmax_f32__x86_64_v2(void *const *bu
     }
     return AKG_STATUS_OK;
 }
+
+extern "C" const akg_prepack_def akg_prepack_mlm_bias_log_softmax_f32__x86_64_v2 = {-1, 0, nullptr, nullptr};

@@ -56,3 +56,5 @@ extern "C" int akg_kernel_fn_momentum_sgd_weight_decay_f32__x86_64_v2(void *cons
     }
     return AKG_STATUS_OK;
 }
+
+extern "C" const akg_prepack_def akg_prepack_momentum_sgd_weight_decay_f32__x86_64_v2 = {-1, 0, nullptr, nullptr};

@@ -65,3 +65,5 @@ extern "C" int akg_kernel_fn_qkv_bias_split_heads_f16__x86_64_v2(void *const *bu
     free(t0);
     return AKG_STATUS_OK;
 }
+
+extern "C" const akg_prepack_def akg_prepack_qkv_bias_split_heads_f16__x86_64_v2 = {-1, 0, nullptr, nullptr};

@@ -38,3 +38,5 @@ extern "C" int akg_kernel_fn_add_relu_f32__x86_64_v3(void *const *buffers) {
     }
     return AKG_STATUS_OK;
 }
+
+extern "C" const akg_prepack_def akg_prepack_add_relu_f32__x86_64_v3 = {-1, 0, nullptr, nullptr};

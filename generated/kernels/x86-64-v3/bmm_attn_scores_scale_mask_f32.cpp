@@ -85,3 +85,5 @@ extern "C" int akg_kernel_fn_bmm_attn_scores_scale_mask_f32__x86_64_v3(void *con
     }
     return AKG_STATUS_OK;
 }
+
+extern "C" const akg_prepack_def akg_prepack_bmm_attn_scores_scale_mask_f32__x86_64_v3 = {-1, 0, nullptr, nullptr};

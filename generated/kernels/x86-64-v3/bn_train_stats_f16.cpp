@@ -138,3 +138,5 @@ extern "C" int akg_kernel_fn_bn_train_stats_f16__x86_64_v3(void *const *buffers)
     }
     return AKG_STATUS_OK;
 }
+
+extern "C" const akg_prepack_def akg_prepack_bn_train_stats_f16__x86_64_v3 = {-1, 0, nullptr, nullptr};

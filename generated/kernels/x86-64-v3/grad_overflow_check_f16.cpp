@@ -127,3 +127,5 @@ extern "C" int akg_kernel_fn_grad_overflow_check_f16__x86_64_v3(void *const *buf
     free(t0);
     return AKG_STATUS_OK;
 }
+
+extern "C" const akg_prepack_def akg_prepack_grad_overflow_check_f16__x86_64_v3 = {-1, 0, nullptr, nullptr};

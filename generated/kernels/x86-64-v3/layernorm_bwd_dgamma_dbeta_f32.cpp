@@ -108,3 +108,5 @@ extern "C" int akg_kernel_fn_layernorm_bwd_dgamma_dbeta_f32__x86_64_v3(void *con
     free(t0);
     return AKG_STATUS_OK;
 }
+
+extern "C" const akg_prepack_def akg_prepack_layernorm_bwd_dgamma_dbeta_f32__x86_64_v3 = {-1, 0, nullptr, nullptr};

@@ -52,3 +52,5 @@ extern "C" int akg_kernel_fn_residual_grad_addn_relugrad_f16__x86_64_v3(void *co
     }
     return AKG_STATUS_OK;
 }
+
+extern "C" const akg_prepack_def akg_prepack_residual_grad_addn_relugrad_f16__x86_64_v3 = {-1, 0, nullptr, nullptr};

@@ -235,3 +235,5 @@ extern "C" int akg_kernel_fn_softmax_cross_entropy_f32__x86_64_v3(void *const *b
     }
     return AKG_STATUS_OK;
 }
+
+extern "C" const akg_prepack_def akg_prepack_softmax_cross_entropy_f32__x86_64_v3 = {-1, 0, nullptr, nullptr};

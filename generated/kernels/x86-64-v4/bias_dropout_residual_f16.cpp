@@ -85,3 +85,5 @@ extern "C" int akg_kernel_fn_bias_dropout_residual_f16__x86_64_v4(void *const *b
     free(t0);
     return AKG_STATUS_OK;
 }
+
+extern "C" const akg_prepack_def akg_prepack_bias_dropout_residual_f16__x86_64_v4 = {-1, 0, nullptr, nullptr};

@@ -381,3 +381,5 @@ extern "C" int akg_kernel_fn_bias_dropout_residual_layernorm_f16__x86_64_v4(void
     free(t3);
     return AKG_STATUS_OK;
 }
+
+extern "C" const akg_prepack_def akg_prepack_bias_dropout_residual_layernorm_f16__x86_64_v4 = {-1, 0, nullptr, nullptr};

@@ -115,3 +115,5 @@ extern "C" int akg_kernel_fn_bias_gelu_f16__x86_64_v4(void *const *buffers) {
     free(t0);
     return AKG_STATUS_OK;
 }
+
+extern "C" const akg_prepack_def akg_prepack_bias_gelu_f16__x86_64_v4 = {-1, 0, nullptr, nullptr};

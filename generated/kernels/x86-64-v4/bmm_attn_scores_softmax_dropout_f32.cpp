@@ -739,3 +739,5 @@ done:
     free(akg_mid0);
     return akg_status;
 }
+
+extern "C" const akg_prepack_def akg_prepack_bmm_attn_scores_softmax_dropout_f32__x86_64_v4 = {-1, 0, nullptr, nullptr};

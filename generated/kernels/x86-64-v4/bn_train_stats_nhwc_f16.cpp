@@ -109,3 +109,5 @@ extern "C" int akg_kernel_fn_bn_train_stats_nhwc_f16__x86_64_v4(void *const *buf
     free(t1);
     return AKG_STATUS_OK;
 }
+
+extern "C" const akg_prepack_def akg_prepack_bn_train_stats_nhwc_f16__x86_64_v4 = {-1, 0, nullptr, nullptr};

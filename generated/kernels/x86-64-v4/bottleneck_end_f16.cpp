@@ -99,3 +99,5 @@ extern "C" int akg_kernel_fn_bottleneck_end_f16__x86_64_v4(void *const *buffers)
     free(t0);
     return AKG_STATUS_OK;
 }
+
+extern "C" const akg_prepack_def akg_prepack_bottleneck_end_f16__x86_64_v4 = {-1, 0, nullptr, nullptr};

@@ -88,3 +88,5 @@ extern "C" int akg_kernel_fn_conv_bias_residual_relu_f16__x86_64_v4(void *const 
     }
     return AKG_STATUS_OK;
 }
+
+extern "C" const akg_prepack_def akg_prepack_conv_bias_residual_relu_f16__x86_64_v4 = {-1, 0, nullptr, nullptr};

@@ -490,3 +490,5 @@ extern "C" int akg_kernel_fn_gemm_attn_out_bias_residual_layernorm_f32__x86_64_v
 done:
     return akg_status;
 }
+
+extern "C" const akg_prepack_def akg_prepack_gemm_attn_out_bias_residual_layernorm_f32__x86_64_v4 = {-1, 0, nullptr, nullptr};

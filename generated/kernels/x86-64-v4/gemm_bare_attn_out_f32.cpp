@@ -80,3 +80,83 @@ extern "C" int akg_kernel_fn_gemm_bare_attn_out_f32__x86_64_v4(void *const *buff
     }
     return AKG_STATUS_OK;
 }
+
+// The same kernel with its input 1 packed ahead of time (akg_pack_input).
+
+static_assert(AKG_GEMM_MR == 14 && AKG_GEMM_NR == 32, "the micro-tile the schedule was made for is the micro-kernel's");
+
+extern "C" int akg_kernel_fn_gemm_bare_attn_out_f32__x86_64_v4_prepacked(void *const *buffers) {
+    const float *__restrict in0 = (const float *)buffers[0];
+    const float *__restrict in1 = (const float *)buffers[1];
+    float *__restrict out0 = (float *)buffers[2];
+    {
+        int akg_failed = 0;
+        #pragma omp parallel if (!akg_single_thread())
+        {
+            float *akg_ap = (float *)aligned_alloc(64, 516096);
+            const bool akg_ok = akg_ap;
+            if (!akg_ok) {
+                #pragma omp atomic write
+                akg_failed = 1;
+            }
+            #pragma omp for collapse(1) schedule(static)
+            for (int64_t c0 = 0; (c0 <= 1); c0 += 1) {
+                if (akg_ok) {
+                    for (int64_t c3 = (6 * c0); (c3 <= ((6 * c0) + 6)); c3 += 1) {
+                        for (int64_t c4 = akg_imax((74 * c0), (12 * c3)); (c4 <= akg_imin(akg_imin(146, ((74 * c0) + 73)), ((12 * c3) + 11))); c4 += 1) {
+                            {
+                                const int64_t akg_i0 = (c4) * 14, akg_k0 = (0) * 768;
+                                const int64_t akg_kn = akg_imin(768, 768 - akg_k0);
+                                float *__restrict akg_dst = akg_ap + ((akg_i0 % 168) / 14) * 10752;
+                                const int64_t akg_valid = akg_imin(14, 2048 - akg_i0);
+                                akg_gemm_pack_transposed(in0 + (INT64_C(0)) + akg_i0 * 768 + akg_k0 * 1, 768, akg_valid, akg_kn, 14, akg_dst);
+                            }
+                        }
+                        for (int64_t c4 = 0; (c4 <= 23); c4 += 1) {
+                            for (int64_t c5 = akg_imax((74 * c0), (12 * c3)); (c5 <= akg_imin(akg_imin(146, ((74 * c0) + 73)), ((12 * c3) + 11))); c5 += 1) {
+                                {
+                                    const int64_t akg_i = (14 * c5), akg_j = (32 * c4), akg_k = 0;
+                                    const int64_t akg_kn = 767 - akg_k + 1;
+                                    const int64_t akg_mv = akg_imin(14, 2048 - akg_i), akg_nv = akg_imin(32, 768 - akg_j);
+                                    (void)akg_nv;
+                                    const float *akg_b = in1 + (akg_j / 32) * 24576 + akg_k * 32;
+                                    const float *akg_a = akg_ap + ((akg_i % 168) / 14) * 10752;
+                                    {
+                                        {
+                                            if (akg_mv == 14) {
+                                                akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 768 + akg_j), 768);
+                                            } else {
+                                                akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 768 + akg_j), 768);
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            free(akg_ap);
+        }
+        if (akg_failed) return AKG_STATUS_OUT_OF_MEMORY;
+    }
+    return AKG_STATUS_OK;
+}
+
+extern "C" void akg_pack_fn_gemm_bare_attn_out_f32__x86_64_v4_prepacked(const void *akg_input, void *akg_packed) {
+    const float *__restrict in1 = (const float *)akg_input;
+    #pragma omp parallel for schedule(static) if (!akg_single_thread())
+    for (int64_t akg_jr = 0; akg_jr < 24; ++akg_jr) {
+        float *__restrict akg_dst = (float *)akg_packed + akg_jr * 24576;
+        const int64_t akg_j0 = akg_jr * 32;
+        const int64_t akg_valid = akg_imin(32, 768 - akg_j0);
+        const float *akg_src = in1 + (INT64_C(0)) + akg_j0 * 1 + 0 * 768;
+        for (int64_t akg_k = 0; akg_k < 768; ++akg_k) {
+            #pragma omp simd
+            for (int64_t akg_x = 0; akg_x < 32; ++akg_x)
+                akg_dst[akg_k * 32 + akg_x] = akg_x < akg_valid ? akg_src[akg_k * 768 + akg_x * 1] : 0.0f;
+        }
+    }
+}
+
+extern "C" const akg_prepack_def akg_prepack_gemm_bare_attn_out_f32__x86_64_v4 = {1, 2359296, akg_kernel_fn_gemm_bare_attn_out_f32__x86_64_v4_prepacked, akg_pack_fn_gemm_bare_attn_out_f32__x86_64_v4_prepacked};

@@ -58,3 +58,5 @@ extern "C" int akg_kernel_fn_lamb_next_mv_f32__x86_64_v4(void *const *buffers) {
     }
     return AKG_STATUS_OK;
 }
+
+extern "C" const akg_prepack_def akg_prepack_lamb_next_mv_f32__x86_64_v4 = {-1, 0, nullptr, nullptr};

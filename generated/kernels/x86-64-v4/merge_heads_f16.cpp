@@ -31,3 +31,5 @@ extern "C" int akg_kernel_fn_merge_heads_f16__x86_64_v4(void *const *buffers) {
     }
     return AKG_STATUS_OK;
 }
+
+extern "C" const akg_prepack_def akg_prepack_merge_heads_f16__x86_64_v4 = {-1, 0, nullptr, nullptr};

@@ -47,3 +47,5 @@ extern "C" int akg_kernel_fn_pooler_bias_tanh_f16__x86_64_v4(void *const *buffer
     }
     return AKG_STATUS_OK;
 }
+
+extern "C" const akg_prepack_def akg_prepack_pooler_bias_tanh_f16__x86_64_v4 = {-1, 0, nullptr, nullptr};

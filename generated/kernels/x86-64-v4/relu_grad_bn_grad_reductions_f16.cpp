@@ -185,3 +185,5 @@ extern "C" int akg_kernel_fn_relu_grad_bn_grad_reductions_f16__x86_64_v4(void *c
     }
     return AKG_STATUS_OK;
 }
+
+extern "C" const akg_prepack_def akg_prepack_relu_grad_bn_grad_reductions_f16__x86_64_v4 = {-1, 0, nullptr, nullptr};

@@ -127,7 +127,26 @@ public:
         if (!parallel_) os << buffers("    ", true) << body << frees("    ");
         else os << body;
         os << "    return " << (p_.row_epilogue ? "akg_row_status" : "AKG_STATUS_OK") << ";\n}\n";
+        if (p_.prepacked_b) os << pack_function();
         return os.str();
+    }
+
+    // akg_pack_input's packing of B for this kernel: every micro-panel of nr columns over all
+    // of k, zero past the last column, in the order of the columns.
+    std::string pack_function() {
+        const GemmBlocking &b = p_.blocking;
+        const ContractionPlan::PlainOperand &op = *p_.b_plain;
+        const std::string type = op.f16 ? "uint16_t" : "float";
+        std::string s = "\nextern \"C\" void akg_pack_fn_" + o_.symbol + "(const void *akg_input, void *akg_packed) {\n";
+        s += "    const " + type + " *__restrict " + op.buffer + " = (const " + type + " *)akg_input;\n";
+        for (size_t d = 0; d < p_.batch.size(); ++d) s += "    [[maybe_unused]] const int64_t " + index_var(static_cast<int>(d)) + " = 0;\n";
+        s += "    #pragma omp parallel for schedule(static) if (!akg_single_thread())\n";
+        s += "    for (int64_t akg_jr = 0; akg_jr < " + n(p_.n_tiles()) + "; ++akg_jr) {\n";
+        s += "        float *__restrict akg_dst = (float *)akg_packed + akg_jr * " + n(p_.k * b.nr) + ";\n";
+        s += "        const int64_t akg_j0 = akg_jr * " + n(b.nr) + ";\n";
+        s += "        const int64_t akg_valid = akg_imin(" + n(b.nr) + ", " + n(p_.n) + " - akg_j0);\n";
+        s += plain_pack(op, "akg_j0", "0", "akg_valid", n(p_.k), b.nr, pad(2));
+        return s + "    }\n}\n";
     }
 
 private:
@@ -148,7 +167,8 @@ private:
             if (b.kind == BufferKind::Scratch || blocked(b)) continue;
             bool in = b.kind == BufferKind::KernelInput;
             int index = in ? std::stoi(b.name.substr(2)) : num_inputs + std::stoi(b.name.substr(3));
-            std::string type = std::string(in ? "const " : "") + dtype_c_type(b.dtype);
+            const bool packed = p_.prepacked_b && b.name == p_.b_plain->buffer; // akg_pack_input's floats
+            std::string type = std::string(in ? "const " : "") + (packed ? std::string("float") : dtype_c_type(b.dtype));
             os << indent << type << " *__restrict " << b.name << " = (" << type << " *)buffers[" << index << "];\n";
         }
         return os.str();
@@ -156,7 +176,10 @@ private:
 
     // B's packed micro-panels: a panel of nc columns, or only the last, partial micro-panel when B
     // is read in place.
-    int64_t bp_floats() const { return p_.pack_b ? p_.k * p_.blocking.nc : p_.n % p_.blocking.nr ? p_.k * p_.blocking.nr : 0; }
+    int64_t bp_floats() const {
+        if (p_.prepacked_b) return 0;
+        return p_.pack_b ? p_.k * p_.blocking.nc : p_.n % p_.blocking.nr ? p_.k * p_.blocking.nr : 0;
+    }
 
     // An output kept per thread for the row part, a block of mc rows (RowEpilogue::blocked).
     bool blocked(const BufferInfo &b) const { return p_.row_epilogue && p_.row_epilogue->blocked.count(b.name); }
@@ -491,7 +514,9 @@ private:
         s += in1 + "const int64_t akg_kn = " + last[nb + 2] + " - akg_k + 1;\n";
         s += in1 + "const int64_t akg_mv = akg_imin(" + n(b.mr) + ", " + n(p_.m) + " - akg_i), akg_nv = akg_imin(" + n(b.nr) + ", " + n(p_.n) + " - akg_j);\n";
         s += in1 + "(void)akg_nv;\n";
-        if (p_.pack_b)
+        if (p_.prepacked_b)
+            s += in1 + "const float *akg_b = " + p_.b_plain->buffer + " + (akg_j / " + n(b.nr) + ") * " + n(p_.k * b.nr) + " + akg_k * " + n(b.nr) + ";\n";
+        else if (p_.pack_b)
             s += in1 + "const float *akg_b = akg_bp + ((akg_j / " + n(b.nr) + ") % " + n(b.nc / b.nr) + ") * " + n(p_.k * b.nr) + " + akg_k * " + n(b.nr) + ";\n";
         else {
             const auto &bo = *p_.b_plain;

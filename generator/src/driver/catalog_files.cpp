@@ -112,7 +112,9 @@ std::string emit_catalog_cpp(const std::vector<CatalogEntry> &entries, const std
     os << "\nextern \"C\" {\n";
     for (const Target *t : targets) {
         os << "#if defined(" << variant_macro(*t) << ")\n";
-        for (const auto &e : entries) os << "int akg_kernel_fn_" << variant_symbol(e.symbol, *t) << "(void *const *buffers);\n";
+        for (const auto &e : entries)
+            os << "int akg_kernel_fn_" << variant_symbol(e.symbol, *t) << "(void *const *buffers);\nextern const akg_prepack_def akg_prepack_"
+               << variant_symbol(e.symbol, *t) << ";\n";
         os << "#endif\n";
     }
     for (const auto &e : entries) {
@@ -121,8 +123,8 @@ std::string emit_catalog_cpp(const std::vector<CatalogEntry> &entries, const std
         os << "static const akg_variant_def akg_" << e.symbol << "_variants[] = {\n";
         for (const Target *t : targets)
             os << "#if defined(" << variant_macro(*t) << ")\n    {\"" << t->name << "\", " << cpu_features(*t) << ", akg_kernel_fn_"
-               << variant_symbol(e.symbol, *t) << "},\n#endif\n";
-        os << "    {nullptr, 0, nullptr},\n};\n";
+               << variant_symbol(e.symbol, *t) << ", &akg_prepack_" << variant_symbol(e.symbol, *t) << "},\n#endif\n";
+        os << "    {nullptr, 0, nullptr, nullptr},\n};\n";
         os << "extern const akg_kernel akg_kernel_desc_" << e.symbol << " = {\n    \"" << e.name << "\", \"" << e.kernel.source
            << "\",\n    " << e.kernel.inputs.size() << ", akg_" << e.symbol << "_inputs, " << e.kernel.outputs.size() << ", akg_"
            << e.symbol << "_outputs,\n    akg_" << e.symbol << "_variants};\n";

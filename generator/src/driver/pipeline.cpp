@@ -321,6 +321,8 @@ void scale_size_thresholds(ScheduleOptions &o, int64_t slice_bytes, int64_t whol
     scaled(o.prefetch_row_streams_from_bytes);
 }
 
+std::string run_kernel(const CompositeKernel &kernel, const PipelineOptions &options);
+
 // A kernel split around its contractions (kernel_parts.h): each part a static function, the
 // entry point allocating the tensors passed between parts and calling the parts in order.
 std::string run_parts(const CompositeKernel &kernel, const KernelParts &parts, const PipelineOptions &options) {
@@ -365,6 +367,7 @@ std::string run_parts(const CompositeKernel &kernel, const KernelParts &parts, c
     for (size_t k = 0; k < parts.parts.size(); ++k) {
         const KernelPart &part = parts.parts[k];
         PipelineOptions sub = options;
+        sub.packable_b = nullptr; // a part's B is not the kernel's to pack
         sub.emit.symbol = options.emit.symbol + "_part" + std::to_string(k);
         std::string name = "akg_part" + std::to_string(k) + "_" + options.emit.symbol;
         std::vector<std::string> args;
@@ -372,7 +375,7 @@ std::string run_parts(const CompositeKernel &kernel, const KernelParts &parts, c
         for (const auto &t : part.kernel.outputs) args.push_back(where.at(t.name));
         const bool rows_next = options.row_epilogues && part.contraction && k + 1 < parts.parts.size() && parts.parts[k + 1].row_part;
         if (!rows_next) {
-            os << "\n" << part_function(run_pipeline(part.kernel, sub), sub.emit.symbol, name);
+            os << "\n" << part_function(run_kernel(part.kernel, sub), sub.emit.symbol, name);
         } else {
             // The row part after it runs inside it, on each panel of rows: its arguments follow
             // the GEMM part's own.
@@ -390,7 +393,7 @@ std::string run_parts(const CompositeKernel &kernel, const KernelParts &parts, c
             int mr = 0;
             sub.row_epilogue = &re;
             sub.row_epilogue_rows = &mr;
-            std::string gemm = run_pipeline(part.kernel, sub);
+            std::string gemm = run_kernel(part.kernel, sub);
             if (mr > 0) {
                 // Its variants over mr rows and over the last panel's, each on the calling thread.
                 const int64_t m = row_count(parts.parts[k]);
@@ -398,12 +401,13 @@ std::string run_parts(const CompositeKernel &kernel, const KernelParts &parts, c
                     if (n_rows == 0) continue;
                     const CompositeKernel slice = rows_of(rows.kernel, parts.parts[k], n_rows);
                     PipelineOptions rsub = options;
+                    rsub.packable_b = nullptr;
                     rsub.schedule.parallel = false;
                     scale_size_thresholds(rsub.schedule, tensor_bytes(slice), tensor_bytes(rows.kernel));
                     rsub.schedule.non_temporal_stores = false;
                     rsub.emit.symbol = options.emit.symbol + "_part" + std::to_string(k + 1) + (n_rows == mr ? "_rows" : "_last_rows");
                     const std::string fn = n_rows == mr ? re.full_rows : re.last_rows;
-                    os << "\n" << part_function(run_pipeline(slice, rsub), rsub.emit.symbol, fn);
+                    os << "\n" << part_function(run_kernel(slice, rsub), rsub.emit.symbol, fn);
                 }
                 for (size_t j = 0; j < part.kernel.outputs.size(); ++j)
                     if (re.blocked.count("out" + std::to_string(j))) {
@@ -489,6 +493,12 @@ std::string run_contraction(const TensorGraph &graph, const CompositeKernel &ker
     compute_dependences(model);
     dump("dependences", [&] { return "flow: " + str(model.dep_flow) + "\nfalse: " + str(model.dep_false) + "\n"; });
     plan_contraction(model, options.schedule, options.row_epilogue);
+    if (options.packable_b && model.contraction->b_packable) {
+        const ContractionPlan &p = *model.contraction;
+        options.packable_b->packable = true;
+        options.packable_b->input = std::stoi(p.b_plain->buffer.substr(2));
+        options.packable_b->bytes = p.n_tiles() * p.blocking.nr * p.k * 4;
+    }
     if (options.row_epilogue_rows) *options.row_epilogue_rows = model.contraction->row_epilogue ? model.contraction->blocking.mr : 0;
     dump("plan-contraction", [&] { return contraction_plan_text(model); });
     tile_contraction(model, options.schedule);
@@ -497,9 +507,7 @@ std::string run_contraction(const TensorGraph &graph, const CompositeKernel &ker
                          [&](isl_ast_node *ast) { return emit_contraction_cpp(model, ast, kernel, options.emit); });
 }
 
-} // namespace
-
-std::string run_pipeline(const CompositeKernel &kernel, const PipelineOptions &options) {
+std::string run_kernel(const CompositeKernel &kernel, const PipelineOptions &options) {
     auto last = std::chrono::steady_clock::now();
     auto dump = [&](const std::string &pass, const std::function<std::string()> &text) {
         if (options.times) options.times->add(pass, std::chrono::duration<double>(std::chrono::steady_clock::now() - last).count());
@@ -597,6 +605,29 @@ std::string run_pipeline(const CompositeKernel &kernel, const PipelineOptions &o
         source = emit_from_ast(model, build_ast(model), dump, [&](isl_ast_node *ast) { return emit_kernel_cpp(model, ast, kernel, options.emit); });
     }
     return source;
+}
+
+} // namespace
+
+std::string run_pipeline(const CompositeKernel &kernel, const PipelineOptions &options, PackableB *packable) {
+    PackableB found;
+    PipelineOptions o = options;
+    o.packable_b = &found;
+    std::string source = run_kernel(kernel, o);
+    if (packable) *packable = found;
+    const std::string def = "\nextern \"C\" const akg_prepack_def akg_prepack_" + options.emit.symbol + " = ";
+    if (!found.packable) return source + def + "{-1, 0, nullptr, nullptr};\n";
+    PipelineOptions packed = options;
+    packed.schedule.prepacked_b = true;
+    packed.emit.symbol = options.emit.symbol + "_prepacked";
+    packed.dump = nullptr; // the dumps show the kernel as akg_run runs it
+    std::string text = run_kernel(kernel, packed);
+    const std::string frame = "#include \"akg_gemm.h\"\n";
+    const size_t body = text.find(frame);
+    if (body == std::string::npos) throw InternalError("a prepacked kernel's source has no frame");
+    return source + "\n// The same kernel with its input " + std::to_string(found.input) + " packed ahead of time (akg_pack_input).\n" +
+           text.substr(body + frame.size()) + def + "{" + std::to_string(found.input) + ", " + std::to_string(found.bytes) +
+           ", akg_kernel_fn_" + packed.emit.symbol + ", akg_pack_fn_" + packed.emit.symbol + "};\n";
 }
 
 } // namespace akg

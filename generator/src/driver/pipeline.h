@@ -26,6 +26,14 @@ private:
     std::map<std::string, double> seconds_;
 };
 
+// What run_pipeline learns of a kernel that is one contraction whose B can be packed ahead of
+// time (akg_pack_input): B's index among the inputs and the bytes of its packed form.
+struct PackableB {
+    bool packable = false;
+    int input = -1;
+    int64_t bytes = 0;
+};
+
 struct PipelineOptions {
     ScheduleOptions schedule;
     EmitOptions emit;
@@ -38,14 +46,19 @@ struct PipelineOptions {
     // takes it, to 0 when its blocking does not keep whole rows together.
     const RowEpilogue *row_epilogue = nullptr;
     int *row_epilogue_rows = nullptr;
+    // Set by the GEMM path of a kernel that is one contraction (run_pipeline's own use).
+    PackableB *packable_b = nullptr;
     // false: row parts run after their GEMM as parts of their own (the ablation).
     bool row_epilogues = true;
 };
 
+
 // The formula IR as the dumps print it (one line per stage).
 std::string dump_graph(const TensorGraph &g);
 
-// Composite kernel → C++ source of the kernel (see emit_cpp.h).
-std::string run_pipeline(const CompositeKernel &kernel, const PipelineOptions &options);
+// Composite kernel → C++ source of the kernel (see emit_cpp.h), ending with its
+// akg_prepack_<symbol> (akg_kernel_def.h): for a kernel whose B can be packed ahead of time, the
+// kernel again as it reads B so packed (ScheduleOptions::prepacked_b) and B's packing function.
+std::string run_pipeline(const CompositeKernel &kernel, const PipelineOptions &options, PackableB *packable = nullptr);
 
 } // namespace akg

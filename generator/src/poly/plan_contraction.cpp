@@ -91,6 +91,30 @@ std::optional<ContractionPlan::PlainOperand> plain_operand(const PolyModel &m, c
     return p;
 }
 
+// B can be packed once for many runs (akg_pack_input): a plain kernel input, the same for every
+// batch element, that no statement but the contraction reads and none writes.
+bool b_packable_ahead(const PolyModel &m, const ContractionPlan &p) {
+    if (!p.b_plain || p.column_sum || m.buffer(p.b_plain->buffer).kind != BufferKind::KernelInput) return false;
+    for (int64_t e : p.batch)
+        if (e != 1) return false;
+    struct Seen {
+        std::string buffer, update;
+        bool other = false;
+    } seen{p.b_plain->buffer, p.update};
+    isl_union_map *accesses = isl_union_map_union(m.reads.copy(), m.writes.copy());
+    isl_union_map_foreach_map(
+        accesses,
+        [](isl_map *map, void *user) -> isl_stat {
+            auto *s = static_cast<Seen *>(user);
+            if (isl_map_get_tuple_name(map, isl_dim_out) == s->buffer && isl_map_get_tuple_name(map, isl_dim_in) != s->update) s->other = true;
+            isl_map_free(map);
+            return isl_stat_ok;
+        },
+        &seen);
+    isl_union_map_free(accesses);
+    return !seen.other;
+}
+
 // The column sum of B that a part holds beside its contraction (ContractionPlan::ColumnSum):
 // a sum over k of exactly B's values, over n columns, copied to a float32 kernel output that
 // nothing else in the part reads.
@@ -431,6 +455,11 @@ void plan_contraction(PolyModel &m, const ScheduleOptions &options, const RowEpi
     // A column sum is taken from the packed micro-panels.
     if (p.b_plain && !p.b_plain->f16 && p.b_plain->x_stride == 1 && rows <= b.mc && (p.b_plain->k_stride * 4) % 1024 != 0 && !p.column_sum)
         p.pack_b = false;
+    p.b_packable = b_packable_ahead(m, p);
+    if (options.prepacked_b) {
+        if (!p.b_packable) throw InternalError("plan-contraction: B cannot be packed ahead of time");
+        p.prepacked_b = p.pack_b = true;
+    }
     p.b_streamed = !p.pack_b && p.k * p.n * 4 > t.l2_bytes;
     for (auto &[name, ps] : p.permuted) tile_layout(m, p, m.statement(name), ps);
     if (p.epilogue.empty() && c.buffer_kind == BufferKind::KernelOutput && m.buffer(c.buffer).dtype == DType::Float32)

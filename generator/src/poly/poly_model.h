@@ -184,6 +184,11 @@ struct ContractionPlan {
     // false: the micro-kernel reads B where it is (a plain B with its columns innermost, small M),
     // packing only a last partial micro-panel of columns.
     bool pack_b = true;
+    // B can be packed ahead of time, once for many runs (plan_contraction.cpp's
+    // b_packable_ahead); prepacked_b: this kernel reads it so packed, every micro-panel of all
+    // of k one after the other (ScheduleOptions::prepacked_b), and has no PackB statements.
+    bool b_packable = false;
+    bool prepacked_b = false;
     // B read in place is larger than L2 and comes from memory: the micro-kernel prefetches its
     // rows ahead (they are B's row stride apart, which the hardware prefetchers do not follow).
     bool b_streamed = false;
@@ -303,6 +308,8 @@ struct ScheduleOptions {
     const Target *target = &default_target();
     static ScheduleOptions for_target(const Target &target);
 
+    // A GEMM's B input comes packed (akg_pack_input's layout) instead of as a tensor.
+    bool prepacked_b = false;
     int vector_width = 16;          // float32 lanes of the target's vectors
     int64_t cache_line_bytes = 64;  // the unit of streamed stores and of whole-line runs
     int threads = 2;                // the cores parallel loops are shared out to

@@ -112,8 +112,9 @@ void tile_contraction(PolyModel &m, const ScheduleOptions &options) {
     std::vector<std::string> rp_vars = bvars;
     rp_vars.push_back("ir");
     const std::string rp = tuple("RowPart", rp_vars);
-    // B read in place packs only its last micro-panel, when that one is partial (zero-padded).
-    const bool has_pb = p.pack_b || p.n % b.nr != 0;
+    // B read in place packs only its last micro-panel, when that one is partial (zero-padded);
+    // B packed ahead of time, none.
+    const bool has_pb = !p.prepacked_b && (p.pack_b || p.n % b.nr != 0);
     const std::string jr_first = std::to_string(p.pack_b ? 0 : p.n_tiles() - 1);
     std::string pb_dom = "{ " + pb + " : " + jr_first + " <= jr < " + std::to_string(p.n_tiles()) + batch_bounds +
                          (rows ? " and 0 <= s < " + std::to_string(p.slices) : "") + " }";

@@ -120,6 +120,32 @@ const char *akg_kernel_variant_at(const akg_kernel *kernel, size_t index);
 akg_status akg_run(const akg_kernel *kernel, const akg_tensor *inputs, size_t num_inputs,
                    const akg_tensor *outputs, size_t num_outputs);
 
+/* Weights packed once (inference with constant weights; MindSpore's MatMul hint pack_b).
+ * A GEMM kernel whose B operand (the weights) is one of its inputs, read by the MatMul alone,
+ * can take that input packed ahead of time into the layout its micro-kernel reads: each run
+ * then skips the packing, or reads the packed panels where it would otherwise read B in place
+ * (small M). The packed form belongs to the variant that made it (its micro-tile), the one
+ * akg_run picks on this CPU. Results equal akg_run's up to the order of float additions. */
+typedef struct akg_packed_input akg_packed_input; /* opaque */
+
+/* The index of the input that akg_pack_input packs for the variant akg_run picks here, or -1:
+ * a NULL kernel, no variant for this CPU, or a kernel without such an input. */
+int64_t akg_kernel_packable_input(const akg_kernel *kernel);
+/* Packs `tensor`, the kernel's packable input (checked like akg_run checks it), for the variant
+ * that runs here, into a new handle (*packed_out; NULL on error) that akg_packed_input_free
+ * releases. NULL_POINTER (kernel, tensor, packed_out, data), UNSUPPORTED_CPU, INVALID_ARGUMENT
+ * (no packable input), the checks of akg_run on the tensor, OUT_OF_MEMORY. The tensor is only
+ * read during the call. Thread-safe. */
+akg_status akg_pack_input(const akg_kernel *kernel, const akg_tensor *tensor, akg_packed_input **packed_out);
+/* Releases a handle of akg_pack_input; NULL is ignored. */
+void akg_packed_input_free(akg_packed_input *packed);
+/* akg_run with the packable input taken from `packed`: inputs[akg_kernel_packable_input(kernel)]
+ * is not read at all (a zeroed akg_tensor will do). INVALID_ARGUMENT when `packed` was made for
+ * another kernel or another variant; otherwise the errors of akg_run. Concurrent runs may share
+ * one handle. */
+akg_status akg_run_packed(const akg_kernel *kernel, const akg_packed_input *packed, const akg_tensor *inputs, size_t num_inputs,
+                          const akg_tensor *outputs, size_t num_outputs);
+
 #ifdef __cplusplus
 }
 #endif
