@@ -35,7 +35,8 @@ COLUMNS = [OURS, AVX2, UNFUSED, "onednn", "onednn_nChw16c", "onednn_packed", "op
 HEAD = {OURS: "akg", AVX2: "akg AVX2 (x86-64-v3)", UNFUSED: "akg unfused", "onednn": "oneDNN", "onednn_nChw16c": "oneDNN nChw16c",
         "halide_Adams2019": "Halide Adams2019", "halide_Mullapudi2016": "Halide Mullapudi2016",
         "pytorch_ops": "PyTorch op-by-op", "pytorch_native": "PyTorch native ops",
-        "onednn_packed": "oneDNN packed W", "openblas_epilogue": "OpenBLAS + epilogue", "openblas_bare": "OpenBLAS bare sgemm"}
+        "onednn_packed": "oneDNN packed W", "openblas_epilogue": "OpenBLAS + epilogue", "openblas_bare": "OpenBLAS bare sgemm",
+        "akg_packed": "akg packed W"}
 
 
 def to_ms(v, unit):
@@ -392,7 +393,9 @@ def main():
                      "epilogue (not a peer: the stretch goal); **PyTorch**: `torch.addmm` / `torch.matmul` and the "
                      "epilogue ops, eager. **epilogue overhead** = akg fused / akg bare twin (a catalog kernel "
                      "`gemm_bare_*` / `bmm_bare_*` of the same A and B shapes; – where there is none). Ratios are "
-                     "peer time / akg time (>1: akg faster).")
+                     "peer time / akg time (>1: akg faster). **akg packed W**: `akg_run_packed`, the weights packed "
+                     "once by `akg_pack_input` outside the timing; **packed vs oneDNN packed** compares the two "
+                     "with prepacked weights.")
         lines.append("")
 
         def cell(k, t, impls):
@@ -415,11 +418,12 @@ def main():
                     return o
             return None
 
-        groups = [("akg", [OURS]), ("oneDNN", ["onednn", "onednn_packed"]), ("OpenBLAS + epilogue", ["openblas_epilogue"]),
-                  ("OpenBLAS bare", ["openblas_bare"]), ("PyTorch", ["pytorch_native", "pytorch_ops"])]
+        groups = [("akg", [OURS]), ("akg packed W", ["akg_packed"]), ("oneDNN", ["onednn", "onednn_packed"]),
+                  ("OpenBLAS + epilogue", ["openblas_epilogue"]), ("OpenBLAS bare", ["openblas_bare"]),
+                  ("PyTorch", ["pytorch_native", "pytorch_ops"])]
         lines.append("| kernel | thr | GFLOP | " + " | ".join(g for g, _ in groups) +
-                     " | vs oneDNN | vs OpenBLAS+epi | vs OpenBLAS bare | vs PyTorch | epilogue overhead |")
-        lines.append("|---|---|---|" + "---|" * len(groups) + "---|---|---|---|---|")
+                     " | vs oneDNN | packed vs oneDNN packed | vs OpenBLAS+epi | vs OpenBLAS bare | vs PyTorch | epilogue overhead |")
+        lines.append("|---|---|---|" + "---|" * len(groups) + "---|---|---|---|---|---|")
         kern_sum = {}
         for k in gemm_kernels:
             spec = gemm_specs[k]
@@ -431,12 +435,14 @@ def main():
                 ratio = lambda g: (res[g][0] / ours) if ours and res[g][0] else None
                 rf = lambda x: f"{x:.2f}×" if x else "–"
                 over = times[(k, OURS, t)] / times[(tw, OURS, t)] if tw and (k, OURS, t) in times and (tw, OURS, t) in times else None
+                packed = times[(k, "onednn_packed", t)] / times[(k, "akg_packed", t)] \
+                    if (k, "onednn_packed", t) in times and (k, "akg_packed", t) in times else None
                 lines.append(f"| `{k}` | {t} | {spec['flop'] / 1e9:.2f} | " + " | ".join(res[g][2] for g, _ in groups) +
-                             f" | {rf(ratio('oneDNN'))} | {rf(ratio('OpenBLAS + epilogue'))} | {rf(ratio('OpenBLAS bare'))}"
+                             f" | {rf(ratio('oneDNN'))} | {rf(packed)} | {rf(ratio('OpenBLAS + epilogue'))} | {rf(ratio('OpenBLAS bare'))}"
                              f" | {rf(ratio('PyTorch'))} | {rf(over)}{f' (`{tw}`)' if over else ''} |")
                 pk = peaks["avx512"].get(t) or peaks["avx2"].get(t)
                 entry = {}
-                for impl in [OURS, "onednn", "onednn_packed", "openblas_epilogue", "openblas_bare", "pytorch_native", "pytorch_ops"]:
+                for impl in [OURS, "akg_packed", "onednn", "onednn_packed", "openblas_epilogue", "openblas_bare", "pytorch_native", "pytorch_ops"]:
                     if (k, impl, t) in times:
                         ms = times[(k, impl, t)]
                         gf = spec["flop"] / (ms * 1e6)
@@ -444,13 +450,14 @@ def main():
                 per_t[t] = {"impls": entry, "onednn_best": res["oneDNN"][1],
                             "vs_onednn": ratio("oneDNN"), "vs_openblas_epilogue": ratio("OpenBLAS + epilogue"),
                             "vs_openblas_bare": ratio("OpenBLAS bare"), "vs_pytorch": ratio("PyTorch"),
+                            "packed_vs_onednn_packed": packed,
                             "bare_twin": tw, "epilogue_overhead": over}
             kern_sum[k] = {"spec": spec, "threads": per_t}
         lines.append("")
         gemm_summary["kernels"] = kern_sum
         for t in threads_list:
             g = {}
-            for key in ("vs_onednn", "vs_openblas_epilogue", "vs_openblas_bare", "vs_pytorch"):
+            for key in ("vs_onednn", "packed_vs_onednn_packed", "vs_openblas_epilogue", "vs_openblas_bare", "vs_pytorch"):
                 g[key] = geomean([v["threads"][t][key] for v in kern_sum.values() if v["threads"].get(t, {}).get(key)])
             pct = sorted(v["threads"][t]["impls"][OURS]["pct_fma_peak"] for v in kern_sum.values()
                          if OURS in v["threads"].get(t, {}).get("impls", {}) and v["threads"][t]["impls"][OURS]["pct_fma_peak"])
