@@ -423,6 +423,14 @@ TEST(RunPipeline, APackableKernelEndsWithItsPackedTwinAndPacking) {
     EXPECT_NE(source.find("int akg_kernel_fn_fc_prepacked(void *const *buffers)"), std::string::npos);
     EXPECT_NE(source.find("void akg_pack_fn_fc_prepacked(const void *akg_input, void *akg_packed)"), std::string::npos);
     EXPECT_NE(source.find("akg_prepack_fc = {1, 8388608, akg_kernel_fn_fc_prepacked, akg_pack_fn_fc_prepacked}"), std::string::npos);
+    // A kernel of parts: its only GEMM part's B, a kernel input no other part reads, packed by
+    // that part's packing function; not the scores' B, which differs per head.
+    const std::string ln = akg::run_pipeline(load("gemm_attn_out_bias_residual_layernorm_f32"), o, &packable);
+    EXPECT_TRUE(packable.packable);
+    EXPECT_EQ(packable.input, 1);
+    EXPECT_NE(ln.find("akg_kernel_fn_fc_prepacked, akg_pack_fn_fc_prepacked_part0}"), std::string::npos);
+    akg::run_pipeline(load("bmm_attn_scores_softmax_dropout_f32"), o, &packable);
+    EXPECT_FALSE(packable.packable);
     // A kernel without a GEMM says so in the same definition.
     const std::string other = akg::run_pipeline(load("add_relu_f32"), o, &packable);
     EXPECT_FALSE(packable.packable);

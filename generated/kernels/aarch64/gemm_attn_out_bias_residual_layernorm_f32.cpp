@@ -303,4 +303,304 @@ done:
     return akg_status;
 }
 
-extern "C" const akg_prepack_def akg_prepack_gemm_attn_out_bias_residual_layernorm_f32__aarch64 = {-1, 0, nullptr, nullptr};
+// The same kernel with its input 1 packed ahead of time (akg_pack_input).
+
+
+static int akg_part1_rows_gemm_attn_out_bias_residual_layernorm_f32__aarch64_prepacked(void *const *buffers) {
+    const float *__restrict in0 = (const float *)buffers[0];
+    const float *__restrict in1 = (const float *)buffers[1];
+    const float *__restrict in2 = (const float *)buffers[2];
+    float *__restrict out0 = (float *)buffers[3];
+    float *__restrict out1 = (float *)buffers[4];
+    float *__restrict out2 = (float *)buffers[5];
+    double *t1 = (double *)malloc(sizeof(double) * 8);
+    if (!t1) {
+        return AKG_STATUS_OUT_OF_MEMORY;
+    }
+    double *t2 = (double *)malloc(sizeof(double) * 8);
+    if (!t2) {
+        free(t1);
+        return AKG_STATUS_OUT_OF_MEMORY;
+    }
+    float *t0 = (float *)malloc(sizeof(float) * 8);
+    if (!t0) {
+        free(t1);
+        free(t2);
+        return AKG_STATUS_OUT_OF_MEMORY;
+    }
+    for (int64_t c0 = 0; (c0 <= 7); c0 += 2) {
+        #pragma omp simd
+        for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = (c0 + c1);
+                [[maybe_unused]] const int64_t i1 = 0;
+                t1[i0] = 0.0f;
+            }
+        }
+        for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = (c0 + c1);
+                [[maybe_unused]] const int64_t i1 = 0;
+                float acc = t1[i0];
+                float acc1 = 0.0f;
+                {
+                    const int64_t c2_begin = 0, c2_end = (767) + 1;
+                    float lanes_c2[64];
+                    #pragma omp simd
+                    for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) lanes_c2[c2_lane] = 0.0f;
+                    if (c2_end - c2_begin >= 64) {
+                        const int64_t c2_full = c2_begin + (c2_end - c2_begin) / 64 * 64;
+                        for (int64_t c2_block = c2_begin; c2_block < c2_full; c2_block += 64) {
+                            #pragma omp simd
+                            for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) {
+                                const int64_t c2 = c2_block + c2_lane;
+                                {
+                                    [[maybe_unused]] const int64_t r0 = c2;
+                                    lanes_c2[c2_lane] = lanes_c2[c2_lane] + in0[(c0 + c1) * 768 + c2];
+                                }
+                            }
+                            akg_end_of_lane_block();
+                        }
+                        if (c2_full < c2_end) {
+                            const int64_t c2_last = c2_end - 64;
+                            #pragma omp simd
+                            for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) {
+                                const int64_t c2 = c2_last + c2_lane;
+                                {
+                                    [[maybe_unused]] const int64_t r0 = c2;
+                                    lanes_c2[c2_lane] = lanes_c2[c2_lane] + akg_select(c2 >= c2_full, float(in0[(c0 + c1) * 768 + c2]), float(0.0f));
+                                }
+                            }
+                        }
+                    } else {
+                        for (int64_t c2 = c2_begin; c2 < c2_end; ++c2) {
+                            {
+                                [[maybe_unused]] const int64_t r0 = c2;
+                                lanes_c2[0] = lanes_c2[0] + in0[(c0 + c1) * 768 + c2];
+                            }
+                        }
+                    }
+                    acc1 = akg_combine_lanes<64>(lanes_c2, [](float a, float b) { return a + b; });
+                }
+                acc = acc + acc1;
+                t1[i0] = (double)(acc);
+            }
+        }
+        #pragma omp simd
+        for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = (c0 + c1);
+                [[maybe_unused]] const int64_t i1 = 0;
+                t2[i0] = 0.0f;
+            }
+        }
+        for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = (c0 + c1);
+                [[maybe_unused]] const int64_t i1 = 0;
+                float acc = t2[i0];
+                float acc1 = 0.0f;
+                {
+                    const int64_t c2_begin = 0, c2_end = (767) + 1;
+                    float lanes_c2[64];
+                    #pragma omp simd
+                    for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) lanes_c2[c2_lane] = 0.0f;
+                    if (c2_end - c2_begin >= 64) {
+                        const int64_t c2_full = c2_begin + (c2_end - c2_begin) / 64 * 64;
+                        for (int64_t c2_block = c2_begin; c2_block < c2_full; c2_block += 64) {
+                            #pragma omp simd
+                            for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) {
+                                const int64_t c2 = c2_block + c2_lane;
+                                {
+                                    [[maybe_unused]] const int64_t r0 = c2;
+                                    const float v_cse0 = (in0[(c0 + c1) * 768 + c2] - (((float)t1[(c0 + c1)]) * 0.00130208337f));
+                                    lanes_c2[c2_lane] = lanes_c2[c2_lane] + (v_cse0 * v_cse0);
+                                }
+                            }
+                            akg_end_of_lane_block();
+                        }
+                        if (c2_full < c2_end) {
+                            const int64_t c2_last = c2_end - 64;
+                            #pragma omp simd
+                            for (int64_t c2_lane = 0; c2_lane < 64; ++c2_lane) {
+                                const int64_t c2 = c2_last + c2_lane;
+                                {
+                                    [[maybe_unused]] const int64_t r0 = c2;
+                                    const float v_cse0 = (in0[(c0 + c1) * 768 + c2] - (((float)t1[(c0 + c1)]) * 0.00130208337f));
+                                    lanes_c2[c2_lane] = lanes_c2[c2_lane] + akg_select(c2 >= c2_full, float((v_cse0 * v_cse0)), float(0.0f));
+                                }
+                            }
+                        }
+                    } else {
+                        for (int64_t c2 = c2_begin; c2 < c2_end; ++c2) {
+                            {
+                                [[maybe_unused]] const int64_t r0 = c2;
+                                const float v_cse0 = (in0[(c0 + c1) * 768 + c2] - (((float)t1[(c0 + c1)]) * 0.00130208337f));
+                                lanes_c2[0] = lanes_c2[0] + (v_cse0 * v_cse0);
+                            }
+                        }
+                    }
+                    acc1 = akg_combine_lanes<64>(lanes_c2, [](float a, float b) { return a + b; });
+                }
+                acc = acc + acc1;
+                t2[i0] = (double)(acc);
+            }
+        }
+        #pragma omp simd
+        for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = (c0 + c1);
+                [[maybe_unused]] const int64_t i1 = 0;
+                out0[i0] = (float)((((float)t1[(c0 + c1)]) * 0.00130208337f));
+            }
+        }
+        #pragma omp simd
+        for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = (c0 + c1);
+                [[maybe_unused]] const int64_t i1 = 0;
+                out1[i0] = (float)((((float)t2[(c0 + c1)]) * 0.00130208337f));
+            }
+        }
+        #pragma omp simd
+        for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
+            {
+                [[maybe_unused]] const int64_t i0 = (c0 + c1);
+                [[maybe_unused]] const int64_t i1 = 0;
+                t0[i0] = (float)(akg_rsqrt(((((float)t2[(c0 + c1)]) * 0.00130208337f) + 1.00000001e-07f)));
+            }
+        }
+        for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
+            for (int64_t c2 = 0; (c2 <= 767); c2 += 64) {
+                #pragma omp simd
+                for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
+                    {
+                        [[maybe_unused]] const int64_t i0 = (c0 + c1);
+                        [[maybe_unused]] const int64_t i1 = (c2 + c3);
+                        out2[i0 * 768 + i1] = (float)((in2[(c2 + c3)] + (in1[(c2 + c3)] * (t0[(c0 + c1)] * (in0[(c0 + c1) * 768 + (c2 + c3)] - (((float)t1[(c0 + c1)]) * 0.00130208337f))))));
+                    }
+                }
+            }
+        }
+    }
+    free(t1);
+    free(t2);
+    free(t0);
+    return AKG_STATUS_OK;
+}
+
+
+static_assert(AKG_GEMM_MR == 8 && AKG_GEMM_NR == 12, "the micro-tile the schedule was made for is the micro-kernel's");
+
+static int akg_part0_gemm_attn_out_bias_residual_layernorm_f32__aarch64_prepacked(void *const *buffers) {
+    const float *__restrict in0 = (const float *)buffers[0];
+    const float *__restrict in1 = (const float *)buffers[1];
+    const float *__restrict in2 = (const float *)buffers[2];
+    const float *__restrict in3 = (const float *)buffers[3];
+    float *__restrict out0 = (float *)buffers[4];
+    int akg_row_status = AKG_STATUS_OK;
+    {
+        int akg_failed = 0;
+        #pragma omp parallel if (!akg_single_thread())
+        {
+            float *akg_ap = (float *)aligned_alloc(64, 516096);
+            const bool akg_ok = akg_ap;
+            if (!akg_ok) {
+                #pragma omp atomic write
+                akg_failed = 1;
+            }
+            #pragma omp for collapse(1) schedule(static)
+            for (int64_t c0 = 0; (c0 <= 1); c0 += 1) {
+                if (akg_ok) {
+                    for (int64_t c3 = (6 * c0); (c3 <= ((6 * c0) + 6)); c3 += 1) {
+                        for (int64_t c4 = akg_imax((128 * c0), (21 * c3)); (c4 <= akg_imin(((128 * c0) + 127), ((21 * c3) + 20))); c4 += 1) {
+                            {
+                                const int64_t akg_i0 = (c4) * 8, akg_k0 = (0) * 768;
+                                const int64_t akg_kn = akg_imin(768, 768 - akg_k0);
+                                float *__restrict akg_dst = akg_ap + ((akg_i0 % 168) / 8) * 6144;
+                                const int64_t akg_valid = akg_imin(8, 2048 - akg_i0);
+                                akg_gemm_pack_transposed(in0 + (INT64_C(0)) + akg_i0 * 768 + akg_k0 * 1, 768, akg_valid, akg_kn, 8, akg_dst);
+                            }
+                        }
+                        for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
+                            for (int64_t c5 = akg_imax((128 * c0), (21 * c3)); (c5 <= akg_imin(((128 * c0) + 127), ((21 * c3) + 20))); c5 += 1) {
+                                {
+                                    const int64_t akg_i = (8 * c5), akg_j = (12 * c4), akg_k = 0;
+                                    const int64_t akg_kn = 767 - akg_k + 1;
+                                    const int64_t akg_mv = akg_imin(8, 2048 - akg_i), akg_nv = akg_imin(12, 768 - akg_j);
+                                    (void)akg_nv;
+                                    const float *akg_b = in1 + (akg_j / 12) * 9216 + akg_k * 12;
+                                    const float *akg_a = akg_ap + ((akg_i % 168) / 8) * 6144;
+                                    {
+                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                            for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += 16) {
+                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                __builtin_prefetch(&in3[i0 * 768 + i1]);
+                                            }
+                                        }
+                                        alignas(64) float akg_tile[96];
+                                        akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12);
+                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                            const int64_t i0 = akg_i + akg_r;
+                                            #pragma omp simd
+                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                                const int64_t i1 = akg_j + akg_c;
+                                                const float v_tile_t0 = akg_tile[akg_r * 12 + akg_c];
+                                                const float v_tile_out0 = (in3[i0 * 768 + i1] + (v_tile_t0 + in2[i1]));
+                                                out0[i0 * 768 + i1] = v_tile_out0;
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                        for (int64_t c4 = akg_imax((128 * c0), (21 * c3)); (c4 <= akg_imin(((128 * c0) + 127), ((21 * c3) + 20))); c4 += 1) {
+                            {
+                                const int64_t akg_r0 = (c4) * 8;
+                                void *const akg_row_args[] = {(void *)(out0 + akg_r0 * 768), (void *)(((float *)buffers[5]) + 0), (void *)(((float *)buffers[6]) + 0), (void *)(((float *)buffers[7]) + akg_r0 * 1), (void *)(((float *)buffers[8]) + akg_r0 * 1), (void *)(((float *)buffers[9]) + akg_r0 * 768)};
+                                const int akg_status = akg_part1_rows_gemm_attn_out_bias_residual_layernorm_f32__aarch64_prepacked(akg_row_args);
+                                if (akg_status != AKG_STATUS_OK) {
+                                    #pragma omp atomic write
+                                    akg_row_status = akg_status;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            free(akg_ap);
+        }
+        if (akg_failed) return AKG_STATUS_OUT_OF_MEMORY;
+    }
+    return akg_row_status;
+}
+
+extern "C" void akg_pack_fn_gemm_attn_out_bias_residual_layernorm_f32__aarch64_prepacked_part0(const void *akg_input, void *akg_packed) {
+    const float *__restrict in1 = (const float *)akg_input;
+    #pragma omp parallel for schedule(static) if (!akg_single_thread())
+    for (int64_t akg_jr = 0; akg_jr < 64; ++akg_jr) {
+        float *__restrict akg_dst = (float *)akg_packed + akg_jr * 9216;
+        const int64_t akg_j0 = akg_jr * 12;
+        const int64_t akg_valid = akg_imin(12, 768 - akg_j0);
+        const float *akg_src = in1 + (INT64_C(0)) + akg_j0 * 1 + 0 * 768;
+        for (int64_t akg_k = 0; akg_k < 768; ++akg_k) {
+            #pragma omp simd
+            for (int64_t akg_x = 0; akg_x < 12; ++akg_x)
+                akg_dst[akg_k * 12 + akg_x] = akg_x < akg_valid ? akg_src[akg_k * 768 + akg_x * 1] : 0.0f;
+        }
+    }
+}
+
+extern "C" int akg_kernel_fn_gemm_attn_out_bias_residual_layernorm_f32__aarch64_prepacked(void *const *buffers) {
+    int akg_status = AKG_STATUS_OK;
+    {
+        void *const akg_args[] = {buffers[0], buffers[1], buffers[2], buffers[3], buffers[9], buffers[4], buffers[5], buffers[7], buffers[8], buffers[6]};
+        akg_status = akg_part0_gemm_attn_out_bias_residual_layernorm_f32__aarch64_prepacked(akg_args);
+        if (akg_status != AKG_STATUS_OK) goto done;
+    }
+done:
+    return akg_status;
+}
+
+extern "C" const akg_prepack_def akg_prepack_gemm_attn_out_bias_residual_layernorm_f32__aarch64 = {1, 2359296, akg_kernel_fn_gemm_attn_out_bias_residual_layernorm_f32__aarch64_prepacked, akg_pack_fn_gemm_attn_out_bias_residual_layernorm_f32__aarch64_prepacked_part0};

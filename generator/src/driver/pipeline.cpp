@@ -362,12 +362,36 @@ std::string run_parts(const CompositeKernel &kernel, const KernelParts &parts, c
             if (snapshots[n].first == name && writer.at(name) != part) return "akg_before" + std::to_string(n);
         return where.at(name);
     };
+    // B of the kernel's only GEMM part can be packed ahead of time when it is a kernel input that
+    // no other part reads (the part's own plan says whether the GEMM can read it so).
+    size_t gemm_parts = 0;
+    for (const auto &part : parts.parts) gemm_parts += part.contraction ? 1 : 0;
+    auto kernel_input_packable = [&](const KernelPart &gemm, const PackableB &found) {
+        if (!found.packable || gemm_parts != 1) return -1;
+        const std::string &name = gemm.kernel.inputs[static_cast<size_t>(found.input)].name;
+        for (const auto &other : parts.parts)
+            if (&other != &gemm)
+                for (const auto &t : other.kernel.inputs)
+                    if (t.name == name) return -1;
+        for (size_t i = 0; i < kernel.inputs.size(); ++i)
+            if (kernel.inputs[i].name == name && operand(name, static_cast<size_t>(&gemm - parts.parts.data())) == "buffers[" + std::to_string(i) + "]")
+                return static_cast<int>(i);
+        return -1;
+    };
     std::string calls;
     std::set<std::string> unallocated; // intermediates a GEMM keeps per block for its row part
     for (size_t k = 0; k < parts.parts.size(); ++k) {
         const KernelPart &part = parts.parts[k];
         PipelineOptions sub = options;
-        sub.packable_b = nullptr; // a part's B is not the kernel's to pack
+        PackableB part_b;
+        sub.packable_b = part.contraction ? &part_b : nullptr;
+        // The kernel learns of its GEMM part's B once that part is planned.
+        auto report_b = [&] {
+            const int input = kernel_input_packable(part, part_b);
+            if (!options.packable_b || input < 0) return;
+            *options.packable_b = part_b;
+            options.packable_b->input = input;
+        };
         sub.emit.symbol = options.emit.symbol + "_part" + std::to_string(k);
         std::string name = "akg_part" + std::to_string(k) + "_" + options.emit.symbol;
         std::vector<std::string> args;
@@ -376,6 +400,7 @@ std::string run_parts(const CompositeKernel &kernel, const KernelParts &parts, c
         const bool rows_next = options.row_epilogues && part.contraction && k + 1 < parts.parts.size() && parts.parts[k + 1].row_part;
         if (!rows_next) {
             os << "\n" << part_function(run_kernel(part.kernel, sub), sub.emit.symbol, name);
+            report_b();
         } else {
             // The row part after it runs inside it, on each panel of rows: its arguments follow
             // the GEMM part's own.
@@ -394,6 +419,7 @@ std::string run_parts(const CompositeKernel &kernel, const KernelParts &parts, c
             sub.row_epilogue = &re;
             sub.row_epilogue_rows = &mr;
             std::string gemm = run_kernel(part.kernel, sub);
+            report_b();
             if (mr > 0) {
                 // Its variants over mr rows and over the last panel's, each on the calling thread.
                 const int64_t m = row_count(parts.parts[k]);
@@ -498,6 +524,7 @@ std::string run_contraction(const TensorGraph &graph, const CompositeKernel &ker
         options.packable_b->packable = true;
         options.packable_b->input = std::stoi(p.b_plain->buffer.substr(2));
         options.packable_b->bytes = p.n_tiles() * p.blocking.nr * p.k * 4;
+        options.packable_b->pack_function = "akg_pack_fn_" + options.emit.symbol;
     }
     if (options.row_epilogue_rows) *options.row_epilogue_rows = model.contraction->row_epilogue ? model.contraction->blocking.mr : 0;
     dump("plan-contraction", [&] { return contraction_plan_text(model); });
@@ -621,13 +648,17 @@ std::string run_pipeline(const CompositeKernel &kernel, const PipelineOptions &o
     packed.schedule.prepacked_b = true;
     packed.emit.symbol = options.emit.symbol + "_prepacked";
     packed.dump = nullptr; // the dumps show the kernel as akg_run runs it
+    PackableB again;
+    packed.packable_b = &again;
     std::string text = run_kernel(kernel, packed);
+    if (!again.packable || again.input != found.input || again.bytes != found.bytes)
+        throw InternalError("the kernel with its B packed ahead of time packs it otherwise");
     const std::string frame = "#include \"akg_gemm.h\"\n";
     const size_t body = text.find(frame);
     if (body == std::string::npos) throw InternalError("a prepacked kernel's source has no frame");
     return source + "\n// The same kernel with its input " + std::to_string(found.input) + " packed ahead of time (akg_pack_input).\n" +
            text.substr(body + frame.size()) + def + "{" + std::to_string(found.input) + ", " + std::to_string(found.bytes) +
-           ", akg_kernel_fn_" + packed.emit.symbol + ", akg_pack_fn_" + packed.emit.symbol + "};\n";
+           ", akg_kernel_fn_" + packed.emit.symbol + ", " + again.pack_function + "};\n";
 }
 
 } // namespace akg

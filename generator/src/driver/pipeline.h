@@ -32,6 +32,7 @@ struct PackableB {
     bool packable = false;
     int input = -1;
     int64_t bytes = 0;
+    std::string pack_function; // the packing function of the run with B packed ahead of time
 };
 
 struct PipelineOptions {
