@@ -429,6 +429,12 @@ TEST(RunPipeline, APackableKernelEndsWithItsPackedTwinAndPacking) {
     EXPECT_TRUE(packable.packable);
     EXPECT_EQ(packable.input, 1);
     EXPECT_NE(ln.find("akg_kernel_fn_fc_prepacked, akg_pack_fn_fc_prepacked_part0}"), std::string::npos);
+    // The twin emits only its GEMM part: the LayerNorm rows are the first run's functions.
+    const std::string rows = "static int akg_part1_rows_fc(";
+    ASSERT_NE(ln.find(rows), std::string::npos);
+    EXPECT_EQ(ln.find(rows, ln.find(rows) + 1), std::string::npos);
+    EXPECT_EQ(ln.find("_rows_fc_prepacked"), std::string::npos);
+    EXPECT_NE(ln.find("akg_part1_rows_fc(akg_row_args)", ln.find("akg_part0_fc_prepacked(")), std::string::npos);
     akg::run_pipeline(load("bmm_attn_scores_softmax_dropout_f32"), o, &packable);
     EXPECT_FALSE(packable.packable);
     // A kernel without a GEMM says so in the same definition.

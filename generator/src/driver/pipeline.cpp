@@ -393,11 +393,16 @@ std::string run_parts(const CompositeKernel &kernel, const KernelParts &parts, c
             options.packable_b->input = input;
         };
         sub.emit.symbol = options.emit.symbol + "_part" + std::to_string(k);
-        std::string name = "akg_part" + std::to_string(k) + "_" + options.emit.symbol;
+        const bool reused = !options.parts_of.empty() && !part.contraction;
+        std::string name = "akg_part" + std::to_string(k) + "_" + (reused ? options.parts_of : options.emit.symbol);
         std::vector<std::string> args;
         for (const auto &t : part.kernel.inputs) args.push_back(operand(t.name, k));
         for (const auto &t : part.kernel.outputs) args.push_back(where.at(t.name));
         const bool rows_next = options.row_epilogues && part.contraction && k + 1 < parts.parts.size() && parts.parts[k + 1].row_part;
+        if (reused) {
+            calls += call_part(name, args);
+            continue;
+        }
         if (!rows_next) {
             os << "\n" << part_function(run_kernel(part.kernel, sub), sub.emit.symbol, name);
             report_b();
@@ -407,8 +412,9 @@ std::string run_parts(const CompositeKernel &kernel, const KernelParts &parts, c
             const KernelPart &rows = parts.parts[k + 1];
             RowEpilogue re = row_epilogue_of(kernel, parts, k);
             re.first_extra = static_cast<int>(args.size());
-            re.full_rows = "akg_part" + std::to_string(k + 1) + "_rows_" + options.emit.symbol;
-            re.last_rows = "akg_part" + std::to_string(k + 1) + "_last_rows_" + options.emit.symbol;
+            const std::string &rows_of_run = options.parts_of.empty() ? options.emit.symbol : options.parts_of;
+            re.full_rows = "akg_part" + std::to_string(k + 1) + "_rows_" + rows_of_run;
+            re.last_rows = "akg_part" + std::to_string(k + 1) + "_last_rows_" + rows_of_run;
             std::vector<std::string> extras;
             for (size_t a = 0; a < re.args.size(); ++a) {
                 if (re.args[a].extra < 0) continue;
@@ -424,7 +430,7 @@ std::string run_parts(const CompositeKernel &kernel, const KernelParts &parts, c
                 // Its variants over mr rows and over the last panel's, each on the calling thread.
                 const int64_t m = row_count(parts.parts[k]);
                 for (int64_t n_rows : {int64_t{mr}, m % mr}) {
-                    if (n_rows == 0) continue;
+                    if (n_rows == 0 || !options.parts_of.empty()) continue;
                     const CompositeKernel slice = rows_of(rows.kernel, parts.parts[k], n_rows);
                     PipelineOptions rsub = options;
                     rsub.packable_b = nullptr;
@@ -648,6 +654,7 @@ std::string run_pipeline(const CompositeKernel &kernel, const PipelineOptions &o
     packed.schedule.prepacked_b = true;
     packed.emit.symbol = options.emit.symbol + "_prepacked";
     packed.dump = nullptr; // the dumps show the kernel as akg_run runs it
+    packed.parts_of = options.emit.symbol;
     PackableB again;
     packed.packable_b = &again;
     std::string text = run_kernel(kernel, packed);

@@ -51,6 +51,9 @@ struct PipelineOptions {
     PackableB *packable_b = nullptr;
     // false: row parts run after their GEMM as parts of their own (the ablation).
     bool row_epilogues = true;
+    // Set for the packed twin of a kernel of parts: the symbol of the run whose part functions
+    // it calls, emitting only its GEMM part (the other parts do not read the packed B).
+    std::string parts_of;
 };
 
 
