@@ -43,7 +43,8 @@ namespace akg_gemm_detail {
 // lane; fma(a, b, c) = a * b + c. G > 1 (NEON) means A is read G rows at a time into one register
 // and lane J of it multiplies (fmla by element), which saves MR - MR/G registers. KU: the k loop's
 // unroll. PF: how many bytes ahead the k loop prefetches packed B; PFROWS: how many rows ahead
-// it prefetches B read in place (0: not at all).
+// it prefetches B read in place (0: not at all); PFA: whether it prefetches the next tile's rows
+// of an A read in place.
 #if defined(__AVX512F__)
 // 28 accumulators + 2 of B + 1 broadcast of A = 31 of the 32 zmm registers. KU = 3: a body of
 // three steps with its prefetches keeps the two FMA pipes busier than four steps do (AMD Zen 5).
@@ -52,6 +53,7 @@ namespace akg_gemm_detail {
 struct V {
     using T = __m512;
     static constexpr int L = 16, G = 1, KU = 3, PF = 1024, PFROWS = 16;
+    static constexpr bool PFA = true;
     AKG_GEMM_INLINE T zero() { return _mm512_setzero_ps(); }
     AKG_GEMM_INLINE T load(const float *p) { return _mm512_loadu_ps(p); }
     AKG_GEMM_INLINE void store(float *p, T x) { _mm512_storeu_ps(p, x); }
@@ -67,6 +69,7 @@ struct V {
 struct V {
     using T = __m256;
     static constexpr int L = 8, G = 1, KU = 4, PF = 1024, PFROWS = 16;
+    static constexpr bool PFA = true;
     AKG_GEMM_INLINE T zero() { return _mm256_setzero_ps(); }
     AKG_GEMM_INLINE T load(const float *p) { return _mm256_loadu_ps(p); }
     AKG_GEMM_INLINE void store(float *p, T x) { _mm256_storeu_ps(p, x); }
@@ -83,6 +86,7 @@ struct V {
 struct V {
     using T = __m128;
     static constexpr int L = 4, G = 1, KU = 1, PF = 0, PFROWS = 16;
+    static constexpr bool PFA = true;
     AKG_GEMM_INLINE T zero() { return _mm_setzero_ps(); }
     AKG_GEMM_INLINE T load(const float *p) { return _mm_loadu_ps(p); }
     AKG_GEMM_INLINE void store(float *p, T x) { _mm_storeu_ps(p, x); }
@@ -99,6 +103,7 @@ struct V {
 struct V {
     using T = float32x4_t;
     static constexpr int L = 4, G = 4, KU = 4, PF = 0, PFROWS = 0;
+    static constexpr bool PFA = false;
     AKG_GEMM_INLINE T zero() { return vdupq_n_f32(0.0f); }
     AKG_GEMM_INLINE T load(const float *p) { return vld1q_f32(p); }
     AKG_GEMM_INLINE void store(float *p, T x) { vst1q_f32(p, x); }
@@ -117,6 +122,7 @@ struct V {
 struct V {
     using T = float;
     static constexpr int L = 1, G = 1, KU = 1, PF = 0, PFROWS = 0;
+    static constexpr bool PFA = false;
     AKG_GEMM_INLINE T zero() { return 0.0f; }
     AKG_GEMM_INLINE T load(const float *p) { return *p; }
     AKG_GEMM_INLINE void store(float *p, T x) { *p = x; }
@@ -192,7 +198,13 @@ AKG_GEMM_INLINE void micro(int64_t kc, const float *__restrict a, int64_t lda, c
     // Unrolled by W::KU in k: fewer pointer updates and loop branches per multiply-add.
     constexpr int KU = W::KU;
     int64_t k = 0;
+    // A read in place: the tile below this one (the next the schedule runs, or the next batch
+    // element's first) would wait on memory. One line of it a step, in address order from its
+    // first row at column k: all of it where its rows are short (attention's BatchMatMuls).
+    [[maybe_unused]] const float *anext = a + MR * lda;
     for (; k + KU <= kc; k += KU, a += KU * ASTEP, b += KU * bstep) {
+        if constexpr (!PACKED && W::PFA)
+            unroll<KU>([&](auto kk) AKG_GEMM_LAMBDA_INLINE { __builtin_prefetch(anext + (k + kk) * 16, 0, 3); });
         // A kc x NR micro-panel of packed B is larger than L1 at the kc the blocking picks and
         // streams from L2; the L2-to-L1 prefetchers alone leave the loads waiting now and then.
         if constexpr (BPACKED && W::PF > 0)

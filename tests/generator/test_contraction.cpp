@@ -389,6 +389,27 @@ TEST(TileContraction, BInPlacePacksOnlyItsPartialMicroPanel) {
     EXPECT_EQ(context.tree_text().find("PackB"), std::string::npos);
 }
 
+TEST(TileContraction, TilesOfAAndBInPlaceRunRowsOutermost) {
+    // The context BMM reads both in place: the tile band's first member is the micro-tile of
+    // rows (i2 / 14), the columns (i3 / 32) second. FFN1 packs both: columns first (BLIS).
+    const std::string rows_then_columns = "S1[i0, i1, i2, i3, r0] -> [(floor((i2)/14))]; S0[i0, i1, i2, i3] -> [(floor((i2)/14))] }, { S2";
+    GemmPart context(load("bmm_attn_context_f32"));
+    akg::plan_contraction(context.model(), context.options());
+    ASSERT_FALSE(context.model().contraction->pack_a);
+    ASSERT_FALSE(context.model().contraction->pack_b);
+    akg::tile_contraction(context.model(), context.options());
+    const std::string tree = context.tree_text();
+    EXPECT_NE(tree.find(rows_then_columns), std::string::npos) << tree;
+    EXPECT_LT(tree.find("/14))]"), tree.find("/32))]")) << tree;
+    GemmPart ffn1(load("gemm_ffn1_bias_gelu_f32"));
+    akg::plan_contraction(ffn1.model(), ffn1.options());
+    akg::tile_contraction(ffn1.model(), ffn1.options());
+    const std::string blis = ffn1.tree_text();
+    const size_t mark = blis.find("micro_kernel");
+    ASSERT_NE(mark, std::string::npos);
+    EXPECT_LT(blis.rfind("/32))]", mark), blis.rfind("/14))]", mark)) << blis;
+}
+
 TEST(PlanContraction, AWeightInputCanBePackedAheadOfTime) {
     // FC's B is an input that only the MatMul reads: packable. With it packed ahead of time the
     // plan reads it packed (not in place) and the tree has no PackB statement.

@@ -39,12 +39,12 @@ extern "C" int akg_kernel_fn_bmm_attn_context_merge_heads_f32__aarch64(void *con
                                     akg_dst[akg_k * 12 + akg_x] = akg_x < akg_valid ? akg_src[akg_k * 64 + akg_x * 1] : 0.0f;
                             }
                         }
-                        for (int64_t c5 = 0; (c5 <= 5); c5 += 1) {
-                            for (int64_t c6 = 0; (c6 <= 15); c6 += 1) {
+                        for (int64_t c5 = 0; (c5 <= 15); c5 += 1) {
+                            for (int64_t c6 = 0; (c6 <= 5); c6 += 1) {
                                 {
                                     [[maybe_unused]] const int64_t i0 = c0;
                                     [[maybe_unused]] const int64_t i1 = c1;
-                                    const int64_t akg_i = (8 * c6), akg_j = (12 * c5), akg_k = 0;
+                                    const int64_t akg_i = (8 * c5), akg_j = (12 * c6), akg_k = 0;
                                     const int64_t akg_kn = 127 - akg_k + 1;
                                     const int64_t akg_mv = akg_imin(8, 128 - akg_i), akg_nv = akg_imin(12, 64 - akg_j);
                                     (void)akg_nv;

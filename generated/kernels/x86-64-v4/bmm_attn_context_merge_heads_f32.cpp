@@ -25,12 +25,12 @@ extern "C" int akg_kernel_fn_bmm_attn_context_merge_heads_f32__x86_64_v4(void *c
             for (int64_t c0 = 0; (c0 <= 15); c0 += 1) {
                 for (int64_t c1 = 0; (c1 <= 11); c1 += 1) {
                     if (akg_ok) {
-                        for (int64_t c5 = 0; (c5 <= 1); c5 += 1) {
-                            for (int64_t c6 = 0; (c6 <= 9); c6 += 1) {
+                        for (int64_t c5 = 0; (c5 <= 9); c5 += 1) {
+                            for (int64_t c6 = 0; (c6 <= 1); c6 += 1) {
                                 {
                                     [[maybe_unused]] const int64_t i0 = c0;
                                     [[maybe_unused]] const int64_t i1 = c1;
-                                    const int64_t akg_i = (14 * c6), akg_j = (32 * c5), akg_k = 0;
+                                    const int64_t akg_i = (14 * c5), akg_j = (32 * c6), akg_k = 0;
                                     const int64_t akg_kn = 127 - akg_k + 1;
                                     const int64_t akg_mv = akg_imin(14, 128 - akg_i), akg_nv = akg_imin(32, 64 - akg_j);
                                     (void)akg_nv;

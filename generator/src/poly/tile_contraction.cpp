@@ -222,14 +222,19 @@ void tile_contraction(PolyModel &m, const ScheduleOptions &options) {
         if (row_part) after.push_back(rp);
         node = around(node, before, tile_dom, after, "ir");
     }
-    // Tiles of mr x nr, the micro-kernel's.
+    // Tiles of mr x nr, the micro-kernel's: a micro-panel of B reused across the block's rows
+    // (BLIS's order), but rows outermost where A and B are both read in place from the caches:
+    // there the next tile's A is the one the micro-kernel prefetches, and a tile of A is then
+    // reused from L1 across the columns instead of read again from L2.
     {
         std::vector<std::string> jr, ir;
         for (const auto &t : tiles) {
             jr.push_back(stmt(t) + " -> [(" + floor_div(in, b.nr) + ")]");
             ir.push_back(stmt(t) + " -> [(" + floor_div(im, b.mr) + ")]");
         }
-        node = isl_schedule_node_insert_partial_schedule(node, band(ctx, {jr, ir}, p));
+        const bool rows_outer = !p.pack_a && !p.pack_b && !p.b_streamed;
+        node = isl_schedule_node_insert_partial_schedule(node, band(ctx, rows_outer ? std::vector<std::vector<std::string>>{ir, jr}
+                                                                                      : std::vector<std::vector<std::string>>{jr, ir}, p));
     }
     node = isl_schedule_node_child(node, 0);
     node = insert_annotated_mark(node, mark::MicroKernel{b.mr, b.nr});
