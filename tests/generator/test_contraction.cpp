@@ -432,6 +432,20 @@ TEST(PlanContraction, AWeightInputCanBePackedAheadOfTime) {
     }
 }
 
+TEST(PlanContraction, BPackedAheadOfTimeTakesAllColumnsInOnePanel) {
+    // dX's K of 3072 bounds nc (the panel of B a thread would pack) to half of its 768 columns,
+    // so A is packed twice; with B packed ahead of time there is no such panel, and one is all.
+    GemmPart plain(load("gemm_dx_f32"));
+    akg::plan_contraction(plain.model(), plain.options());
+    EXPECT_LT(plain.model().contraction->blocking.nc, 768);
+    GemmPart packed(load("gemm_dx_f32"));
+    akg::ScheduleOptions o = packed.options();
+    o.prepacked_b = true;
+    akg::plan_contraction(packed.model(), o);
+    EXPECT_EQ(packed.model().contraction->blocking.nc, 768);
+    EXPECT_EQ(packed.model().contraction->blocking.kc, plain.model().contraction->blocking.kc);
+}
+
 TEST(RunPipeline, APackableKernelEndsWithItsPackedTwinAndPacking) {
     akg::PipelineOptions o;
     o.schedule = akg::ScheduleOptions::for_target(akg::target_named("x86-64-v4"));

@@ -102,7 +102,7 @@ extern "C" int akg_kernel_fn_gemm_mlm_head_bias_f32__aarch64_prepacked(void *con
                 akg_failed = 1;
             }
             #pragma omp for collapse(1) schedule(static)
-            for (int64_t c0 = 0; (c0 <= 7); c0 += 1) {
+            for (int64_t c0 = 0; (c0 <= 1); c0 += 1) {
                 if (akg_ok) {
                     for (int64_t c2 = 0; (c2 <= 1); c2 += 1) {
                         for (int64_t c3 = (21 * c2); (c3 <= akg_imin(39, ((21 * c2) + 20))); c3 += 1) {
@@ -114,7 +114,7 @@ extern "C" int akg_kernel_fn_gemm_mlm_head_bias_f32__aarch64_prepacked(void *con
                                 akg_gemm_pack_transposed(in0 + (INT64_C(0)) + akg_i0 * 768 + akg_k0 * 1, 768, akg_valid, akg_kn, 8, akg_dst);
                             }
                         }
-                        for (int64_t c3 = (221 * c0); (c3 <= akg_imin(1760, ((221 * c0) + 220))); c3 += 1) {
+                        for (int64_t c3 = (881 * c0); (c3 <= akg_imin(1760, ((881 * c0) + 880))); c3 += 1) {
                             for (int64_t c4 = (21 * c2); (c4 <= akg_imin(39, ((21 * c2) + 20))); c4 += 1) {
                                 {
                                     const int64_t akg_i = (8 * c4), akg_j = (12 * c3), akg_k = 0;

@@ -106,7 +106,7 @@ extern "C" int akg_kernel_fn_gemm_mlm_head_bias_f32__x86_64_v2_prepacked(void *c
                 akg_failed = 1;
             }
             #pragma omp for collapse(1) schedule(static)
-            for (int64_t c0 = 0; (c0 <= 7); c0 += 1) {
+            for (int64_t c0 = 0; (c0 <= 1); c0 += 1) {
                 if (akg_ok) {
                     for (int64_t c2 = 0; (c2 <= 7); c2 += 1) {
                         for (int64_t c3 = (7 * c2); (c3 <= akg_imin(53, ((7 * c2) + 6))); c3 += 1) {
@@ -118,7 +118,7 @@ extern "C" int akg_kernel_fn_gemm_mlm_head_bias_f32__x86_64_v2_prepacked(void *c
                                 akg_gemm_pack_transposed(in0 + (INT64_C(0)) + akg_i0 * 768 + akg_k0 * 1, 768, akg_valid, akg_kn, 6, akg_dst);
                             }
                         }
-                        for (int64_t c3 = (331 * c0); (c3 <= akg_imin(2640, ((331 * c0) + 330))); c3 += 1) {
+                        for (int64_t c3 = (1321 * c0); (c3 <= akg_imin(2640, ((1321 * c0) + 1320))); c3 += 1) {
                             for (int64_t c4 = (7 * c2); (c4 <= akg_imin(53, ((7 * c2) + 6))); c4 += 1) {
                                 {
                                     const int64_t akg_i = (6 * c4), akg_j = (8 * c3), akg_k = 0;

@@ -433,6 +433,10 @@ void plan_contraction(PolyModel &m, const ScheduleOptions &options, const RowEpi
         p.slice_rows = ((p.m + threads - 1) / threads + b.mr - 1) / b.mr * b.mr;
         rows = p.slice_rows;
     }
+    // B packed ahead of time leaves no panel of B for a thread to pack and keep in the last-level
+    // cache, which is what bounds nc: one panel of all the columns then packs A once, not once
+    // per panel (a 2048 x 3072 A is 25 MB).
+    if (options.prepacked_b) b.nc = std::max(b.nc, (p.n + b.nr - 1) / b.nr * b.nr);
     // Panels of columns: as many as the model's nc needs, a multiple of the threads when
     // they share them out, all of about the same width.
     int64_t panels = (p.n + b.nc - 1) / b.nc;
