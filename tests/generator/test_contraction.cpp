@@ -432,18 +432,32 @@ TEST(PlanContraction, AWeightInputCanBePackedAheadOfTime) {
     }
 }
 
+// The blocking plan_contraction picks for a catalog GEMM, its B packed per run or ahead of time.
+akg::GemmBlocking blocking_of(const char *name, bool prepacked_b) {
+    GemmPart g(load(name));
+    akg::ScheduleOptions o = g.options();
+    o.prepacked_b = prepacked_b;
+    akg::plan_contraction(g.model(), o);
+    return g.model().contraction->blocking;
+}
+
 TEST(PlanContraction, BPackedAheadOfTimeTakesAllColumnsInOnePanel) {
     // dX's K of 3072 bounds nc (the panel of B a thread would pack) to half of its 768 columns,
     // so A is packed twice; with B packed ahead of time there is no such panel, and one is all.
-    GemmPart plain(load("gemm_dx_f32"));
-    akg::plan_contraction(plain.model(), plain.options());
-    EXPECT_LT(plain.model().contraction->blocking.nc, 768);
-    GemmPart packed(load("gemm_dx_f32"));
-    akg::ScheduleOptions o = packed.options();
-    o.prepacked_b = true;
-    akg::plan_contraction(packed.model(), o);
-    EXPECT_EQ(packed.model().contraction->blocking.nc, 768);
-    EXPECT_EQ(packed.model().contraction->blocking.kc, plain.model().contraction->blocking.kc);
+    const akg::GemmBlocking plain = blocking_of("gemm_dx_f32", false), packed = blocking_of("gemm_dx_f32", true);
+    EXPECT_LT(plain.nc, 768);
+    EXPECT_EQ(packed.nc, 768);
+    EXPECT_EQ(packed.kc, plain.kc);
+}
+
+TEST(PlanContraction, ABFromMemoryIsReadOnceByOneBlockOfAllRows) {
+    // The MLM head packed ahead of time: each thread's 10,564 columns of B (32 MB) come from
+    // memory, and its 320 rows (23 micro-panels, 989 KB at kc 768) fit the 1 MB of L2: one block.
+    // Packed per run, its panel of B (8 MB) stays in the last-level cache: blocks of half L2.
+    EXPECT_EQ(blocking_of("gemm_mlm_head_bias_f32", false).mc, 168);
+    EXPECT_EQ(blocking_of("gemm_mlm_head_bias_f32", true).mc, 23 * 14);
+    // FFN1's 2048 rows do not fit L2: blocks of half of it, whatever B.
+    EXPECT_EQ(blocking_of("gemm_ffn1_bias_gelu_f32", true).mc, 168);
 }
 
 TEST(RunPipeline, APackableKernelEndsWithItsPackedTwinAndPacking) {

@@ -443,6 +443,11 @@ void plan_contraction(PolyModel &m, const ScheduleOptions &options, const RowEpi
     if (p.split == GemmSplit::Columns) panels = (panels + threads - 1) / threads * threads;
     b.nc = (((p.n + panels - 1) / panels) + b.nr - 1) / b.nr * b.nr;
     b.mc = std::min(b.mc, rows);
+    // Every block of rows reads its panel of B again. Where that panel comes from memory (larger
+    // than a core's share of the last-level cache) and all the rows fit L2 rather than its half,
+    // one block of them reads it once: the MLM head's 320 rows, its 65 MB of B.
+    const int64_t b_panel_bytes = p.k * b.nc * 4;
+    if (b.mc < rows && b_panel_bytes > t.llc_bytes / std::max(1, t.cores) && rows * b.kc * 4 <= t.l2_bytes) b.mc = rows;
     p.k_panels = (p.k + b.kc - 1) / b.kc;
 
     p.a_plain = plain_operand(m, p.lhs, im, rank);
