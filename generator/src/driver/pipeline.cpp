@@ -378,6 +378,9 @@ std::string run_parts(const CompositeKernel &kernel, const KernelParts &parts, c
                 return static_cast<int>(i);
         return -1;
     };
+    // The packed twin calls the first run's functions for the parts that do not read its B.
+    const bool twin = !options.parts_of.empty();
+    const std::string &first_run = twin ? options.parts_of : options.emit.symbol;
     std::string calls;
     std::set<std::string> unallocated; // intermediates a GEMM keeps per block for its row part
     for (size_t k = 0; k < parts.parts.size(); ++k) {
@@ -393,8 +396,8 @@ std::string run_parts(const CompositeKernel &kernel, const KernelParts &parts, c
             options.packable_b->input = input;
         };
         sub.emit.symbol = options.emit.symbol + "_part" + std::to_string(k);
-        const bool reused = !options.parts_of.empty() && !part.contraction;
-        std::string name = "akg_part" + std::to_string(k) + "_" + (reused ? options.parts_of : options.emit.symbol);
+        const bool reused = twin && !part.contraction;
+        std::string name = "akg_part" + std::to_string(k) + "_" + (reused ? first_run : options.emit.symbol);
         std::vector<std::string> args;
         for (const auto &t : part.kernel.inputs) args.push_back(operand(t.name, k));
         for (const auto &t : part.kernel.outputs) args.push_back(where.at(t.name));
@@ -412,9 +415,8 @@ std::string run_parts(const CompositeKernel &kernel, const KernelParts &parts, c
             const KernelPart &rows = parts.parts[k + 1];
             RowEpilogue re = row_epilogue_of(kernel, parts, k);
             re.first_extra = static_cast<int>(args.size());
-            const std::string &rows_of_run = options.parts_of.empty() ? options.emit.symbol : options.parts_of;
-            re.full_rows = "akg_part" + std::to_string(k + 1) + "_rows_" + rows_of_run;
-            re.last_rows = "akg_part" + std::to_string(k + 1) + "_last_rows_" + rows_of_run;
+            re.full_rows = "akg_part" + std::to_string(k + 1) + "_rows_" + first_run;
+            re.last_rows = "akg_part" + std::to_string(k + 1) + "_last_rows_" + first_run;
             std::vector<std::string> extras;
             for (size_t a = 0; a < re.args.size(); ++a) {
                 if (re.args[a].extra < 0) continue;
@@ -430,7 +432,7 @@ std::string run_parts(const CompositeKernel &kernel, const KernelParts &parts, c
                 // Its variants over mr rows and over the last panel's, each on the calling thread.
                 const int64_t m = row_count(parts.parts[k]);
                 for (int64_t n_rows : {int64_t{mr}, m % mr}) {
-                    if (n_rows == 0 || !options.parts_of.empty()) continue;
+                    if (n_rows == 0 || twin) continue;
                     const CompositeKernel slice = rows_of(rows.kernel, parts.parts[k], n_rows);
                     PipelineOptions rsub = options;
                     rsub.packable_b = nullptr;

@@ -233,8 +233,7 @@ void tile_contraction(PolyModel &m, const ScheduleOptions &options) {
             ir.push_back(stmt(t) + " -> [(" + floor_div(im, b.mr) + ")]");
         }
         const bool rows_outer = !p.pack_a && !p.pack_b && !p.b_streamed;
-        node = isl_schedule_node_insert_partial_schedule(node, band(ctx, rows_outer ? std::vector<std::vector<std::string>>{ir, jr}
-                                                                                      : std::vector<std::vector<std::string>>{jr, ir}, p));
+        node = isl_schedule_node_insert_partial_schedule(node, rows_outer ? band(ctx, {ir, jr}, p) : band(ctx, {jr, ir}, p));
     }
     node = isl_schedule_node_child(node, 0);
     node = insert_annotated_mark(node, mark::MicroKernel{b.mr, b.nr});
