@@ -741,7 +741,7 @@ void run_dnnl(benchmark::State &state, const GemmSpec *s, bool packed, std::shar
             prep->c = std::make_unique<DnnlCase>(build_dnnl(*s, b, packed));
         } catch (const dnnl::error &e) {
             prep->error = std::string("oneDNN cannot build this matmul on this CPU: ") + e.what() +
-                          (s->f16 ? " (float16: oneDNN 2.6 implements f16 matmul on CPUs with AVX512-FP16 only)" : "");
+                          (s->f16 ? " (float16: oneDNN 2.6 has no implementation of this matmul for this CPU)" : "");
         }
     }
     if (!prep->c) {

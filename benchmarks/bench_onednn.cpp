@@ -378,7 +378,7 @@ void run_case(benchmark::State &state, const akg_kernel *k, const Mapping *m, bo
             prep->error = std::string("oneDNN 2.6 cannot build it on this CPU: ") + e.what();
             for (size_t i = 0; i < k->num_inputs; ++i)
                 if (k->inputs[i].dtype == AKG_DTYPE_FLOAT16) {
-                    prep->error += " (float16 kernel: oneDNN 2.6 implements f16 on CPUs with AVX512-FP16 only)";
+                    prep->error += " (float16 kernel: oneDNN 2.6 has no implementation of it for this CPU)";
                     break;
                 }
         }
