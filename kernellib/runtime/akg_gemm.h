@@ -57,6 +57,7 @@ struct V {
     AKG_GEMM_INLINE T zero() { return _mm512_setzero_ps(); }
     AKG_GEMM_INLINE T load(const float *p) { return _mm512_loadu_ps(p); }
     AKG_GEMM_INLINE void store(float *p, T x) { _mm512_storeu_ps(p, x); }
+    AKG_GEMM_INLINE void stream(float *p, T x) { _mm512_stream_ps(p, x); }
     AKG_GEMM_INLINE T bcast(const float *p) { return _mm512_set1_ps(*p); }
     AKG_GEMM_INLINE T fma(T a, T b, T c) { return _mm512_fmadd_ps(a, b, c); }
     AKG_GEMM_INLINE T add(T a, T b) { return _mm512_add_ps(a, b); }
@@ -73,6 +74,7 @@ struct V {
     AKG_GEMM_INLINE T zero() { return _mm256_setzero_ps(); }
     AKG_GEMM_INLINE T load(const float *p) { return _mm256_loadu_ps(p); }
     AKG_GEMM_INLINE void store(float *p, T x) { _mm256_storeu_ps(p, x); }
+    AKG_GEMM_INLINE void stream(float *p, T x) { _mm256_stream_ps(p, x); }
     AKG_GEMM_INLINE T bcast(const float *p) { return _mm256_broadcast_ss(p); }
     AKG_GEMM_INLINE T fma(T a, T b, T c) { return _mm256_fmadd_ps(a, b, c); }
     AKG_GEMM_INLINE T add(T a, T b) { return _mm256_add_ps(a, b); }
@@ -90,6 +92,7 @@ struct V {
     AKG_GEMM_INLINE T zero() { return _mm_setzero_ps(); }
     AKG_GEMM_INLINE T load(const float *p) { return _mm_loadu_ps(p); }
     AKG_GEMM_INLINE void store(float *p, T x) { _mm_storeu_ps(p, x); }
+    AKG_GEMM_INLINE void stream(float *p, T x) { _mm_stream_ps(p, x); }
     AKG_GEMM_INLINE T bcast(const float *p) { return _mm_set1_ps(*p); }
     AKG_GEMM_INLINE T fma(T a, T b, T c) { return _mm_add_ps(_mm_mul_ps(a, b), c); }
     AKG_GEMM_INLINE T add(T a, T b) { return _mm_add_ps(a, b); }
@@ -107,6 +110,7 @@ struct V {
     AKG_GEMM_INLINE T zero() { return vdupq_n_f32(0.0f); }
     AKG_GEMM_INLINE T load(const float *p) { return vld1q_f32(p); }
     AKG_GEMM_INLINE void store(float *p, T x) { vst1q_f32(p, x); }
+    AKG_GEMM_INLINE void stream(float *p, T x) { vst1q_f32(p, x); } // the generator streams no NEON tile
     AKG_GEMM_INLINE T bcast(const float *p) { return vld1q_dup_f32(p); }
     AKG_GEMM_INLINE T fma(T a, T b, T c) { return vfmaq_f32(c, a, b); }
     AKG_GEMM_INLINE T add(T a, T b) { return vaddq_f32(a, b); }
@@ -126,6 +130,7 @@ struct V {
     AKG_GEMM_INLINE T zero() { return 0.0f; }
     AKG_GEMM_INLINE T load(const float *p) { return *p; }
     AKG_GEMM_INLINE void store(float *p, T x) { *p = x; }
+    AKG_GEMM_INLINE void stream(float *p, T x) { *p = x; }
     AKG_GEMM_INLINE T bcast(const float *p) { return *p; }
     AKG_GEMM_INLINE T fma(T a, T b, T c) { return a * b + c; }
     AKG_GEMM_INLINE T add(T a, T b) { return a + b; }
@@ -150,7 +155,9 @@ template <int N, int W> AKG_GEMM_INLINE void prefetch_row(const float *p) {
 // micro-panel, MR or more for an edge tile); otherwise at a[r * lda + k]. BPACKED: B element
 // (k, c) at b[k * NV * L + c]; otherwise at b[k * ldb + c] (B read in place, row-major).
 // BSTREAMED: B is read in place from memory, not from the caches (prefetched PFROWS rows ahead).
-template <class W, int MR, int NV, bool PACKED, int AS = MR, bool BPACKED = true, bool BSTREAMED = false>
+// CSTREAM: cout is stored with non-temporal stores when its rows are whole cache lines (cout and
+// its row stride aligned to 64 bytes), and then not prefetched.
+template <class W, int MR, int NV, bool PACKED, int AS = MR, bool BPACKED = true, bool BSTREAMED = false, bool CSTREAM = false>
 AKG_GEMM_INLINE void micro(int64_t kc, const float *__restrict a, int64_t lda, const float *__restrict b, int64_t ldb,
                            const float *cin, int64_t ldcin, float *cout, int64_t ldcout) {
     using T = typename W::T;
@@ -164,9 +171,10 @@ AKG_GEMM_INLINE void micro(int64_t kc, const float *__restrict a, int64_t lda, c
     // C's lines are fetched during the k loop; loading them first would stall its start on them.
     // A loop, not unrolled: unrolled, GCC keeps the row addresses for the stores after the k loop,
     // in vector registers that the loop then lacks.
+    [[maybe_unused]] const bool stream_c = CSTREAM && ((reinterpret_cast<uintptr_t>(cout) | static_cast<uintptr_t>(ldcout) * 4) & 63) == 0 && NR * 4 % 64 == 0;
 #pragma GCC unroll 1
     for (int r = 0; r < MR; ++r) {
-        prefetch_row<NR, 1>(cout + r * ldcout);
+        if (!CSTREAM || !stream_c) prefetch_row<NR, 1>(cout + r * ldcout);
         if (cin && cin != cout) prefetch_row<NR, 0>(cin + r * ldcin);
     }
 
@@ -225,6 +233,13 @@ AKG_GEMM_INLINE void micro(int64_t kc, const float *__restrict a, int64_t lda, c
         unroll<MR>([&](auto r) AKG_GEMM_LAMBDA_INLINE {
             unroll<NV>([&](auto v) AKG_GEMM_LAMBDA_INLINE { c[r][v] = W::add(c[r][v], W::load(cin + r * ldcin + v * L)); });
         });
+    if constexpr (CSTREAM)
+        if (stream_c) {
+            unroll<MR>([&](auto r) AKG_GEMM_LAMBDA_INLINE {
+                unroll<NV>([&](auto v) AKG_GEMM_LAMBDA_INLINE { W::stream(cout + r * ldcout + v * L, c[r][v]); });
+            });
+            return;
+        }
     unroll<MR>([&](auto r) AKG_GEMM_LAMBDA_INLINE {
         unroll<NV>([&](auto v) AKG_GEMM_LAMBDA_INLINE { W::store(cout + r * ldcout + v * L, c[r][v]); });
     });
@@ -254,10 +269,10 @@ __attribute__((noinline, unused)) static void akg_gemm_micro_rowmajor_a(int64_t 
 }
 
 namespace akg_gemm_detail {
-template <int MR, bool APACKED, bool BPACKED, bool BSTREAMED>
+template <int MR, bool APACKED, bool BPACKED, bool BSTREAMED, bool CSTREAM>
 __attribute__((noinline)) static void tile(int64_t kc, const float *__restrict a, int64_t lda, const float *__restrict b, int64_t ldb,
                                            const float *cin, int64_t ldcin, float *cout, int64_t ldcout) {
-    micro<V, MR, AKG_GEMM_NR / V::L, APACKED, AKG_GEMM_MR, BPACKED, BSTREAMED>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
+    micro<V, MR, AKG_GEMM_NR / V::L, APACKED, AKG_GEMM_MR, BPACKED, BSTREAMED, CSTREAM>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
 }
 } // namespace akg_gemm_detail
 
@@ -268,13 +283,14 @@ __attribute__((noinline)) static void tile(int64_t kc, const float *__restrict a
 // (a[k*MR + r]); otherwise row-major (a[r*lda + k]). BPACKED: B is a packed micro-panel
 // (b[k*NR + c]); otherwise row-major in place (b[k*ldb + c]: small M, where packing B does not
 // pay). BSTREAMED: B, in place, comes from memory (larger than L2): its rows are prefetched.
-// Stores exactly ROWS rows of cout.
-template <int ROWS, bool APACKED, bool BPACKED, bool BSTREAMED = false>
+// CSTREAM: cout is an output streamed around the caches (non-temporal stores where cout and
+// ldcout make its rows whole cache lines; the caller fences). Stores exactly ROWS rows of cout.
+template <int ROWS, bool APACKED, bool BPACKED, bool BSTREAMED = false, bool CSTREAM = false>
 static inline void akg_gemm_tile(int64_t kc, const float *__restrict a, int64_t lda, const float *__restrict b, int64_t ldb, const float *cin,
                                  int64_t ldcin, float *cout, int64_t ldcout) {
     static_assert(ROWS >= 1 && ROWS <= AKG_GEMM_MR, "a tile of 1 .. AKG_GEMM_MR rows");
     static_assert(!(BPACKED && BSTREAMED), "only B read in place is streamed");
-    akg_gemm_detail::tile<ROWS, APACKED, BPACKED, BSTREAMED>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
+    akg_gemm_detail::tile<ROWS, APACKED, BPACKED, BSTREAMED, CSTREAM>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
 }
 
 // Packs `valid` rows of a float32 operand stored with k innermost (row x at src + x * ld) into a

@@ -5,8 +5,9 @@
 // multiply-adds over k from 0, fused where the ISA has FMA, then + cin), compared bit for bit,
 // NaN matching any NaN; and against a double-precision sum within a rounding bound, which checks
 // that reference. Shapes: kc around the unroll and register-blocking boundaries, cin null /
-// separate / the same buffer as cout, row strides wider than the tile, unaligned panels; nothing
-// outside the tile's rows may be written. Special values (infinities, NaN) must propagate as in
+// separate / the same buffer as cout, row strides wider than the tile, unaligned panels, C
+// streamed (non-temporal stores on aligned lines, ordinary ones elsewhere); nothing outside the
+// tile's rows may be written. Special values (infinities, NaN) must propagate as in
 // that chain. The float16 packers are checked against the element conversion, the column sums
 // of a packed panel against a long-double sum.
 #include "akg_gemm.h"
@@ -62,14 +63,16 @@ constexpr std::array<int, MR> kHeights = heights_up_to(std::make_index_sequence<
 // second call with B in place and A packed runs the variant that prefetches B's rows (BSTREAMED).
 int in_place_b_calls = 0;
 template <size_t... I>
-void tile_of_height_seq(int rows, bool ap, bool bp, int64_t kc, const float *a, int64_t lda, const float *b, int64_t ldb, const float *cin,
-                        int64_t ldcin, float *cout, int64_t ldcout, std::index_sequence<I...>) {
+void tile_of_height_seq(int rows, bool ap, bool bp, bool cstream, int64_t kc, const float *a, int64_t lda, const float *b, int64_t ldb,
+                        const float *cin, int64_t ldcin, float *cout, int64_t ldcout, std::index_sequence<I...>) {
     bool ran = false;
     auto one = [&](auto i) {
         constexpr int H = kHeights[decltype(i)::value];
         if (H != rows || ran) return;
         ran = true;
-        if (ap && bp) akg_gemm_tile<H, true, true>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
+        if (cstream && ap && bp) akg_gemm_tile<H, true, true, false, true>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
+        else if (cstream) akg_gemm_tile<H, false, false, false, true>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
+        else if (ap && bp) akg_gemm_tile<H, true, true>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
         else if (ap && ++in_place_b_calls % 2) akg_gemm_tile<H, true, false, true>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
         else if (ap) akg_gemm_tile<H, true, false>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
         else if (bp) akg_gemm_tile<H, false, true>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
@@ -78,16 +81,20 @@ void tile_of_height_seq(int rows, bool ap, bool bp, int64_t kc, const float *a, 
     (one(std::integral_constant<size_t, I>()), ...);
     if (!ran) std::printf("FAIL: no akg_gemm_tile of height %d under test\n", rows), ++failures;
 }
-void tile_of_height(int rows, bool ap, bool bp, int64_t kc, const float *a, int64_t lda, const float *b, int64_t ldb, const float *cin,
-                    int64_t ldcin, float *cout, int64_t ldcout) {
-    tile_of_height_seq(rows, ap, bp, kc, a, lda, b, ldb, cin, ldcin, cout, ldcout, std::make_index_sequence<std::size(kHeights)>());
+void tile_of_height(int rows, bool ap, bool bp, bool cstream, int64_t kc, const float *a, int64_t lda, const float *b, int64_t ldb,
+                    const float *cin, int64_t ldcin, float *cout, int64_t ldcout) {
+    tile_of_height_seq(rows, ap, bp, cstream, kc, a, lda, b, ldb, cin, ldcin, cout, ldcout, std::make_index_sequence<std::size(kHeights)>());
+    if (cstream) akg_stream_fence();
 }
 
 // One case: A (MR x kc) and B (kc x NR) as dense row-major matrices, cin tile, specials: how
 // many special values to scatter into A, B and cin. rows: the tile's height (MR: the full
 // micro-kernels; fewer: akg_gemm_tile's edge kernels); bpacked: B from a packed micro-panel or
-// read in place (akg_gemm_tile only).
-void check(bool packed, bool bpacked, int rows, int64_t kc, CinMode mode, int specials, std::mt19937 &rng) {
+// read in place (akg_gemm_tile only). cstream: C stored as a streamed output (akg_gemm_tile's
+// CSTREAM; with A and B both packed or both in place); aligned: cout and its row stride on
+// 64-byte lines, where the micro-kernel then stores with non-temporal stores.
+void check(bool packed, bool bpacked, int rows, int64_t kc, CinMode mode, int specials, std::mt19937 &rng, bool cstream = false,
+           bool aligned = false) {
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
     std::vector<float> a(MR * kc), b(kc * NR), cin0(MR * NR);
     for (auto &x : a) x = dist(rng);
@@ -105,7 +112,7 @@ void check(bool packed, bool bpacked, int rows, int64_t kc, CinMode mode, int sp
     }
 
     // Inputs in the layouts the kernels read, one float off 64-byte alignment.
-    const int64_t lda = kc + 3, ldb = NR + 7, ldcin = NR + 5, ldcout = NR + 11;
+    const int64_t lda = kc + 3, ldb = NR + 7, ldcin = NR + 5, ldcout = aligned ? (NR + 16 + 15) / 16 * 16 : NR + 11;
     std::vector<float> ap(MR * kc + 1), arow(MR * lda + 1), bp(kc * NR + 1), brow(kc * ldb + 1, std::numeric_limits<float>::quiet_NaN());
     for (int64_t k = 0; k < kc; ++k)
         for (int r = 0; r < MR; ++r) ap[1 + k * MR + r] = a[r * kc + k];
@@ -115,8 +122,11 @@ void check(bool packed, bool bpacked, int rows, int64_t kc, CinMode mode, int sp
     for (int64_t k = 0; k < kc; ++k)
         for (int c = 0; c < NR; ++c) brow[1 + k * ldb + c] = b[k * NR + c];
     const float sentinel = -12345.0f;
-    std::vector<float> cinbuf((MR + 1) * ldcin, sentinel), coutbuf((MR + 1) * ldcout, sentinel);
-    float *cout = coutbuf.data() + 1;
+    std::vector<float> cinbuf((MR + 1) * ldcin, sentinel), coutbuf((MR + 1) * ldcout + 16, sentinel);
+    // cout at coutbuf[co]: one float off 64-byte alignment, or on it (aligned), after a float or more.
+    int64_t co = 1;
+    while (aligned && reinterpret_cast<uintptr_t>(coutbuf.data() + co) % 64 != 0) ++co;
+    float *cout = coutbuf.data() + co;
     const float *cin = nullptr;
     int64_t ldc_in = 0;
     if (mode == SEPARATE_CIN) {
@@ -133,13 +143,13 @@ void check(bool packed, bool bpacked, int rows, int64_t kc, CinMode mode, int sp
     const float *a_in = packed ? ap.data() + 1 : arow.data() + 1;
     const float *b_in = bpacked ? bp.data() + 1 : brow.data() + 1;
     const int64_t b_ld = bpacked ? 0 : ldb;
-    const char *name = "akg_gemm_tile";
-    if (rows == MR && bpacked) {
+    const char *name = cstream ? (aligned ? "akg_gemm_tile (C streamed, aligned)" : "akg_gemm_tile (C streamed, unaligned)") : "akg_gemm_tile";
+    if (rows == MR && bpacked && !cstream) {
         name = packed ? "akg_gemm_micro" : "akg_gemm_micro_rowmajor_a";
         if (packed) akg_gemm_micro(kc, a_in, b_in, cin, ldc_in, cout, ldcout);
         else akg_gemm_micro_rowmajor_a(kc, a_in, lda, b_in, cin, ldc_in, cout, ldcout);
     } else {
-        tile_of_height(rows, packed, bpacked, kc, a_in, packed ? 0 : lda, b_in, b_ld, cin, ldc_in, cout, ldcout);
+        tile_of_height(rows, packed, bpacked, cstream, kc, a_in, packed ? 0 : lda, b_in, b_ld, cin, ldc_in, cout, ldcout);
     }
 
     int bad = 0;
@@ -171,9 +181,9 @@ void check(bool packed, bool bpacked, int rows, int64_t kc, CinMode mode, int sp
     // Nothing outside the tile's rows: the rest of each row of cout, its rows from `rows` on (those
     // hold cin0 when cin is cout), and all of cin's buffer.
     for (int64_t i = 0; i < (int64_t)coutbuf.size(); ++i) {
-        int64_t r = (i - 1) / ldcout, c = (i - 1) % ldcout;
-        bool inside = i >= 1 && r < rows && c < NR;
-        float want = mode == CIN_IS_COUT && i >= 1 && r < MR && c < NR ? cin0[r * NR + c] : sentinel;
+        int64_t r = (i - co) / ldcout, c = (i - co) % ldcout;
+        bool inside = i >= co && r < rows && c < NR;
+        float want = mode == CIN_IS_COUT && i >= co && r < MR && c < NR ? cin0[r * NR + c] : sentinel;
         if (!inside && !same(coutbuf[i], want)) fail("written outside the tile", (int)r, (int)c, coutbuf[i], want);
     }
     if (std::memcmp(cinbuf.data(), cinbuf_before.data(), cinbuf.size() * sizeof(float)) != 0)
@@ -247,6 +257,15 @@ int main() {
                 for (int64_t kc : {1, 5, 64, 257})
                     for (CinMode mode : {NO_CIN, SEPARATE_CIN, CIN_IS_COUT}) {
                         check(packed, bpacked, rows, kc, mode, kc == 5 ? 4 : 0, rng);
+                        ++cases;
+                    }
+    // C streamed: aligned (non-temporal stores) and not (ordinary stores), both operand layouts.
+    for (bool aligned : {true, false})
+        for (bool packed : {true, false})
+            for (int rows : kHeights)
+                for (int64_t kc : {1, 5, 257})
+                    for (CinMode mode : {NO_CIN, SEPARATE_CIN, CIN_IS_COUT}) {
+                        check(packed, packed, rows, kc, mode, kc == 5 ? 4 : 0, rng, true, aligned);
                         ++cases;
                     }
     for (bool transposed : {true, false})

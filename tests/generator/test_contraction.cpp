@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include <isl/ctx.h>
 #include <isl/options.h>
@@ -21,6 +22,7 @@
 #include "passes/view_reshaped_inputs.h"
 #include "poly/plan_contraction.h"
 #include "poly/schedule_annotation.h"
+#include "poly/stream_outputs.h"
 #include "driver/pipeline.h"
 #include "poly/tile_contraction.h"
 
@@ -81,6 +83,17 @@ size_t count(const std::string &text, const std::string &what) {
     size_t n = 0;
     for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
     return n;
+}
+
+// The C++ the emitter writes for a planned part, through tile-contraction and isl's AST ("" if
+// isl builds none).
+std::string emitted_code(GemmPart &part, const akg::CompositeKernel &k, const std::string &target = "x86-64-v4") {
+    akg::tile_contraction(part.model(), part.options());
+    isl_ast_node *ast = akg::build_contraction_ast(part.model());
+    if (!ast) return "";
+    std::string code = akg::emit_contraction_cpp(part.model(), ast, k, akg::EmitOptions{"k", "k", target, "k.json", "test"});
+    isl_ast_node_free(ast);
+    return code;
 }
 
 TEST(KernelParts, AnEpilogueJoinsItsMatMul) {
@@ -336,6 +349,43 @@ TEST(PlanContraction, TheResidualIsPrefetchedPerTileNotTheBias) {
     ASSERT_EQ(reads.size(), 1u);
     EXPECT_NE(akg::print_expr(reads[0]).find("buf$in3"), std::string::npos) << akg::print_expr(reads[0]);
     EXPECT_EQ(part.model().contraction->prefetch_line_floats, 16);
+}
+
+// The outputs stream-outputs marks in a GEMM part after plan-contraction, for `target`.
+std::vector<std::string> streamed_outputs(const char *pattern, const char *target = "x86-64-v4") {
+    GemmPart part(load(pattern), akg::target_named(target));
+    akg::plan_contraction(part.model(), part.options());
+    akg::stream_contraction_outputs(part.model(), part.options());
+    std::vector<std::string> names;
+    for (const auto &b : part.model().buffers)
+        if (b.streamed) names.push_back(b.name);
+    return names;
+}
+
+TEST(StreamOutputs, AGemmStreamsTheOutputsItStoresAtTheProductsElements) {
+    using V = std::vector<std::string>;
+    // FFN1 (41 MB): the GeLU's output; dX (41 MB): the product the micro-kernel stores itself.
+    EXPECT_EQ(streamed_outputs("gemm_ffn1_bias_gelu_f32"), V{"out0"});
+    EXPECT_EQ(streamed_outputs("gemm_dx_f32"), V{"out0"});
+    EXPECT_EQ(streamed_outputs("gemm_ffn1_bias_gelu_f32", "x86-64-v3"), V{"out0"});
+    // Tiles of 8 (SSE) or 12 (NEON) floats share lines with their neighbours.
+    EXPECT_EQ(streamed_outputs("gemm_ffn1_bias_gelu_f32", "x86-64-v2"), V{});
+    EXPECT_EQ(streamed_outputs("gemm_ffn1_bias_gelu_f32", "aarch64"), V{});
+    // The attention output (21 MB) stays below the cache; QKV with split heads is a permuted store.
+    EXPECT_EQ(streamed_outputs("gemm_attn_out_bias_residual_f32"), V{});
+    EXPECT_EQ(streamed_outputs("gemm_qkv_bias_split_heads_f32"), V{});
+}
+
+TEST(EmitContraction, AStreamedEpilogueOutputLeavesEachTileRowWithNonTemporalStores) {
+    akg::CompositeKernel k = load("gemm_ffn1_bias_gelu_f32");
+    GemmPart part(k);
+    akg::plan_contraction(part.model(), part.options());
+    akg::stream_contraction_outputs(part.model(), part.options());
+    const std::string code = emitted_code(part, k);
+    EXPECT_EQ(count(code, "akg_s_out0[akg_c] = v_tile_out0;"), 1u) << code;
+    EXPECT_EQ(count(code, "akg_stream_f32_n(akg_s_out0, out0 + i0 * 3072 + i1, akg_nv);"), 1u) << code;
+    EXPECT_EQ(count(code, "akg_stream_fence();"), 1u) << code;
+    EXPECT_EQ(count(code, "out0[i0 * 3072 + i1] ="), 0u) << code;
 }
 
 TEST(PlanContraction, SmallMReadsBInPlace) {
@@ -599,11 +649,7 @@ TEST(EmitContraction, OnlyTheFirstSliceOfRowsSumsB) {
     GemmPart part(k, two);
     akg::plan_contraction(part.model(), part.options());
     ASSERT_EQ(part.model().contraction->split, akg::GemmSplit::Rows);
-    akg::tile_contraction(part.model(), part.options());
-    isl_ast_node *ast = akg::build_contraction_ast(part.model());
-    ASSERT_NE(ast, nullptr);
-    std::string code = akg::emit_contraction_cpp(part.model(), ast, k, akg::EmitOptions{"dw", "dw", "x86-64-v4", "dw.json", "test"});
-    isl_ast_node_free(ast);
+    const std::string code = emitted_code(part, k);
     EXPECT_EQ(count(code, "akg_gemm_column_sums(akg_dst, 51, akg_valid, out1 + akg_j0);"), 1u) << code;
     EXPECT_NE(code.find(") == 0) akg_gemm_column_sums("), std::string::npos) << code;
 }
@@ -618,11 +664,7 @@ TEST(EmitContraction, AFloat16EpilogueRoundsOneStagedArrayAtATime) {
         akg::plan_contraction(part.model(), part.options());
         const bool staged = std::string(target) == "x86-64-v4";
         ASSERT_EQ(part.model().contraction->staged_float16_epilogue, staged) << target;
-        akg::tile_contraction(part.model(), part.options());
-        isl_ast_node *ast = akg::build_contraction_ast(part.model());
-        ASSERT_NE(ast, nullptr);
-        std::string code = akg::emit_contraction_cpp(part.model(), ast, k, akg::EmitOptions{"f", "f", target, "f.json", "test"});
-        isl_ast_node_free(ast);
+        const std::string code = emitted_code(part, k, target);
         if (staged) {
             // The product, then x = t + b, x², x³, 0.0447·x³, x + …, ·0.798, tanh, 1 + …, x·(…).
             EXPECT_EQ(count(code, "akg_round_f16_n("), 10u) << code;

@@ -67,7 +67,7 @@ extern "C" int akg_kernel_fn_gemm_dw_bias_grad_f32__x86_64_v3(void *const *buffe
                                     const float *akg_a = akg_ap + ((akg_i % 30) / 6) * 12288;
                                     {
                                         {
-                                            akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
+                                            akg_gemm_tile<6, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
                                         }
                                     }
                                 }
@@ -76,6 +76,7 @@ extern "C" int akg_kernel_fn_gemm_dw_bias_grad_f32__x86_64_v3(void *const *buffe
                     }
                 }
             }
+            akg_stream_fence();
             free(akg_bp);
             free(akg_ap);
         }

@@ -67,9 +67,9 @@ extern "C" int akg_kernel_fn_gemm_dx_f32__x86_64_v3(void *const *buffers) {
                                             } else {
                                                 {
                                                     if (akg_mv == 6) {
-                                                        akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, (out0 + (0) + akg_i * 768 + akg_j), 768);
+                                                        akg_gemm_tile<6, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, (out0 + (0) + akg_i * 768 + akg_j), 768);
                                                     } else {
-                                                        akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, (out0 + (0) + akg_i * 768 + akg_j), 768);
+                                                        akg_gemm_tile<2, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, (out0 + (0) + akg_i * 768 + akg_j), 768);
                                                     }
                                                 }
                                             }
@@ -81,6 +81,7 @@ extern "C" int akg_kernel_fn_gemm_dx_f32__x86_64_v3(void *const *buffers) {
                     }
                 }
             }
+            akg_stream_fence();
             free(akg_bp);
             free(akg_ap);
             free(akg_acc);
@@ -143,9 +144,9 @@ extern "C" int akg_kernel_fn_gemm_dx_f32__x86_64_v3_prepacked(void *const *buffe
                                         } else {
                                             {
                                                 if (akg_mv == 6) {
-                                                    akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, (out0 + (0) + akg_i * 768 + akg_j), 768);
+                                                    akg_gemm_tile<6, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, (out0 + (0) + akg_i * 768 + akg_j), 768);
                                                 } else {
-                                                    akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, (out0 + (0) + akg_i * 768 + akg_j), 768);
+                                                    akg_gemm_tile<2, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, (out0 + (0) + akg_i * 768 + akg_j), 768);
                                                 }
                                             }
                                         }
@@ -156,6 +157,7 @@ extern "C" int akg_kernel_fn_gemm_dx_f32__x86_64_v3_prepacked(void *const *buffe
                     }
                 }
             }
+            akg_stream_fence();
             free(akg_ap);
             free(akg_acc);
         }

@@ -66,6 +66,7 @@ extern "C" int akg_kernel_fn_gemm_ffn1_bias_gelu_f32__x86_64_v3(void *const *buf
                                         } else {
                                             akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 16);
                                         }
+                                        alignas(64) float akg_s_out0[16];
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                             const int64_t i0 = akg_i + akg_r;
                                             #pragma omp simd
@@ -74,7 +75,11 @@ extern "C" int akg_kernel_fn_gemm_ffn1_bias_gelu_f32__x86_64_v3(void *const *buf
                                                 const float v_tile_t0 = akg_tile[akg_r * 16 + akg_c];
                                                 const float v_out0_cse0 = (v_tile_t0 + in2[i1]);
                                                 const float v_tile_out0 = akg_div_one_plus_exp(v_out0_cse0, (v_out0_cse0 * (((v_out0_cse0 * v_out0_cse0) * -0.0713548139f) + -1.59576917f)));
-                                                out0[i0 * 3072 + i1] = v_tile_out0;
+                                                akg_s_out0[akg_c] = v_tile_out0;
+                                            }
+                                            {
+                                                const int64_t i1 = akg_j;
+                                                akg_stream_f32_n(akg_s_out0, out0 + i0 * 3072 + i1, akg_nv);
                                             }
                                         }
                                     }
@@ -84,6 +89,7 @@ extern "C" int akg_kernel_fn_gemm_ffn1_bias_gelu_f32__x86_64_v3(void *const *buf
                     }
                 }
             }
+            akg_stream_fence();
             free(akg_bp);
             free(akg_ap);
         }
@@ -140,6 +146,7 @@ extern "C" int akg_kernel_fn_gemm_ffn1_bias_gelu_f32__x86_64_v3_prepacked(void *
                                         } else {
                                             akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 16);
                                         }
+                                        alignas(64) float akg_s_out0[16];
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                             const int64_t i0 = akg_i + akg_r;
                                             #pragma omp simd
@@ -148,7 +155,11 @@ extern "C" int akg_kernel_fn_gemm_ffn1_bias_gelu_f32__x86_64_v3_prepacked(void *
                                                 const float v_tile_t0 = akg_tile[akg_r * 16 + akg_c];
                                                 const float v_out0_cse0 = (v_tile_t0 + in2[i1]);
                                                 const float v_tile_out0 = akg_div_one_plus_exp(v_out0_cse0, (v_out0_cse0 * (((v_out0_cse0 * v_out0_cse0) * -0.0713548139f) + -1.59576917f)));
-                                                out0[i0 * 3072 + i1] = v_tile_out0;
+                                                akg_s_out0[akg_c] = v_tile_out0;
+                                            }
+                                            {
+                                                const int64_t i1 = akg_j;
+                                                akg_stream_f32_n(akg_s_out0, out0 + i0 * 3072 + i1, akg_nv);
                                             }
                                         }
                                     }
@@ -158,6 +169,7 @@ extern "C" int akg_kernel_fn_gemm_ffn1_bias_gelu_f32__x86_64_v3_prepacked(void *
                     }
                 }
             }
+            akg_stream_fence();
             free(akg_ap);
         }
         if (akg_failed) return AKG_STATUS_OUT_OF_MEMORY;

@@ -61,6 +61,7 @@ extern "C" int akg_kernel_fn_gemm_mlm_head_bias_f32__x86_64_v3(void *const *buff
                                         } else {
                                             akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 16);
                                         }
+                                        alignas(64) float akg_s_out0[16];
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                             const int64_t i0 = akg_i + akg_r;
                                             #pragma omp simd
@@ -68,7 +69,11 @@ extern "C" int akg_kernel_fn_gemm_mlm_head_bias_f32__x86_64_v3(void *const *buff
                                                 const int64_t i1 = akg_j + akg_c;
                                                 const float v_tile_t0 = akg_tile[akg_r * 16 + akg_c];
                                                 const float v_tile_out0 = (v_tile_t0 + in2[i1]);
-                                                out0[i0 * 21128 + i1] = v_tile_out0;
+                                                akg_s_out0[akg_c] = v_tile_out0;
+                                            }
+                                            {
+                                                const int64_t i1 = akg_j;
+                                                akg_stream_f32_n(akg_s_out0, out0 + i0 * 21128 + i1, akg_nv);
                                             }
                                         }
                                     }
@@ -78,6 +83,7 @@ extern "C" int akg_kernel_fn_gemm_mlm_head_bias_f32__x86_64_v3(void *const *buff
                     }
                 }
             }
+            akg_stream_fence();
             free(akg_bp);
             free(akg_ap);
         }
@@ -134,6 +140,7 @@ extern "C" int akg_kernel_fn_gemm_mlm_head_bias_f32__x86_64_v3_prepacked(void *c
                                         } else {
                                             akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 16);
                                         }
+                                        alignas(64) float akg_s_out0[16];
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                             const int64_t i0 = akg_i + akg_r;
                                             #pragma omp simd
@@ -141,7 +148,11 @@ extern "C" int akg_kernel_fn_gemm_mlm_head_bias_f32__x86_64_v3_prepacked(void *c
                                                 const int64_t i1 = akg_j + akg_c;
                                                 const float v_tile_t0 = akg_tile[akg_r * 16 + akg_c];
                                                 const float v_tile_out0 = (v_tile_t0 + in2[i1]);
-                                                out0[i0 * 21128 + i1] = v_tile_out0;
+                                                akg_s_out0[akg_c] = v_tile_out0;
+                                            }
+                                            {
+                                                const int64_t i1 = akg_j;
+                                                akg_stream_f32_n(akg_s_out0, out0 + i0 * 21128 + i1, akg_nv);
                                             }
                                         }
                                     }
@@ -151,6 +162,7 @@ extern "C" int akg_kernel_fn_gemm_mlm_head_bias_f32__x86_64_v3_prepacked(void *c
                     }
                 }
             }
+            akg_stream_fence();
             free(akg_ap);
         }
         if (akg_failed) return AKG_STATUS_OUT_OF_MEMORY;

@@ -61,9 +61,9 @@ extern "C" int akg_kernel_fn_gemm_bare_ffn1_f32__x86_64_v4(void *const *buffers)
                                     {
                                         {
                                             if (akg_mv == 14) {
-                                                akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
+                                                akg_gemm_tile<14, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
                                             } else {
-                                                akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
+                                                akg_gemm_tile<4, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
                                             }
                                         }
                                     }
@@ -73,6 +73,7 @@ extern "C" int akg_kernel_fn_gemm_bare_ffn1_f32__x86_64_v4(void *const *buffers)
                     }
                 }
             }
+            akg_stream_fence();
             free(akg_bp);
             free(akg_ap);
         }
@@ -124,9 +125,9 @@ extern "C" int akg_kernel_fn_gemm_bare_ffn1_f32__x86_64_v4_prepacked(void *const
                                     {
                                         {
                                             if (akg_mv == 14) {
-                                                akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
+                                                akg_gemm_tile<14, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
                                             } else {
-                                                akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
+                                                akg_gemm_tile<4, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
                                             }
                                         }
                                     }
@@ -136,6 +137,7 @@ extern "C" int akg_kernel_fn_gemm_bare_ffn1_f32__x86_64_v4_prepacked(void *const
                     }
                 }
             }
+            akg_stream_fence();
             free(akg_ap);
         }
         if (akg_failed) return AKG_STATUS_OUT_OF_MEMORY;

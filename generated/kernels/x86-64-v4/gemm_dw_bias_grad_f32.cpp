@@ -68,9 +68,9 @@ extern "C" int akg_kernel_fn_gemm_dw_bias_grad_f32__x86_64_v4(void *const *buffe
                                     {
                                         {
                                             if (akg_mv == 14) {
-                                                akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
+                                                akg_gemm_tile<14, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
                                             } else {
-                                                akg_gemm_tile<12, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
+                                                akg_gemm_tile<12, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
                                             }
                                         }
                                     }
@@ -80,6 +80,7 @@ extern "C" int akg_kernel_fn_gemm_dw_bias_grad_f32__x86_64_v4(void *const *buffe
                     }
                 }
             }
+            akg_stream_fence();
             free(akg_bp);
             free(akg_ap);
         }

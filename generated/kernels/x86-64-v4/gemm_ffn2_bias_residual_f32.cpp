@@ -85,6 +85,7 @@ extern "C" int akg_kernel_fn_gemm_ffn2_bias_residual_f32__x86_64_v4(void *const 
                                                 } else {
                                                     akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_tile, 32);
                                                 }
+                                                alignas(64) float akg_s_out0[32];
                                                 for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                                     const int64_t i0 = akg_i + akg_r;
                                                     #pragma omp simd
@@ -92,7 +93,11 @@ extern "C" int akg_kernel_fn_gemm_ffn2_bias_residual_f32__x86_64_v4(void *const 
                                                         const int64_t i1 = akg_j + akg_c;
                                                         const float v_tile_t0 = akg_tile[akg_r * 32 + akg_c];
                                                         const float v_tile_out0 = (in3[i0 * 768 + i1] + (v_tile_t0 + in2[i1]));
-                                                        out0[i0 * 768 + i1] = v_tile_out0;
+                                                        akg_s_out0[akg_c] = v_tile_out0;
+                                                    }
+                                                    {
+                                                        const int64_t i1 = akg_j;
+                                                        akg_stream_f32_n(akg_s_out0, out0 + i0 * 768 + i1, akg_nv);
                                                     }
                                                 }
                                             }
@@ -104,6 +109,7 @@ extern "C" int akg_kernel_fn_gemm_ffn2_bias_residual_f32__x86_64_v4(void *const 
                     }
                 }
             }
+            akg_stream_fence();
             free(akg_bp);
             free(akg_ap);
             free(akg_acc);
@@ -179,6 +185,7 @@ extern "C" int akg_kernel_fn_gemm_ffn2_bias_residual_f32__x86_64_v4_prepacked(vo
                                             } else {
                                                 akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_tile, 32);
                                             }
+                                            alignas(64) float akg_s_out0[32];
                                             for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                                 const int64_t i0 = akg_i + akg_r;
                                                 #pragma omp simd
@@ -186,7 +193,11 @@ extern "C" int akg_kernel_fn_gemm_ffn2_bias_residual_f32__x86_64_v4_prepacked(vo
                                                     const int64_t i1 = akg_j + akg_c;
                                                     const float v_tile_t0 = akg_tile[akg_r * 32 + akg_c];
                                                     const float v_tile_out0 = (in3[i0 * 768 + i1] + (v_tile_t0 + in2[i1]));
-                                                    out0[i0 * 768 + i1] = v_tile_out0;
+                                                    akg_s_out0[akg_c] = v_tile_out0;
+                                                }
+                                                {
+                                                    const int64_t i1 = akg_j;
+                                                    akg_stream_f32_n(akg_s_out0, out0 + i0 * 768 + i1, akg_nv);
                                                 }
                                             }
                                         }
@@ -197,6 +208,7 @@ extern "C" int akg_kernel_fn_gemm_ffn2_bias_residual_f32__x86_64_v4_prepacked(vo
                     }
                 }
             }
+            akg_stream_fence();
             free(akg_ap);
             free(akg_acc);
         }

@@ -124,7 +124,7 @@ public:
         // A row part's failure (it may allocate) is returned once every thread is done.
         if (p_.row_epilogue) os << "    int akg_row_status = AKG_STATUS_OK;\n";
         std::string body = node(ast, 1);
-        if (!parallel_) os << buffers("    ", true) << body << frees("    ");
+        if (!parallel_) os << buffers("    ", true) << body << fence("    ") << frees("    ");
         else os << body;
         os << "    return " << (p_.row_epilogue ? "akg_row_status" : "AKG_STATUS_OK") << ";\n}\n";
         if (p_.prepacked_b) os << pack_function();
@@ -218,6 +218,13 @@ private:
         if (returns) os << indent << "if (!(" << ok << ")) {\n" << frees(indent + "    ") << indent << "    return AKG_STATUS_OUT_OF_MEMORY;\n" << indent << "}\n";
         else os << indent << "const bool akg_ok = " << ok << ";\n";
         return os.str();
+    }
+
+    // Each thread's non-temporal stores are ordered before the kernel returns.
+    std::string fence(const std::string &indent) const {
+        for (const auto &b : m_.buffers)
+            if (b.streamed) return indent + "akg_stream_fence();\n";
+        return "";
     }
 
     std::string frees(const std::string &indent) const {
@@ -314,7 +321,7 @@ private:
         }
         loops_code += pad(d) + "if (akg_ok) {\n" + node(inner, d + 1) + pad(d) + "}\n";
         for (auto it = closes.rbegin(); it != closes.rend(); ++it) loops_code += *it;
-        s += loops_code + frees(pad(depth + 2)) + pad(depth + 1) + "}\n";
+        s += loops_code + fence(pad(depth + 2)) + frees(pad(depth + 2)) + pad(depth + 1) + "}\n";
         s += pad(depth + 1) + "if (akg_failed) return AKG_STATUS_OUT_OF_MEMORY;\n" + pad(depth) + "}\n";
         for (size_t k = 1; k < chain.size(); ++k) isl_ast_node_free(chain[k]);
         if (!chain.empty()) isl_ast_node_free(chain[0]);
@@ -479,18 +486,20 @@ private:
     // partial last micro-panel) the one the tile's width calls for.
     enum class BSource { Packed, InPlace, ByWidth };
 
+    // stream_c: the tile is stored to a streamed output (non-temporal stores where its lines align).
     std::string micro_call(const std::string &cin, const std::string &ldcin, const std::string &cout, const std::string &ldcout,
-                           const std::string &indent, BSource bsrc) const {
+                           const std::string &indent, BSource bsrc, bool stream_c = false) const {
         const GemmBlocking &b = p_.blocking;
         if (bsrc == BSource::ByWidth) {
-            if (!bp_floats()) return micro_call(cin, ldcin, cout, ldcout, indent, BSource::InPlace);
-            return indent + "if (akg_nv == " + n(b.nr) + ") {\n" + micro_call(cin, ldcin, cout, ldcout, indent + "    ", BSource::InPlace) + indent +
-                   "} else {\n" + micro_call(cin, ldcin, cout, ldcout, indent + "    ", BSource::Packed) + indent + "}\n";
+            if (!bp_floats()) return micro_call(cin, ldcin, cout, ldcout, indent, BSource::InPlace, stream_c);
+            return indent + "if (akg_nv == " + n(b.nr) + ") {\n" + micro_call(cin, ldcin, cout, ldcout, indent + "    ", BSource::InPlace, stream_c) +
+                   indent + "} else {\n" + micro_call(cin, ldcin, cout, ldcout, indent + "    ", BSource::Packed, stream_c) + indent + "}\n";
         }
         const bool packed_b = bsrc == BSource::Packed;
         auto call = [&](int64_t rows) {
+            const bool b_streamed = !packed_b && p_.b_streamed;
             return "akg_gemm_tile<" + std::to_string(rows) + ", " + (p_.pack_a ? "true" : "false") + ", " + (packed_b ? "true" : "false") +
-                   (!packed_b && p_.b_streamed ? ", true" : "") + ">(akg_kn, akg_a, " +
+                   (b_streamed || stream_c ? std::string(", ") + (b_streamed ? "true" : "false") : "") + (stream_c ? ", true" : "") + ">(akg_kn, akg_a, " +
                    (p_.pack_a ? "0" : n(p_.a_plain->x_stride)) + ", " + (packed_b ? "akg_b, 0" : "akg_bi, " + n(p_.b_plain->k_stride)) + ", " + cin + ", " +
                    ldcin + ", " + cout + ", " + ldcout + ");\n";
         };
@@ -564,7 +573,7 @@ private:
                 base = "(" + out.name + " + (" + printer_.print(simplify(substitute(origin, ps.offset))) + "))";
                 ld = n(ps.tile_row_stride);
             }
-            const std::string full_width = micro_call(cin, ldcin, base, ld, in3, p_.pack_b ? BSource::Packed : BSource::InPlace);
+            const std::string full_width = micro_call(cin, ldcin, base, ld, in3, p_.pack_b ? BSource::Packed : BSource::InPlace, out.streamed);
             if (p_.n % b.nr == 0) {
                 s += in2 + "{\n" + full_width + in2 + "}\n";
             } else {
@@ -614,6 +623,16 @@ private:
             }
         s += i1 + "#pragma omp simd\n" + i1 + "for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {\n";
         s += i2 + "const int64_t " + jn + " = akg_j + akg_c;\n";
+        // A streamed output's row goes to a row array, streamed out after the loop.
+        std::string decls, after;
+        auto out = [&](const BufferInfo &b, const std::string &v, const std::string &at) {
+            if (!b.streamed || !at.empty()) return i2 + store(b, v, at);
+            const std::string row = "akg_s_" + b.name;
+            decls += indent + "alignas(64) float " + row + "[" + n(p_.blocking.nr) + "];\n";
+            after += i1 + "{\n" + i1 + "    const int64_t " + jn + " = akg_j;\n" + i1 + "    akg_stream_f32_n(" + row + ", " + b.name + " + " +
+                     offset_of(b) + ", akg_nv);\n" + i1 + "}\n";
+            return i2 + row + "[akg_c] = " + v + ";\n";
+        };
         TileValues tv;
         const Stage &c = *p_.stage;
         const BufferInfo &cb = m_.buffer(c.buffer);
@@ -621,7 +640,7 @@ private:
         std::string raw = "akg_tile[akg_r * " + n(p_.blocking.nr) + " + akg_c]";
         // A float16 product is rounded before anything reads it, as the framework stores it.
         s += i2 + "const float " + cv + " = " + (c.dtype == DType::Float16 ? "akg_round_f16(" + raw + ")" : raw) + ";\n";
-        if (cb.kind == BufferKind::KernelOutput) s += i2 + store(cb, cv);
+        if (cb.kind == BufferKind::KernelOutput) s += out(cb, cv, "");
         tv.names[c.buffer] = "tile_" + c.buffer;
         for (const auto &name : p_.epilogue) {
             const Stage &st = *m_.statement(name).stage;
@@ -634,12 +653,12 @@ private:
                 std::string at;
                 if (permuted != p_.permuted.end())
                     at = permuted->second.rows_contiguous ? "akg_o_" + name + " + akg_c" : printer_.print(permuted->second.offset);
-                s += i2 + store(b, v, at);
+                s += out(b, v, at);
             }
             tv.names[st.buffer] = "tile_" + st.buffer;
         }
-        s += i1 + "}\n" + indent + "}\n";
-        return s;
+        s += i1 + "}\n" + after + indent + "}\n";
+        return decls + s;
     }
 
     // The declaration of akg_o_<name>, where the tile row's run of a permuted store whose rows

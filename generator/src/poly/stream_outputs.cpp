@@ -112,6 +112,25 @@ bool rows_stream_by_blocks(const BufferInfo &b, int64_t line) {
 
 } // namespace
 
+void stream_contraction_outputs(PolyModel &m, const ScheduleOptions &options) {
+    if (!m.contraction || !options.non_temporal_stores) return;
+    const ContractionPlan &p = *m.contraction;
+    // A row part reads the tiles' values back; a staged float16 epilogue stores element by element.
+    if (p.row_epilogue || p.staged_float16_epilogue) return;
+    // Each tile row must stream whole lines: the tiles of a row then share none.
+    if (p.blocking.nr * 4 % options.cache_line_bytes != 0) return;
+    if (kernel_footprint_bytes(m) <= options.stream_outputs_above_bytes) return;
+    std::set<std::string> at_product{p.stage->buffer}, elsewhere;
+    for (const auto &name : p.epilogue)
+        (p.permuted.count(name) ? elsewhere : at_product).insert(m.statement(name).stage->buffer);
+    for (auto &b : m.buffers) {
+        if (b.kind != BufferKind::KernelOutput || b.dtype != DType::Float32 || !at_product.count(b.name) || elsewhere.count(b.name)) continue;
+        if (p.column_sum && p.column_sum->output == b.name) continue;
+        if (b.shape != p.stage->shape || element_count(b.shape) * 4 < options.stream_min_output_bytes) continue;
+        b.streamed = rows_stream_by_blocks(b, options.cache_line_bytes);
+    }
+}
+
 int64_t kernel_footprint_bytes(const PolyModel &m) {
     int64_t bytes = 0;
     for (const auto &b : m.buffers)

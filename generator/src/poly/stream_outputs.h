@@ -36,6 +36,15 @@ namespace akg {
 // them converted per vector loop, 1.3x faster (conv bias + residual + ReLU, 1 thread).
 void stream_large_outputs(PolyModel &model, const ScheduleOptions &options);
 
+// The same choice for a GEMM part (after plan-contraction): the float32 outputs its tiles store
+// at the product's own elements (the product, elementwise epilogues; not a permuted store, not a
+// row part's block) are streamed on the same conditions of size and rows, where a tile row is
+// whole lines (the micro-tile's width: not SSE's 8 floats or NEON's 12). The epilogue stores
+// each tile row through akg_stream_f32_n; the micro-kernel streams a tile it stores directly
+// when the output's lines align with it. Ordinary stores there wait after the k loop on
+// reading each output line for ownership.
+void stream_contraction_outputs(PolyModel &model, const ScheduleOptions &options);
+
 // The bytes of all the kernel's input and output tensors: what one run moves at least (compared
 // with ScheduleOptions::stream_outputs_above_bytes).
 int64_t kernel_footprint_bytes(const PolyModel &model);
