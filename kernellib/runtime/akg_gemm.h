@@ -171,10 +171,10 @@ AKG_GEMM_INLINE void micro(int64_t kc, const float *__restrict a, int64_t lda, c
     // C's lines are fetched during the k loop; loading them first would stall its start on them.
     // A loop, not unrolled: unrolled, GCC keeps the row addresses for the stores after the k loop,
     // in vector registers that the loop then lacks.
-    [[maybe_unused]] const bool stream_c = CSTREAM && ((reinterpret_cast<uintptr_t>(cout) | static_cast<uintptr_t>(ldcout) * 4) & 63) == 0 && NR * 4 % 64 == 0;
+    const bool stream_c = CSTREAM && ((reinterpret_cast<uintptr_t>(cout) | static_cast<uintptr_t>(ldcout) * 4) & 63) == 0 && NR * 4 % 64 == 0;
 #pragma GCC unroll 1
     for (int r = 0; r < MR; ++r) {
-        if (!CSTREAM || !stream_c) prefetch_row<NR, 1>(cout + r * ldcout);
+        if (!stream_c) prefetch_row<NR, 1>(cout + r * ldcout);
         if (cin && cin != cout) prefetch_row<NR, 0>(cin + r * ldcin);
     }
 
