@@ -351,15 +351,23 @@ TEST(PlanContraction, TheResidualIsPrefetchedPerTileNotTheBias) {
     EXPECT_EQ(part.model().contraction->prefetch_line_floats, 16);
 }
 
-// The outputs stream-outputs marks in a GEMM part after plan-contraction, for `target`.
-std::vector<std::string> streamed_outputs(const char *pattern, const char *target = "x86-64-v4") {
+// What `read` finds in a GEMM part of `pattern` for `target` after plan-contraction and
+// stream-outputs.
+template <class Read> auto after_stream_outputs(const char *pattern, const char *target, Read read) {
     GemmPart part(load(pattern), akg::target_named(target));
     akg::plan_contraction(part.model(), part.options());
     akg::stream_contraction_outputs(part.model(), part.options());
-    std::vector<std::string> names;
-    for (const auto &b : part.model().buffers)
-        if (b.streamed) names.push_back(b.name);
-    return names;
+    return read(part.model());
+}
+
+// The outputs stream-outputs marks.
+std::vector<std::string> streamed_outputs(const char *pattern, const char *target = "x86-64-v4") {
+    return after_stream_outputs(pattern, target, [](const akg::PolyModel &m) {
+        std::vector<std::string> names;
+        for (const auto &b : m.buffers)
+            if (b.streamed) names.push_back(b.name);
+        return names;
+    });
 }
 
 TEST(StreamOutputs, AGemmStreamsTheOutputsItStoresAtTheProductsElements) {
@@ -376,12 +384,45 @@ TEST(StreamOutputs, AGemmStreamsTheOutputsItStoresAtTheProductsElements) {
     EXPECT_EQ(streamed_outputs("gemm_qkv_bias_split_heads_f32"), V{});
 }
 
-TEST(EmitContraction, AStreamedEpilogueOutputLeavesEachTileRowWithNonTemporalStores) {
-    akg::CompositeKernel k = load("gemm_ffn1_bias_gelu_f32");
+// The outputs whose tile lines are prefetched for writing.
+std::vector<std::string> write_prefetched(const char *pattern, const char *target = "x86-64-v4") {
+    return after_stream_outputs(pattern, target, [](const akg::PolyModel &m) { return m.contraction->tile_write_prefetches; });
+}
+
+TEST(StreamOutputs, EpilogueOutputsNotStreamedArePrefetchedForWriting) {
+    using V = std::vector<std::string>;
+    // Ordinary stores of the epilogue: the attention output, QKV + bias, and FFN1 where its
+    // tiles share lines (SSE); the streamed FFN1 output is not read for ownership at all.
+    EXPECT_EQ(write_prefetched("gemm_attn_out_bias_residual_f32"), V{"out0"});
+    EXPECT_EQ(write_prefetched("gemm_qkv_bias_f32"), V{"out0"});
+    EXPECT_EQ(write_prefetched("gemm_ffn1_bias_gelu_f32", "x86-64-v2"), V{"out0"});
+    EXPECT_EQ(write_prefetched("gemm_ffn1_bias_gelu_f32"), V{});
+    // The micro-kernel stores dX itself (and prefetches its rows); split heads is a permuted
+    // store; the scores' k loop of 64 steps is too short to hide the burst.
+    EXPECT_EQ(write_prefetched("gemm_dx_f32", "x86-64-v2"), V{});
+    EXPECT_EQ(write_prefetched("gemm_qkv_bias_split_heads_f32"), V{});
+    EXPECT_EQ(write_prefetched("bmm_attn_scores_scale_mask_f32"), V{});
+}
+
+// The C++ of a GEMM part of `pattern` (x86-64-v4) with its outputs streamed or prefetched.
+std::string streamed_code(const char *pattern) {
+    akg::CompositeKernel k = load(pattern);
     GemmPart part(k);
     akg::plan_contraction(part.model(), part.options());
     akg::stream_contraction_outputs(part.model(), part.options());
-    const std::string code = emitted_code(part, k);
+    return emitted_code(part, k);
+}
+
+TEST(EmitContraction, AnOutputPrefetchedForWritingIsRequestedBeforeTheMicroKernel) {
+    const std::string code = streamed_code("gemm_attn_out_bias_residual_f32");
+    const size_t pf = code.find("__builtin_prefetch(&out0[i0 * 768 + i1], 1);");
+    ASSERT_NE(pf, std::string::npos) << code;
+    EXPECT_LT(pf, code.find("akg_gemm_tile<")) << code;
+    EXPECT_EQ(count(code, "__builtin_prefetch(&in3[i0 * 768 + i1]);"), 1u) << code;
+}
+
+TEST(EmitContraction, AStreamedEpilogueOutputLeavesEachTileRowWithNonTemporalStores) {
+    const std::string code = streamed_code("gemm_ffn1_bias_gelu_f32");
     EXPECT_EQ(count(code, "akg_s_out0[akg_c] = v_tile_out0;"), 1u) << code;
     EXPECT_EQ(count(code, "akg_stream_f32_n(akg_s_out0, out0 + i0 * 3072 + i1, akg_nv);"), 1u) << code;
     EXPECT_EQ(count(code, "akg_stream_fence();"), 1u) << code;

@@ -252,6 +252,7 @@ static int akg_part0_gemm_attn_out_bias_residual_layernorm_f32__aarch64(void *co
                                             for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += 16) {
                                                 [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
                                                 __builtin_prefetch(&in3[i0 * 768 + i1]);
+                                                __builtin_prefetch(&out0[i0 * 768 + i1], 1);
                                             }
                                         }
                                         alignas(64) float akg_tile[96];
@@ -353,6 +354,7 @@ static int akg_part0_gemm_attn_out_bias_residual_layernorm_f32__aarch64_prepacke
                                             for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += 16) {
                                                 [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
                                                 __builtin_prefetch(&in3[i0 * 768 + i1]);
+                                                __builtin_prefetch(&out0[i0 * 768 + i1], 1);
                                             }
                                         }
                                         alignas(64) float akg_tile[96];

@@ -67,6 +67,7 @@ extern "C" int akg_kernel_fn_gemm_ffn2_bias_residual_f32__aarch64(void *const *b
                                                 for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += 16) {
                                                     [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
                                                     __builtin_prefetch(&in3[i0 * 768 + i1]);
+                                                    __builtin_prefetch(&out0[i0 * 768 + i1], 1);
                                                 }
                                             }
                                             alignas(64) float akg_tile[96];
@@ -145,6 +146,7 @@ extern "C" int akg_kernel_fn_gemm_ffn2_bias_residual_f32__aarch64_prepacked(void
                                             for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += 16) {
                                                 [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
                                                 __builtin_prefetch(&in3[i0 * 768 + i1]);
+                                                __builtin_prefetch(&out0[i0 * 768 + i1], 1);
                                             }
                                         }
                                         alignas(64) float akg_tile[96];

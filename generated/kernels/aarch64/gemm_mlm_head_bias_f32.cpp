@@ -55,6 +55,13 @@ extern "C" int akg_kernel_fn_gemm_mlm_head_bias_f32__aarch64(void *const *buffer
                                     const float *akg_b = akg_bp + ((akg_j / 12) % 221) * 9216 + akg_k * 12;
                                     const float *akg_a = akg_ap + ((akg_i % 168) / 8) * 6144;
                                     {
+                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                            for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += 16) {
+                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                __builtin_prefetch(&out0[i0 * 21128 + i1], 1);
+                                            }
+                                        }
                                         alignas(64) float akg_tile[96];
                                         akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12);
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
@@ -123,6 +130,13 @@ extern "C" int akg_kernel_fn_gemm_mlm_head_bias_f32__aarch64_prepacked(void *con
                                 const float *akg_b = in1 + (akg_j / 12) * 9216 + akg_k * 12;
                                 const float *akg_a = akg_ap + ((akg_i % 320) / 8) * 6144;
                                 {
+                                    for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                        [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                        for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += 16) {
+                                            [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                            __builtin_prefetch(&out0[i0 * 21128 + i1], 1);
+                                        }
+                                    }
                                     alignas(64) float akg_tile[96];
                                     akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12);
                                     for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {

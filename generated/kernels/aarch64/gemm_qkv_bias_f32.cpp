@@ -60,6 +60,13 @@ extern "C" int akg_kernel_fn_gemm_qkv_bias_f32__aarch64(void *const *buffers) {
                                     const float *akg_b = akg_bp + ((akg_j / 12) % 96) * 9216 + akg_k * 12;
                                     const float *akg_a = akg_ap + ((akg_i % 168) / 8) * 6144;
                                     {
+                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                            for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += 16) {
+                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                __builtin_prefetch(&out0[i0 * 2304 + i1], 1);
+                                            }
+                                        }
                                         alignas(64) float akg_tile[96];
                                         akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12);
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
@@ -129,6 +136,13 @@ extern "C" int akg_kernel_fn_gemm_qkv_bias_f32__aarch64_prepacked(void *const *b
                                     const float *akg_b = in1 + (akg_j / 12) * 9216 + akg_k * 12;
                                     const float *akg_a = akg_ap + ((akg_i % 168) / 8) * 6144;
                                     {
+                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                            for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += 16) {
+                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                __builtin_prefetch(&out0[i0 * 2304 + i1], 1);
+                                            }
+                                        }
                                         alignas(64) float akg_tile[96];
                                         akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12);
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {

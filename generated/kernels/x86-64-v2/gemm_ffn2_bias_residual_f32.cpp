@@ -77,6 +77,7 @@ extern "C" int akg_kernel_fn_gemm_ffn2_bias_residual_f32__x86_64_v2(void *const 
                                                     for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += 16) {
                                                         [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
                                                         __builtin_prefetch(&in3[i0 * 768 + i1]);
+                                                        __builtin_prefetch(&out0[i0 * 768 + i1], 1);
                                                     }
                                                 }
                                                 alignas(64) float akg_tile[48];
@@ -171,6 +172,7 @@ extern "C" int akg_kernel_fn_gemm_ffn2_bias_residual_f32__x86_64_v2_prepacked(vo
                                                 for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += 16) {
                                                     [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
                                                     __builtin_prefetch(&in3[i0 * 768 + i1]);
+                                                    __builtin_prefetch(&out0[i0 * 768 + i1], 1);
                                                 }
                                             }
                                             alignas(64) float akg_tile[48];

@@ -593,9 +593,10 @@ private:
     }
 
     // The lines of the tile's elements of the epilogue's row-walking reads (ContractionPlan::
-    // tile_prefetches), requested while the micro-kernel runs.
+    // tile_prefetches) and of the outputs it stores (tile_write_prefetches, for writing),
+    // requested while the micro-kernel runs.
     std::string prefetches(const std::string &indent) {
-        if (p_.tile_prefetches.empty()) return "";
+        if (p_.tile_prefetches.empty() && p_.tile_write_prefetches.empty()) return "";
         const size_t nb = p_.batch.size();
         const std::string im = index_var(static_cast<int>(nb)), jn = index_var(static_cast<int>(nb) + 1);
         std::string s = indent + "for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {\n";
@@ -603,6 +604,8 @@ private:
         s += indent + "    for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += " + n(p_.prefetch_line_floats) + ") {\n";
         s += indent + "        [[maybe_unused]] const int64_t " + jn + " = akg_j + akg_c;\n";
         for (const auto &read : p_.tile_prefetches) s += indent + "        __builtin_prefetch(&" + printer_.print(read) + ");\n";
+        for (const auto &name : p_.tile_write_prefetches)
+            s += indent + "        __builtin_prefetch(&" + name + "[" + offset_of(m_.buffer(name)) + "], 1);\n";
         return s + indent + "    }\n" + indent + "}\n";
     }
 

@@ -537,7 +537,11 @@ std::string run_contraction(const TensorGraph &graph, const CompositeKernel &ker
     if (options.row_epilogue_rows) *options.row_epilogue_rows = model.contraction->row_epilogue ? model.contraction->blocking.mr : 0;
     dump("plan-contraction", [&] { return contraction_plan_text(model); });
     stream_contraction_outputs(model, options.schedule);
-    dump("stream-outputs", [&] { return dump_streamed_outputs(model); });
+    dump("stream-outputs", [&] {
+        std::string text = dump_streamed_outputs(model);
+        for (const auto &name : model.contraction->tile_write_prefetches) text += name + ": prefetched for writing, tile by tile\n";
+        return text;
+    });
     tile_contraction(model, options.schedule);
     dump("tile-contraction", [&] { return dump_schedule(model); });
     return emit_from_ast(model, build_contraction_ast(model), dump,

@@ -315,6 +315,10 @@ void tile_layout(const PolyModel &m, const ContractionPlan &p, const PolyStateme
 
 } // namespace
 
+namespace {
+constexpr int64_t kWritePrefetchMinK = 256;
+} // namespace
+
 GemmBlocking gemm_blocking(const Target &t, int64_t m, int64_t n, int64_t k) {
     GemmBlocking b;
     if (t.arch == Arch::AArch64) {
@@ -518,6 +522,20 @@ void plan_contraction(PolyModel &m, const ScheduleOptions &options, const RowEpi
         }
         if (fits) p.row_epilogue = *row_part;
     }
+    // Only behind a long k loop: after the attention scores' 64 steps a tile's burst of write
+    // prefetches cost more than the stores' wait they save.
+    if (p.direct_output.empty() && p.k >= kWritePrefetchMinK) {
+        std::vector<std::string> stored{c.buffer};
+        for (const auto &name : p.epilogue)
+            if (!p.permuted.count(name)) stored.push_back(m.statement(name).stage->buffer);
+        for (const auto &name : stored) {
+            const BufferInfo &b = m.buffer(name);
+            if (b.kind != BufferKind::KernelOutput || b.dtype != DType::Float32 || b.shape != c.shape) continue;
+            if (p.row_epilogue && p.row_epilogue->blocked.count(name)) continue;
+            if (std::find(p.tile_write_prefetches.begin(), p.tile_write_prefetches.end(), name) == p.tile_write_prefetches.end())
+                p.tile_write_prefetches.push_back(name);
+        }
+    }
     m.contraction = p;
 }
 
@@ -549,6 +567,12 @@ std::string contraction_plan_text(const PolyModel &m) {
     if (!p.direct_output.empty()) os << " (none: full tiles stored to " << p.direct_output << ")";
     if (p.staged_float16_epilogue) os << " (staged: one float16 rounding at a time)";
     os << "\n";
+    if (!p.tile_prefetches.empty() || !p.tile_write_prefetches.empty()) {
+        os << "prefetched for each tile:";
+        for (const auto &e : p.tile_prefetches) os << " " << print_expr(e);
+        for (const auto &name : p.tile_write_prefetches) os << " " << name << " (for writing)";
+        os << "\n";
+    }
     if (p.column_sum) os << "column sum of B to " << p.column_sum->output << ", taken while packing B\n";
     if (p.row_epilogue) {
         os << "row part " << p.row_epilogue->full_rows << " on each " << b.mr << " rows once their block is done";

@@ -219,6 +219,11 @@ struct ContractionPlan {
     // tile's lines of them (prefetch_line_floats apart) before its micro-kernel call.
     std::vector<Halide::Expr> tile_prefetches;
     int64_t prefetch_line_floats = 16;
+    // The float32 outputs the epilogue stores at the product's elements with ordinary stores:
+    // each line would wait on being read for ownership after the k loop, so the emitter
+    // prefetches the tile's lines of them for writing with the reads above (stream-outputs
+    // drops the outputs it streams).
+    std::vector<std::string> tile_write_prefetches;
     // The epilogue rounds to float16 (a float16 product, a float16 op chain) and the target
     // converts float16 in vector instructions: the emitter computes the tile's values one
     // rounded op at a time into tile-sized arrays and rounds each array with the conversions,

@@ -2,6 +2,7 @@
 
 #include "poly/schedule_transforms.h"
 
+#include <algorithm>
 #include <set>
 
 namespace akg {
@@ -129,6 +130,9 @@ void stream_contraction_outputs(PolyModel &m, const ScheduleOptions &options) {
         if (b.shape != p.stage->shape || element_count(b.shape) * 4 < options.stream_min_output_bytes) continue;
         b.streamed = rows_stream_by_blocks(b, options.cache_line_bytes);
     }
+    // A streamed output's lines are not read for ownership: no prefetch for writing them.
+    auto &writes = m.contraction->tile_write_prefetches;
+    writes.erase(std::remove_if(writes.begin(), writes.end(), [&](const std::string &name) { return m.buffer(name).streamed; }), writes.end());
 }
 
 int64_t kernel_footprint_bytes(const PolyModel &m) {
