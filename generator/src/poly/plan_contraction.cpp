@@ -313,10 +313,8 @@ void tile_layout(const PolyModel &m, const ContractionPlan &p, const PolyStateme
     }
 }
 
-} // namespace
-
-namespace {
 constexpr int64_t kWritePrefetchMinK = 256;
+
 } // namespace
 
 GemmBlocking gemm_blocking(const Target &t, int64_t m, int64_t n, int64_t k) {
