@@ -541,6 +541,24 @@ TEST(PlanContraction, BPackedAheadOfTimeTakesAllColumnsInOnePanel) {
     EXPECT_EQ(packed.kc, plain.kc);
 }
 
+TEST(PlanContraction, ColumnPanelsRoundDownToTheThreadsWhereWiderPanelsFit) {
+    // dW's K of 2048 makes the model's 1024 columns three panels; two threads need an even count.
+    // Four panels would pack its A four times; two of 1536 columns (12.6 MB) still fit a
+    // thread's share of the last-level cache.
+    GemmPart dw(load("gemm_dw_bias_grad_f32"));
+    akg::plan_contraction(dw.model(), dw.options());
+    const akg::ContractionPlan &p = *dw.model().contraction;
+    ASSERT_EQ(p.split, akg::GemmSplit::Columns);
+    EXPECT_EQ(p.blocking.nc, 1536);
+    EXPECT_EQ(p.n_panels(), 2);
+    const akg::Target &t = akg::target_named("x86-64-v4");
+    EXPECT_LE(p.k * p.blocking.nc * 4, t.llc_bytes / t.cores);
+    // One panel (the FC's 1001 columns) cannot round down: two panels, one per thread.
+    GemmPart fc(load("gemm_fc_bias_f32"));
+    akg::plan_contraction(fc.model(), fc.options());
+    EXPECT_EQ(fc.model().contraction->n_panels(), 2);
+}
+
 TEST(PlanContraction, ABFromMemoryIsReadOnceByOneBlockOfAllRows) {
     // The MLM head packed ahead of time: each thread's 10,564 columns of B (32 MB) come from
     // memory, and its 320 rows (23 micro-panels, 989 KB at kc 768) fit the 1 MB of L2: one block.

@@ -17,7 +17,7 @@ extern "C" int akg_kernel_fn_gemm_dw_bias_grad_f32__x86_64_v2(void *const *buffe
         int akg_failed = 0;
         #pragma omp parallel if (!akg_single_thread())
         {
-            float *akg_bp = (float *)aligned_alloc(64, 6291456);
+            float *akg_bp = (float *)aligned_alloc(64, 12582912);
             float *akg_ap = (float *)aligned_alloc(64, 98304);
             const bool akg_ok = akg_bp && akg_ap;
             if (!akg_ok) {
@@ -25,11 +25,11 @@ extern "C" int akg_kernel_fn_gemm_dw_bias_grad_f32__x86_64_v2(void *const *buffe
                 akg_failed = 1;
             }
             #pragma omp for collapse(1) schedule(static)
-            for (int64_t c0 = 0; (c0 <= 3); c0 += 1) {
+            for (int64_t c0 = 0; (c0 <= 1); c0 += 1) {
                 if (akg_ok) {
-                    for (int64_t c1 = (96 * c0); (c1 <= ((96 * c0) + 95)); c1 += 1) {
+                    for (int64_t c1 = (192 * c0); (c1 <= ((192 * c0) + 191)); c1 += 1) {
                         {
-                            float *__restrict akg_dst = akg_bp + ((c1) % 96) * 16384;
+                            float *__restrict akg_dst = akg_bp + ((c1) % 192) * 16384;
                             const int64_t akg_j0 = (c1) * 8;
                             const int64_t akg_valid = akg_imin(8, 3072 - akg_j0);
                             const float *akg_src = in1 + (INT64_C(0)) + akg_j0 * 1 + 0 * 3072;
@@ -56,14 +56,14 @@ extern "C" int akg_kernel_fn_gemm_dw_bias_grad_f32__x86_64_v2(void *const *buffe
                                 }
                             }
                         }
-                        for (int64_t c3 = (96 * c0); (c3 <= ((96 * c0) + 95)); c3 += 1) {
+                        for (int64_t c3 = (192 * c0); (c3 <= ((192 * c0) + 191)); c3 += 1) {
                             for (int64_t c4 = (2 * c2); (c4 <= ((2 * c2) + 1)); c4 += 1) {
                                 {
                                     const int64_t akg_i = (6 * c4), akg_j = (8 * c3), akg_k = 0;
                                     const int64_t akg_kn = 2047 - akg_k + 1;
                                     const int64_t akg_mv = akg_imin(6, 768 - akg_i), akg_nv = akg_imin(8, 3072 - akg_j);
                                     (void)akg_nv;
-                                    const float *akg_b = akg_bp + ((akg_j / 8) % 96) * 16384 + akg_k * 8;
+                                    const float *akg_b = akg_bp + ((akg_j / 8) % 192) * 16384 + akg_k * 8;
                                     const float *akg_a = akg_ap + ((akg_i % 12) / 6) * 12288;
                                     {
                                         {
