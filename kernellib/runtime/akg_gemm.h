@@ -37,6 +37,12 @@
 #define AKG_GEMM_LAMBDA_INLINE
 #endif
 
+// A run of floats the micro-kernel prefetches into L2 while it computes, one cache line every
+// step of its unrolled k loop (none by default): its share of the next column's micro-panel of B.
+struct akg_gemm_ahead {
+    const float *from = nullptr, *to = nullptr;
+};
+
 namespace akg_gemm_detail {
 
 // The vector shim: T holds L floats; load/store are unaligned; bcast reads one float into every
@@ -159,7 +165,7 @@ template <int N, int W> AKG_GEMM_INLINE void prefetch_row(const float *p) {
 // its row stride aligned to 64 bytes), and then not prefetched.
 template <class W, int MR, int NV, bool PACKED, int AS = MR, bool BPACKED = true, bool BSTREAMED = false, bool CSTREAM = false>
 AKG_GEMM_INLINE void micro(int64_t kc, const float *__restrict a, int64_t lda, const float *__restrict b, int64_t ldb,
-                           const float *cin, int64_t ldcin, float *cout, int64_t ldcout) {
+                           const float *cin, int64_t ldcin, float *cout, int64_t ldcout, akg_gemm_ahead ahead = {}) {
     using T = typename W::T;
     constexpr int L = W::L, NR = NV * L;
     constexpr int64_t ASTEP = PACKED ? AS : 1; // A's step in k
@@ -225,6 +231,10 @@ AKG_GEMM_INLINE void micro(int64_t kc, const float *__restrict a, int64_t lda, c
                 unroll<(NR + 15) / 16>([&](auto i) AKG_GEMM_LAMBDA_INLINE { __builtin_prefetch(row + i * 16, 0, 3); });
                 __builtin_prefetch(row + NR - 1, 0, 3);
             });
+        if (ahead.from < ahead.to) {
+            __builtin_prefetch(ahead.from, 0, 2);
+            ahead.from += 16;
+        }
         unroll<KU>([&](auto kk) AKG_GEMM_LAMBDA_INLINE { step(kk); W::fence(); });
     }
     for (; k < kc; ++k, a += ASTEP, b += bstep) step(std::integral_constant<int, 0>());
@@ -271,8 +281,8 @@ __attribute__((noinline, unused)) static void akg_gemm_micro_rowmajor_a(int64_t 
 namespace akg_gemm_detail {
 template <int MR, bool APACKED, bool BPACKED, bool BSTREAMED, bool CSTREAM>
 __attribute__((noinline)) static void tile(int64_t kc, const float *__restrict a, int64_t lda, const float *__restrict b, int64_t ldb,
-                                           const float *cin, int64_t ldcin, float *cout, int64_t ldcout) {
-    micro<V, MR, AKG_GEMM_NR / V::L, APACKED, AKG_GEMM_MR, BPACKED, BSTREAMED, CSTREAM>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
+                                           const float *cin, int64_t ldcin, float *cout, int64_t ldcout, akg_gemm_ahead ahead) {
+    micro<V, MR, AKG_GEMM_NR / V::L, APACKED, AKG_GEMM_MR, BPACKED, BSTREAMED, CSTREAM>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout, ahead);
 }
 } // namespace akg_gemm_detail
 
@@ -285,12 +295,23 @@ __attribute__((noinline)) static void tile(int64_t kc, const float *__restrict a
 // pay). BSTREAMED: B, in place, comes from memory (larger than L2): its rows are prefetched.
 // CSTREAM: cout is an output streamed around the caches (non-temporal stores where cout and
 // ldcout make its rows whole cache lines; the caller fences). Stores exactly ROWS rows of cout.
+// ahead: lines to prefetch into L2 during the k loop (akg_gemm_next_panel).
 template <int ROWS, bool APACKED, bool BPACKED, bool BSTREAMED = false, bool CSTREAM = false>
 static inline void akg_gemm_tile(int64_t kc, const float *__restrict a, int64_t lda, const float *__restrict b, int64_t ldb, const float *cin,
-                                 int64_t ldcin, float *cout, int64_t ldcout) {
+                                 int64_t ldcin, float *cout, int64_t ldcout, akg_gemm_ahead ahead = {}) {
     static_assert(ROWS >= 1 && ROWS <= AKG_GEMM_MR, "a tile of 1 .. AKG_GEMM_MR rows");
     static_assert(!(BPACKED && BSTREAMED), "only B read in place is streamed");
-    akg_gemm_detail::tile<ROWS, APACKED, BPACKED, BSTREAMED, CSTREAM>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
+    akg_gemm_detail::tile<ROWS, APACKED, BPACKED, BSTREAMED, CSTREAM>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout, ahead);
+}
+
+// Tile `tile` of the `tiles` of a column of tiles (one block of rows) prefetches the tile-th
+// share of the `floats` of the next column's micro-panel of packed B at `next`, so that the
+// column after reads it from L2: spread over the whole column, the prefetches overlap the
+// multiply-adds instead of the next column's first tile waiting on all of it.
+static inline akg_gemm_ahead akg_gemm_next_panel(const float *next, int64_t floats, int64_t tile, int64_t tiles) {
+    const int64_t share = ((floats + tiles - 1) / tiles + 15) / 16 * 16;
+    const int64_t from = akg_imin(tile * share, floats);
+    return {next + from, next + akg_imin(from + share, floats)};
 }
 
 // Packs `valid` rows of a float32 operand stored with k innermost (row x at src + x * ld) into a

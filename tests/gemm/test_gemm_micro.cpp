@@ -60,8 +60,9 @@ constexpr std::array<int, MR> kHeights = heights_up_to(std::make_index_sequence<
 #endif
 
 // akg_gemm_tile<rows, A packed?, B packed?> for a height of kHeights known at run time; every
-// second call with B in place and A packed runs the variant that prefetches B's rows (BSTREAMED).
-int in_place_b_calls = 0;
+// second call with B in place and A packed runs the variant that prefetches B's rows (BSTREAMED),
+// every second with both packed prefetches a run ahead (B itself, which must change nothing).
+int in_place_b_calls = 0, packed_calls = 0;
 template <size_t... I>
 void tile_of_height_seq(int rows, bool ap, bool bp, bool cstream, int64_t kc, const float *a, int64_t lda, const float *b, int64_t ldb,
                         const float *cin, int64_t ldcin, float *cout, int64_t ldcout, std::index_sequence<I...>) {
@@ -72,6 +73,7 @@ void tile_of_height_seq(int rows, bool ap, bool bp, bool cstream, int64_t kc, co
         ran = true;
         if (cstream && ap && bp) akg_gemm_tile<H, true, true, false, true>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
         else if (cstream) akg_gemm_tile<H, false, false, false, true>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
+        else if (ap && bp && ++packed_calls % 2) akg_gemm_tile<H, true, true>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout, akg_gemm_next_panel(b, kc * NR, 0, 1));
         else if (ap && bp) akg_gemm_tile<H, true, true>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
         else if (ap && ++in_place_b_calls % 2) akg_gemm_tile<H, true, false, true>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
         else if (ap) akg_gemm_tile<H, true, false>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
@@ -237,6 +239,22 @@ void check_column_sums(int64_t len, int64_t valid, std::mt19937 &rng) {
     failures += bad != 0;
 }
 
+// The shares of akg_gemm_next_panel: whole lines (16 floats) from the panel's start, in tile
+// order, together exactly the panel, the tiles past the end with empty runs.
+void check_next_panel(int64_t floats, int64_t tiles) {
+    static float panel[4096];
+    const float *at = panel;
+    bool ok = true;
+    for (int64_t t = 0; t < tiles; ++t) {
+        const akg_gemm_ahead run = akg_gemm_next_panel(panel, floats, t, tiles);
+        ok &= run.from == at && run.to >= run.from && (run.to == panel + floats || (run.to - panel) % 16 == 0);
+        at = run.to;
+    }
+    ok &= at == panel + floats;
+    if (!ok && printed++ < 30) std::printf("FAIL akg_gemm_next_panel floats=%lld tiles=%lld\n", (long long)floats, (long long)tiles);
+    failures += !ok;
+}
+
 } // namespace
 
 int main() {
@@ -278,6 +296,11 @@ int main() {
     for (int64_t len : {1, 2, 51, 2048})
         for (int64_t valid : {int64_t{1}, int64_t{NR - 1}, int64_t{NR}}) {
             check_column_sums(len, valid, rng);
+            ++cases;
+        }
+    for (int64_t floats : {0, 8, 16, 100, 4096})
+        for (int64_t tiles : {1, 3, 6, 23, 300}) {
+            check_next_panel(floats, tiles);
             ++cases;
         }
     std::printf("%d of %d cases failed\n", failures, cases);

@@ -429,6 +429,34 @@ TEST(EmitContraction, AStreamedEpilogueOutputLeavesEachTileRowWithNonTemporalSto
     EXPECT_EQ(count(code, "out0[i0 * 3072 + i1] ="), 0u) << code;
 }
 
+TEST(PlanContraction, TilesPrefetchTheNextMicroPanelOfBWhereItsPanelOutgrowsL2) {
+    // FFN1's packed panel of B (768 x 1536, 4.7 MB) comes from L3: each tile of a column
+    // prefetches its share of the next column's micro-panel. The attention scores' panel of
+    // 64 x 128 stays in L1; the FC reads its B in place (rows prefetched instead).
+    auto prefetched = [](const char *pattern) {
+        GemmPart part(load(pattern));
+        akg::plan_contraction(part.model(), part.options());
+        return part.model().contraction->b_next_prefetched;
+    };
+    EXPECT_TRUE(prefetched("gemm_ffn1_bias_gelu_f32"));
+    EXPECT_TRUE(prefetched("gemm_dw_bias_grad_f32"));
+    EXPECT_FALSE(prefetched("bmm_attn_scores_scale_mask_f32"));
+    EXPECT_FALSE(prefetched("gemm_fc_bias_f32"));
+}
+
+TEST(EmitContraction, EachTileOfAColumnPrefetchesItsShareOfTheNextMicroPanel) {
+    // FFN1 packs B per panel of 1536 columns (48 micro-panels of 768 x 32) and blocks of 168
+    // rows (12 tiles): the next micro-panel is 768 * 32 floats on, only within the panel.
+    const std::string code = streamed_code("gemm_ffn1_bias_gelu_f32");
+    EXPECT_EQ(count(code, "const akg_gemm_ahead akg_ahead = (akg_j / 32) % 48 + 1 < 48 && akg_j + 32 < 3072 ? "
+                          "akg_gemm_next_panel(akg_b + 24576, akg_kn * 32, (akg_i % 168) / 14, 12) : akg_gemm_ahead{};"),
+              1u)
+        << code;
+    EXPECT_EQ(count(code, "akg_tile, 32, akg_ahead);"), 2u) << code; // the full tiles' call and the last rows'
+    // The attention scores' tiles do not.
+    EXPECT_EQ(streamed_code("bmm_attn_scores_scale_mask_f32").find("akg_ahead"), std::string::npos);
+}
+
 TEST(PlanContraction, SmallMReadsBInPlace) {
     // FC: 32 rows, one block of them; B [2048, 1001] row-major at a stride that does not alias.
     GemmPart fc(load("gemm_fc_bias_f32"));

@@ -245,6 +245,7 @@ static int akg_part0_gemm_attn_out_bias_residual_layernorm_f32__aarch64(void *co
                                     const int64_t akg_mv = akg_imin(8, 2048 - akg_i), akg_nv = akg_imin(12, 768 - akg_j);
                                     (void)akg_nv;
                                     const float *akg_b = akg_bp + ((akg_j / 12) % 64) * 9216 + akg_k * 12;
+                                    const akg_gemm_ahead akg_ahead = (akg_j / 12) % 64 + 1 < 64 && akg_j + 12 < 768 ? akg_gemm_next_panel(akg_b + 9216, akg_kn * 12, (akg_i % 168) / 8, 21) : akg_gemm_ahead{};
                                     const float *akg_a = akg_ap + ((akg_i % 168) / 8) * 6144;
                                     {
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
@@ -256,7 +257,7 @@ static int akg_part0_gemm_attn_out_bias_residual_layernorm_f32__aarch64(void *co
                                             }
                                         }
                                         alignas(64) float akg_tile[96];
-                                        akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12);
+                                        akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12, akg_ahead);
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                             const int64_t i0 = akg_i + akg_r;
                                             #pragma omp simd
@@ -347,6 +348,7 @@ static int akg_part0_gemm_attn_out_bias_residual_layernorm_f32__aarch64_prepacke
                                     const int64_t akg_mv = akg_imin(8, 2048 - akg_i), akg_nv = akg_imin(12, 768 - akg_j);
                                     (void)akg_nv;
                                     const float *akg_b = in1 + (akg_j / 12) * 9216 + akg_k * 12;
+                                    const akg_gemm_ahead akg_ahead = akg_j + 12 < 768 ? akg_gemm_next_panel(akg_b + 9216, akg_kn * 12, (akg_i % 168) / 8, 21) : akg_gemm_ahead{};
                                     const float *akg_a = akg_ap + ((akg_i % 168) / 8) * 6144;
                                     {
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
@@ -358,7 +360,7 @@ static int akg_part0_gemm_attn_out_bias_residual_layernorm_f32__aarch64_prepacke
                                             }
                                         }
                                         alignas(64) float akg_tile[96];
-                                        akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12);
+                                        akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12, akg_ahead);
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                             const int64_t i0 = akg_i + akg_r;
                                             #pragma omp simd

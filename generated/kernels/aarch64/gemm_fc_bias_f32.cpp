@@ -136,6 +136,7 @@ extern "C" int akg_kernel_fn_gemm_fc_bias_f32__aarch64_prepacked(void *const *bu
                                 const int64_t akg_mv = akg_imin(8, 32 - akg_i), akg_nv = akg_imin(12, 1001 - akg_j);
                                 (void)akg_nv;
                                 const float *akg_b = in1 + (akg_j / 12) * 24576 + akg_k * 12;
+                                const akg_gemm_ahead akg_ahead = akg_j + 12 < 1001 ? akg_gemm_next_panel(akg_b + 24576, akg_kn * 12, (akg_i % 32) / 8, 4) : akg_gemm_ahead{};
                                 const float *akg_a = akg_ap + ((akg_i % 32) / 8) * 16384;
                                 {
                                     for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
@@ -146,7 +147,7 @@ extern "C" int akg_kernel_fn_gemm_fc_bias_f32__aarch64_prepacked(void *const *bu
                                         }
                                     }
                                     alignas(64) float akg_tile[96];
-                                    akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12);
+                                    akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12, akg_ahead);
                                     for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                         const int64_t i0 = akg_i + akg_r;
                                         #pragma omp simd

@@ -60,6 +60,7 @@ extern "C" int akg_kernel_fn_gemm_ffn2_bias_residual_f32__aarch64(void *const *b
                                         const int64_t akg_mv = akg_imin(8, 2048 - akg_i), akg_nv = akg_imin(12, 768 - akg_j);
                                         (void)akg_nv;
                                         const float *akg_b = akg_bp + ((akg_j / 12) % 32) * 36864 + akg_k * 12;
+                                        const akg_gemm_ahead akg_ahead = (akg_j / 12) % 32 + 1 < 32 && akg_j + 12 < 768 ? akg_gemm_next_panel(akg_b + 36864, akg_kn * 12, (akg_i % 40) / 8, 5) : akg_gemm_ahead{};
                                         const float *akg_a = akg_ap + ((akg_i % 40) / 8) * 24576;
                                         {
                                             for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
@@ -71,7 +72,7 @@ extern "C" int akg_kernel_fn_gemm_ffn2_bias_residual_f32__aarch64(void *const *b
                                                 }
                                             }
                                             alignas(64) float akg_tile[96];
-                                            akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12);
+                                            akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12, akg_ahead);
                                             for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                                 const int64_t i0 = akg_i + akg_r;
                                                 #pragma omp simd
@@ -139,6 +140,7 @@ extern "C" int akg_kernel_fn_gemm_ffn2_bias_residual_f32__aarch64_prepacked(void
                                     const int64_t akg_mv = akg_imin(8, 2048 - akg_i), akg_nv = akg_imin(12, 768 - akg_j);
                                     (void)akg_nv;
                                     const float *akg_b = in1 + (akg_j / 12) * 36864 + akg_k * 12;
+                                    const akg_gemm_ahead akg_ahead = akg_j + 12 < 768 ? akg_gemm_next_panel(akg_b + 36864, akg_kn * 12, (akg_i % 40) / 8, 5) : akg_gemm_ahead{};
                                     const float *akg_a = akg_ap + ((akg_i % 40) / 8) * 24576;
                                     {
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
@@ -150,7 +152,7 @@ extern "C" int akg_kernel_fn_gemm_ffn2_bias_residual_f32__aarch64_prepacked(void
                                             }
                                         }
                                         alignas(64) float akg_tile[96];
-                                        akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12);
+                                        akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12, akg_ahead);
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                             const int64_t i0 = akg_i + akg_r;
                                             #pragma omp simd

@@ -53,6 +53,7 @@ extern "C" int akg_kernel_fn_gemm_mlm_head_bias_f32__aarch64(void *const *buffer
                                     const int64_t akg_mv = akg_imin(8, 320 - akg_i), akg_nv = akg_imin(12, 21128 - akg_j);
                                     (void)akg_nv;
                                     const float *akg_b = akg_bp + ((akg_j / 12) % 221) * 9216 + akg_k * 12;
+                                    const akg_gemm_ahead akg_ahead = (akg_j / 12) % 221 + 1 < 221 && akg_j + 12 < 21128 ? akg_gemm_next_panel(akg_b + 9216, akg_kn * 12, (akg_i % 168) / 8, 21) : akg_gemm_ahead{};
                                     const float *akg_a = akg_ap + ((akg_i % 168) / 8) * 6144;
                                     {
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
@@ -63,7 +64,7 @@ extern "C" int akg_kernel_fn_gemm_mlm_head_bias_f32__aarch64(void *const *buffer
                                             }
                                         }
                                         alignas(64) float akg_tile[96];
-                                        akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12);
+                                        akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12, akg_ahead);
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                             const int64_t i0 = akg_i + akg_r;
                                             #pragma omp simd
@@ -128,6 +129,7 @@ extern "C" int akg_kernel_fn_gemm_mlm_head_bias_f32__aarch64_prepacked(void *con
                                 const int64_t akg_mv = akg_imin(8, 320 - akg_i), akg_nv = akg_imin(12, 21128 - akg_j);
                                 (void)akg_nv;
                                 const float *akg_b = in1 + (akg_j / 12) * 9216 + akg_k * 12;
+                                const akg_gemm_ahead akg_ahead = akg_j + 12 < 21128 ? akg_gemm_next_panel(akg_b + 9216, akg_kn * 12, (akg_i % 320) / 8, 40) : akg_gemm_ahead{};
                                 const float *akg_a = akg_ap + ((akg_i % 320) / 8) * 6144;
                                 {
                                     for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
@@ -138,7 +140,7 @@ extern "C" int akg_kernel_fn_gemm_mlm_head_bias_f32__aarch64_prepacked(void *con
                                         }
                                     }
                                     alignas(64) float akg_tile[96];
-                                    akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12);
+                                    akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12, akg_ahead);
                                     for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                         const int64_t i0 = akg_i + akg_r;
                                         #pragma omp simd

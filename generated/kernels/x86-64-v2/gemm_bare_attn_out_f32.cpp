@@ -57,13 +57,14 @@ extern "C" int akg_kernel_fn_gemm_bare_attn_out_f32__x86_64_v2(void *const *buff
                                     const int64_t akg_mv = akg_imin(6, 2048 - akg_i), akg_nv = akg_imin(8, 768 - akg_j);
                                     (void)akg_nv;
                                     const float *akg_b = akg_bp + ((akg_j / 8) % 96) * 6144 + akg_k * 8;
+                                    const akg_gemm_ahead akg_ahead = (akg_j / 8) % 96 + 1 < 96 && akg_j + 8 < 768 ? akg_gemm_next_panel(akg_b + 6144, akg_kn * 8, (akg_i % 42) / 6, 7) : akg_gemm_ahead{};
                                     const float *akg_a = akg_ap + ((akg_i % 42) / 6) * 4608;
                                     {
                                         {
                                             if (akg_mv == 6) {
-                                                akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 768 + akg_j), 768);
+                                                akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 768 + akg_j), 768, akg_ahead);
                                             } else {
-                                                akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 768 + akg_j), 768);
+                                                akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 768 + akg_j), 768, akg_ahead);
                                             }
                                         }
                                     }
@@ -120,13 +121,14 @@ extern "C" int akg_kernel_fn_gemm_bare_attn_out_f32__x86_64_v2_prepacked(void *c
                                     const int64_t akg_mv = akg_imin(6, 2048 - akg_i), akg_nv = akg_imin(8, 768 - akg_j);
                                     (void)akg_nv;
                                     const float *akg_b = in1 + (akg_j / 8) * 6144 + akg_k * 8;
+                                    const akg_gemm_ahead akg_ahead = akg_j + 8 < 768 ? akg_gemm_next_panel(akg_b + 6144, akg_kn * 8, (akg_i % 42) / 6, 7) : akg_gemm_ahead{};
                                     const float *akg_a = akg_ap + ((akg_i % 42) / 6) * 4608;
                                     {
                                         {
                                             if (akg_mv == 6) {
-                                                akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 768 + akg_j), 768);
+                                                akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 768 + akg_j), 768, akg_ahead);
                                             } else {
-                                                akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 768 + akg_j), 768);
+                                                akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 768 + akg_j), 768, akg_ahead);
                                             }
                                         }
                                     }

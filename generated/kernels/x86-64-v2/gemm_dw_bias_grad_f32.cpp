@@ -64,10 +64,11 @@ extern "C" int akg_kernel_fn_gemm_dw_bias_grad_f32__x86_64_v2(void *const *buffe
                                     const int64_t akg_mv = akg_imin(6, 768 - akg_i), akg_nv = akg_imin(8, 3072 - akg_j);
                                     (void)akg_nv;
                                     const float *akg_b = akg_bp + ((akg_j / 8) % 192) * 16384 + akg_k * 8;
+                                    const akg_gemm_ahead akg_ahead = (akg_j / 8) % 192 + 1 < 192 && akg_j + 8 < 3072 ? akg_gemm_next_panel(akg_b + 16384, akg_kn * 8, (akg_i % 12) / 6, 2) : akg_gemm_ahead{};
                                     const float *akg_a = akg_ap + ((akg_i % 12) / 6) * 12288;
                                     {
                                         {
-                                            akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
+                                            akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072, akg_ahead);
                                         }
                                     }
                                 }

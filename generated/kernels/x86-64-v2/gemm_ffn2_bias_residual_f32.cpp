@@ -62,14 +62,15 @@ extern "C" int akg_kernel_fn_gemm_ffn2_bias_residual_f32__x86_64_v2(void *const 
                                             const int64_t akg_mv = akg_imin(6, 2048 - akg_i), akg_nv = akg_imin(8, 768 - akg_j);
                                             (void)akg_nv;
                                             const float *akg_b = akg_bp + ((akg_j / 8) % 48) * 24576 + akg_k * 8;
+                                            const akg_gemm_ahead akg_ahead = (akg_j / 8) % 48 + 1 < 48 && akg_j + 8 < 768 ? akg_gemm_next_panel(akg_b + 24576, akg_kn * 8, (akg_i % 18) / 6, 3) : akg_gemm_ahead{};
                                             const float *akg_a = akg_ap + ((akg_i % 18) / 6) * 9216;
                                             float *akg_c = akg_acc + (akg_i - (akg_i / 1026) * 1026) * 384 + akg_j % 384;
                                             const float *akg_cin = akg_k == 0 ? nullptr : akg_c;
                                             if (akg_k + akg_kn < 3072) {
                                                 if (akg_mv == 6) {
-                                                    akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_c, 384);
+                                                    akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_c, 384, akg_ahead);
                                                 } else {
-                                                    akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_c, 384);
+                                                    akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_c, 384, akg_ahead);
                                                 }
                                             } else {
                                                 for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
@@ -82,9 +83,9 @@ extern "C" int akg_kernel_fn_gemm_ffn2_bias_residual_f32__x86_64_v2(void *const 
                                                 }
                                                 alignas(64) float akg_tile[48];
                                                 if (akg_mv == 6) {
-                                                    akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_tile, 8);
+                                                    akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_tile, 8, akg_ahead);
                                                 } else {
-                                                    akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_tile, 8);
+                                                    akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_tile, 8, akg_ahead);
                                                 }
                                                 for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                                     const int64_t i0 = akg_i + akg_r;
@@ -157,14 +158,15 @@ extern "C" int akg_kernel_fn_gemm_ffn2_bias_residual_f32__x86_64_v2_prepacked(vo
                                         const int64_t akg_mv = akg_imin(6, 2048 - akg_i), akg_nv = akg_imin(8, 768 - akg_j);
                                         (void)akg_nv;
                                         const float *akg_b = in1 + (akg_j / 8) * 24576 + akg_k * 8;
+                                        const akg_gemm_ahead akg_ahead = akg_j + 8 < 768 ? akg_gemm_next_panel(akg_b + 24576, akg_kn * 8, (akg_i % 18) / 6, 3) : akg_gemm_ahead{};
                                         const float *akg_a = akg_ap + ((akg_i % 18) / 6) * 9216;
                                         float *akg_c = akg_acc + (akg_i - (akg_i / 1026) * 1026) * 768 + akg_j % 768;
                                         const float *akg_cin = akg_k == 0 ? nullptr : akg_c;
                                         if (akg_k + akg_kn < 3072) {
                                             if (akg_mv == 6) {
-                                                akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_c, 768);
+                                                akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_c, 768, akg_ahead);
                                             } else {
-                                                akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_c, 768);
+                                                akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_c, 768, akg_ahead);
                                             }
                                         } else {
                                             for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
@@ -177,9 +179,9 @@ extern "C" int akg_kernel_fn_gemm_ffn2_bias_residual_f32__x86_64_v2_prepacked(vo
                                             }
                                             alignas(64) float akg_tile[48];
                                             if (akg_mv == 6) {
-                                                akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_tile, 8);
+                                                akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_tile, 8, akg_ahead);
                                             } else {
-                                                akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_tile, 8);
+                                                akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_tile, 8, akg_ahead);
                                             }
                                             for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                                 const int64_t i0 = akg_i + akg_r;

@@ -58,6 +58,7 @@ extern "C" int akg_kernel_fn_gemm_qkv_bias_f32__x86_64_v2(void *const *buffers) 
                                     const int64_t akg_mv = akg_imin(6, 2048 - akg_i), akg_nv = akg_imin(8, 2304 - akg_j);
                                     (void)akg_nv;
                                     const float *akg_b = akg_bp + ((akg_j / 8) % 144) * 6144 + akg_k * 8;
+                                    const akg_gemm_ahead akg_ahead = (akg_j / 8) % 144 + 1 < 144 && akg_j + 8 < 2304 ? akg_gemm_next_panel(akg_b + 6144, akg_kn * 8, (akg_i % 42) / 6, 7) : akg_gemm_ahead{};
                                     const float *akg_a = akg_ap + ((akg_i % 42) / 6) * 4608;
                                     {
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
@@ -69,9 +70,9 @@ extern "C" int akg_kernel_fn_gemm_qkv_bias_f32__x86_64_v2(void *const *buffers) 
                                         }
                                         alignas(64) float akg_tile[48];
                                         if (akg_mv == 6) {
-                                            akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8);
+                                            akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8, akg_ahead);
                                         } else {
-                                            akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8);
+                                            akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8, akg_ahead);
                                         }
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                             const int64_t i0 = akg_i + akg_r;
@@ -138,6 +139,7 @@ extern "C" int akg_kernel_fn_gemm_qkv_bias_f32__x86_64_v2_prepacked(void *const 
                                     const int64_t akg_mv = akg_imin(6, 2048 - akg_i), akg_nv = akg_imin(8, 2304 - akg_j);
                                     (void)akg_nv;
                                     const float *akg_b = in1 + (akg_j / 8) * 6144 + akg_k * 8;
+                                    const akg_gemm_ahead akg_ahead = akg_j + 8 < 2304 ? akg_gemm_next_panel(akg_b + 6144, akg_kn * 8, (akg_i % 42) / 6, 7) : akg_gemm_ahead{};
                                     const float *akg_a = akg_ap + ((akg_i % 42) / 6) * 4608;
                                     {
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
@@ -149,9 +151,9 @@ extern "C" int akg_kernel_fn_gemm_qkv_bias_f32__x86_64_v2_prepacked(void *const 
                                         }
                                         alignas(64) float akg_tile[48];
                                         if (akg_mv == 6) {
-                                            akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8);
+                                            akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8, akg_ahead);
                                         } else {
-                                            akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8);
+                                            akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8, akg_ahead);
                                         }
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                             const int64_t i0 = akg_i + akg_r;

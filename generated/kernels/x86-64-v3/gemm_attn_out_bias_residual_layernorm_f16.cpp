@@ -423,13 +423,14 @@ static int akg_part0_gemm_attn_out_bias_residual_layernorm_f16__x86_64_v3(void *
                                     const int64_t akg_mv = akg_imin(6, 2048 - akg_i), akg_nv = akg_imin(16, 768 - akg_j);
                                     (void)akg_nv;
                                     const float *akg_b = akg_bp + ((akg_j / 16) % 48) * 12288 + akg_k * 16;
+                                    const akg_gemm_ahead akg_ahead = (akg_j / 16) % 48 + 1 < 48 && akg_j + 16 < 768 ? akg_gemm_next_panel(akg_b + 12288, akg_kn * 16, (akg_i % 84) / 6, 14) : akg_gemm_ahead{};
                                     const float *akg_a = akg_ap + ((akg_i % 84) / 6) * 4608;
                                     {
                                         alignas(64) float akg_tile[96];
                                         if (akg_mv == 6) {
-                                            akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 16);
+                                            akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 16, akg_ahead);
                                         } else {
-                                            akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 16);
+                                            akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 16, akg_ahead);
                                         }
                                         alignas(64) float akg_akgr0[96];
                                         alignas(64) float akg_akgr1[96];
@@ -567,13 +568,14 @@ static int akg_part0_gemm_attn_out_bias_residual_layernorm_f16__x86_64_v3_prepac
                                     const int64_t akg_mv = akg_imin(6, 2048 - akg_i), akg_nv = akg_imin(16, 768 - akg_j);
                                     (void)akg_nv;
                                     const float *akg_b = in1 + (akg_j / 16) * 12288 + akg_k * 16;
+                                    const akg_gemm_ahead akg_ahead = akg_j + 16 < 768 ? akg_gemm_next_panel(akg_b + 12288, akg_kn * 16, (akg_i % 84) / 6, 14) : akg_gemm_ahead{};
                                     const float *akg_a = akg_ap + ((akg_i % 84) / 6) * 4608;
                                     {
                                         alignas(64) float akg_tile[96];
                                         if (akg_mv == 6) {
-                                            akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 16);
+                                            akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 16, akg_ahead);
                                         } else {
-                                            akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 16);
+                                            akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 16, akg_ahead);
                                         }
                                         alignas(64) float akg_akgr0[96];
                                         alignas(64) float akg_akgr1[96];

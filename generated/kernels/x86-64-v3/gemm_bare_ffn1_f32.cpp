@@ -57,13 +57,14 @@ extern "C" int akg_kernel_fn_gemm_bare_ffn1_f32__x86_64_v3(void *const *buffers)
                                     const int64_t akg_mv = akg_imin(6, 2048 - akg_i), akg_nv = akg_imin(16, 3072 - akg_j);
                                     (void)akg_nv;
                                     const float *akg_b = akg_bp + ((akg_j / 16) % 96) * 12288 + akg_k * 16;
+                                    const akg_gemm_ahead akg_ahead = (akg_j / 16) % 96 + 1 < 96 && akg_j + 16 < 3072 ? akg_gemm_next_panel(akg_b + 12288, akg_kn * 16, (akg_i % 84) / 6, 14) : akg_gemm_ahead{};
                                     const float *akg_a = akg_ap + ((akg_i % 84) / 6) * 4608;
                                     {
                                         {
                                             if (akg_mv == 6) {
-                                                akg_gemm_tile<6, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
+                                                akg_gemm_tile<6, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072, akg_ahead);
                                             } else {
-                                                akg_gemm_tile<2, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
+                                                akg_gemm_tile<2, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072, akg_ahead);
                                             }
                                         }
                                     }
@@ -121,13 +122,14 @@ extern "C" int akg_kernel_fn_gemm_bare_ffn1_f32__x86_64_v3_prepacked(void *const
                                     const int64_t akg_mv = akg_imin(6, 2048 - akg_i), akg_nv = akg_imin(16, 3072 - akg_j);
                                     (void)akg_nv;
                                     const float *akg_b = in1 + (akg_j / 16) * 12288 + akg_k * 16;
+                                    const akg_gemm_ahead akg_ahead = akg_j + 16 < 3072 ? akg_gemm_next_panel(akg_b + 12288, akg_kn * 16, (akg_i % 84) / 6, 14) : akg_gemm_ahead{};
                                     const float *akg_a = akg_ap + ((akg_i % 84) / 6) * 4608;
                                     {
                                         {
                                             if (akg_mv == 6) {
-                                                akg_gemm_tile<6, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
+                                                akg_gemm_tile<6, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072, akg_ahead);
                                             } else {
-                                                akg_gemm_tile<2, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
+                                                akg_gemm_tile<2, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072, akg_ahead);
                                             }
                                         }
                                     }

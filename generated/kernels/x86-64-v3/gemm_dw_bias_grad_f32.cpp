@@ -64,10 +64,11 @@ extern "C" int akg_kernel_fn_gemm_dw_bias_grad_f32__x86_64_v3(void *const *buffe
                                     const int64_t akg_mv = akg_imin(6, 768 - akg_i), akg_nv = akg_imin(16, 3072 - akg_j);
                                     (void)akg_nv;
                                     const float *akg_b = akg_bp + ((akg_j / 16) % 96) * 32768 + akg_k * 16;
+                                    const akg_gemm_ahead akg_ahead = (akg_j / 16) % 96 + 1 < 96 && akg_j + 16 < 3072 ? akg_gemm_next_panel(akg_b + 32768, akg_kn * 16, (akg_i % 30) / 6, 5) : akg_gemm_ahead{};
                                     const float *akg_a = akg_ap + ((akg_i % 30) / 6) * 12288;
                                     {
                                         {
-                                            akg_gemm_tile<6, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
+                                            akg_gemm_tile<6, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072, akg_ahead);
                                         }
                                     }
                                 }

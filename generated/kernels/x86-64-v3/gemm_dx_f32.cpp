@@ -55,21 +55,22 @@ extern "C" int akg_kernel_fn_gemm_dx_f32__x86_64_v3(void *const *buffers) {
                                             const int64_t akg_mv = akg_imin(6, 2048 - akg_i), akg_nv = akg_imin(16, 768 - akg_j);
                                             (void)akg_nv;
                                             const float *akg_b = akg_bp + ((akg_j / 16) % 24) * 49152 + akg_k * 16;
+                                            const akg_gemm_ahead akg_ahead = (akg_j / 16) % 24 + 1 < 24 && akg_j + 16 < 768 ? akg_gemm_next_panel(akg_b + 49152, akg_kn * 16, (akg_i % 42) / 6, 7) : akg_gemm_ahead{};
                                             const float *akg_a = akg_ap + ((akg_i % 42) / 6) * 9216;
                                             float *akg_c = akg_acc + (akg_i - (akg_i / 1026) * 1026) * 384 + akg_j % 384;
                                             const float *akg_cin = akg_k == 0 ? nullptr : akg_c;
                                             if (akg_k + akg_kn < 3072) {
                                                 if (akg_mv == 6) {
-                                                    akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_c, 384);
+                                                    akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_c, 384, akg_ahead);
                                                 } else {
-                                                    akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_c, 384);
+                                                    akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_c, 384, akg_ahead);
                                                 }
                                             } else {
                                                 {
                                                     if (akg_mv == 6) {
-                                                        akg_gemm_tile<6, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, (out0 + (0) + akg_i * 768 + akg_j), 768);
+                                                        akg_gemm_tile<6, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, (out0 + (0) + akg_i * 768 + akg_j), 768, akg_ahead);
                                                     } else {
-                                                        akg_gemm_tile<2, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, (out0 + (0) + akg_i * 768 + akg_j), 768);
+                                                        akg_gemm_tile<2, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, (out0 + (0) + akg_i * 768 + akg_j), 768, akg_ahead);
                                                     }
                                                 }
                                             }
@@ -132,21 +133,22 @@ extern "C" int akg_kernel_fn_gemm_dx_f32__x86_64_v3_prepacked(void *const *buffe
                                         const int64_t akg_mv = akg_imin(6, 2048 - akg_i), akg_nv = akg_imin(16, 768 - akg_j);
                                         (void)akg_nv;
                                         const float *akg_b = in1 + (akg_j / 16) * 49152 + akg_k * 16;
+                                        const akg_gemm_ahead akg_ahead = akg_j + 16 < 768 ? akg_gemm_next_panel(akg_b + 49152, akg_kn * 16, (akg_i % 42) / 6, 7) : akg_gemm_ahead{};
                                         const float *akg_a = akg_ap + ((akg_i % 42) / 6) * 9216;
                                         float *akg_c = akg_acc + (akg_i - (akg_i / 1026) * 1026) * 768 + akg_j % 768;
                                         const float *akg_cin = akg_k == 0 ? nullptr : akg_c;
                                         if (akg_k + akg_kn < 3072) {
                                             if (akg_mv == 6) {
-                                                akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_c, 768);
+                                                akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_c, 768, akg_ahead);
                                             } else {
-                                                akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_c, 768);
+                                                akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_c, 768, akg_ahead);
                                             }
                                         } else {
                                             {
                                                 if (akg_mv == 6) {
-                                                    akg_gemm_tile<6, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, (out0 + (0) + akg_i * 768 + akg_j), 768);
+                                                    akg_gemm_tile<6, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, (out0 + (0) + akg_i * 768 + akg_j), 768, akg_ahead);
                                                 } else {
-                                                    akg_gemm_tile<2, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, (out0 + (0) + akg_i * 768 + akg_j), 768);
+                                                    akg_gemm_tile<2, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, (out0 + (0) + akg_i * 768 + akg_j), 768, akg_ahead);
                                                 }
                                             }
                                         }

@@ -425,13 +425,14 @@ static int akg_part0_gemm_attn_out_bias_residual_layernorm_f16__x86_64_v4(void *
                                     const int64_t akg_mv = akg_imin(14, 2048 - akg_i), akg_nv = akg_imin(32, 768 - akg_j);
                                     (void)akg_nv;
                                     const float *akg_b = akg_bp + ((akg_j / 32) % 24) * 24576 + akg_k * 32;
+                                    const akg_gemm_ahead akg_ahead = (akg_j / 32) % 24 + 1 < 24 && akg_j + 32 < 768 ? akg_gemm_next_panel(akg_b + 24576, akg_kn * 32, (akg_i % 168) / 14, 12) : akg_gemm_ahead{};
                                     const float *akg_a = akg_ap + ((akg_i % 168) / 14) * 10752;
                                     {
                                         alignas(64) float akg_tile[448];
                                         if (akg_mv == 14) {
-                                            akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32);
+                                            akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_ahead);
                                         } else {
-                                            akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32);
+                                            akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_ahead);
                                         }
                                         alignas(64) float akg_akgr0[448];
                                         alignas(64) float akg_akgr1[448];
@@ -569,13 +570,14 @@ static int akg_part0_gemm_attn_out_bias_residual_layernorm_f16__x86_64_v4_prepac
                                     const int64_t akg_mv = akg_imin(14, 2048 - akg_i), akg_nv = akg_imin(32, 768 - akg_j);
                                     (void)akg_nv;
                                     const float *akg_b = in1 + (akg_j / 32) * 24576 + akg_k * 32;
+                                    const akg_gemm_ahead akg_ahead = akg_j + 32 < 768 ? akg_gemm_next_panel(akg_b + 24576, akg_kn * 32, (akg_i % 168) / 14, 12) : akg_gemm_ahead{};
                                     const float *akg_a = akg_ap + ((akg_i % 168) / 14) * 10752;
                                     {
                                         alignas(64) float akg_tile[448];
                                         if (akg_mv == 14) {
-                                            akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32);
+                                            akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_ahead);
                                         } else {
-                                            akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32);
+                                            akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_ahead);
                                         }
                                         alignas(64) float akg_akgr0[448];
                                         alignas(64) float akg_akgr1[448];

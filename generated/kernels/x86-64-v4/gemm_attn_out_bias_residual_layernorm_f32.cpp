@@ -429,6 +429,7 @@ static int akg_part0_gemm_attn_out_bias_residual_layernorm_f32__x86_64_v4(void *
                                     const int64_t akg_mv = akg_imin(14, 2048 - akg_i), akg_nv = akg_imin(32, 768 - akg_j);
                                     (void)akg_nv;
                                     const float *akg_b = akg_bp + ((akg_j / 32) % 24) * 24576 + akg_k * 32;
+                                    const akg_gemm_ahead akg_ahead = (akg_j / 32) % 24 + 1 < 24 && akg_j + 32 < 768 ? akg_gemm_next_panel(akg_b + 24576, akg_kn * 32, (akg_i % 168) / 14, 12) : akg_gemm_ahead{};
                                     const float *akg_a = akg_ap + ((akg_i % 168) / 14) * 10752;
                                     {
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
@@ -441,9 +442,9 @@ static int akg_part0_gemm_attn_out_bias_residual_layernorm_f32__x86_64_v4(void *
                                         }
                                         alignas(64) float akg_tile[448];
                                         if (akg_mv == 14) {
-                                            akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32);
+                                            akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_ahead);
                                         } else {
-                                            akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32);
+                                            akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_ahead);
                                         }
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                             const int64_t i0 = akg_i + akg_r;
@@ -535,6 +536,7 @@ static int akg_part0_gemm_attn_out_bias_residual_layernorm_f32__x86_64_v4_prepac
                                     const int64_t akg_mv = akg_imin(14, 2048 - akg_i), akg_nv = akg_imin(32, 768 - akg_j);
                                     (void)akg_nv;
                                     const float *akg_b = in1 + (akg_j / 32) * 24576 + akg_k * 32;
+                                    const akg_gemm_ahead akg_ahead = akg_j + 32 < 768 ? akg_gemm_next_panel(akg_b + 24576, akg_kn * 32, (akg_i % 168) / 14, 12) : akg_gemm_ahead{};
                                     const float *akg_a = akg_ap + ((akg_i % 168) / 14) * 10752;
                                     {
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
@@ -547,9 +549,9 @@ static int akg_part0_gemm_attn_out_bias_residual_layernorm_f32__x86_64_v4_prepac
                                         }
                                         alignas(64) float akg_tile[448];
                                         if (akg_mv == 14) {
-                                            akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32);
+                                            akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_ahead);
                                         } else {
-                                            akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32);
+                                            akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_ahead);
                                         }
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                             const int64_t i0 = akg_i + akg_r;

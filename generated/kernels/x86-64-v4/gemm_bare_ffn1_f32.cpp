@@ -57,13 +57,14 @@ extern "C" int akg_kernel_fn_gemm_bare_ffn1_f32__x86_64_v4(void *const *buffers)
                                     const int64_t akg_mv = akg_imin(14, 2048 - akg_i), akg_nv = akg_imin(32, 3072 - akg_j);
                                     (void)akg_nv;
                                     const float *akg_b = akg_bp + ((akg_j / 32) % 48) * 24576 + akg_k * 32;
+                                    const akg_gemm_ahead akg_ahead = (akg_j / 32) % 48 + 1 < 48 && akg_j + 32 < 3072 ? akg_gemm_next_panel(akg_b + 24576, akg_kn * 32, (akg_i % 168) / 14, 12) : akg_gemm_ahead{};
                                     const float *akg_a = akg_ap + ((akg_i % 168) / 14) * 10752;
                                     {
                                         {
                                             if (akg_mv == 14) {
-                                                akg_gemm_tile<14, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
+                                                akg_gemm_tile<14, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072, akg_ahead);
                                             } else {
-                                                akg_gemm_tile<4, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
+                                                akg_gemm_tile<4, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072, akg_ahead);
                                             }
                                         }
                                     }
@@ -121,13 +122,14 @@ extern "C" int akg_kernel_fn_gemm_bare_ffn1_f32__x86_64_v4_prepacked(void *const
                                     const int64_t akg_mv = akg_imin(14, 2048 - akg_i), akg_nv = akg_imin(32, 3072 - akg_j);
                                     (void)akg_nv;
                                     const float *akg_b = in1 + (akg_j / 32) * 24576 + akg_k * 32;
+                                    const akg_gemm_ahead akg_ahead = akg_j + 32 < 3072 ? akg_gemm_next_panel(akg_b + 24576, akg_kn * 32, (akg_i % 168) / 14, 12) : akg_gemm_ahead{};
                                     const float *akg_a = akg_ap + ((akg_i % 168) / 14) * 10752;
                                     {
                                         {
                                             if (akg_mv == 14) {
-                                                akg_gemm_tile<14, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
+                                                akg_gemm_tile<14, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072, akg_ahead);
                                             } else {
-                                                akg_gemm_tile<4, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072);
+                                                akg_gemm_tile<4, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 3072 + akg_j), 3072, akg_ahead);
                                             }
                                         }
                                     }

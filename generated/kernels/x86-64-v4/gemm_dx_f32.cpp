@@ -55,21 +55,22 @@ extern "C" int akg_kernel_fn_gemm_dx_f32__x86_64_v4(void *const *buffers) {
                                             const int64_t akg_mv = akg_imin(14, 2048 - akg_i), akg_nv = akg_imin(32, 768 - akg_j);
                                             (void)akg_nv;
                                             const float *akg_b = akg_bp + ((akg_j / 32) % 12) * 98304 + akg_k * 32;
+                                            const akg_gemm_ahead akg_ahead = (akg_j / 32) % 12 + 1 < 12 && akg_j + 32 < 768 ? akg_gemm_next_panel(akg_b + 98304, akg_kn * 32, (akg_i % 84) / 14, 6) : akg_gemm_ahead{};
                                             const float *akg_a = akg_ap + ((akg_i % 84) / 14) * 21504;
                                             float *akg_c = akg_acc + (akg_i - (akg_i / 1036) * 1036) * 384 + akg_j % 384;
                                             const float *akg_cin = akg_k == 0 ? nullptr : akg_c;
                                             if (akg_k + akg_kn < 3072) {
                                                 if (akg_mv == 14) {
-                                                    akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_c, 384);
+                                                    akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_c, 384, akg_ahead);
                                                 } else {
-                                                    akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_c, 384);
+                                                    akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_c, 384, akg_ahead);
                                                 }
                                             } else {
                                                 {
                                                     if (akg_mv == 14) {
-                                                        akg_gemm_tile<14, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, (out0 + (0) + akg_i * 768 + akg_j), 768);
+                                                        akg_gemm_tile<14, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, (out0 + (0) + akg_i * 768 + akg_j), 768, akg_ahead);
                                                     } else {
-                                                        akg_gemm_tile<4, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, (out0 + (0) + akg_i * 768 + akg_j), 768);
+                                                        akg_gemm_tile<4, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, (out0 + (0) + akg_i * 768 + akg_j), 768, akg_ahead);
                                                     }
                                                 }
                                             }
@@ -132,21 +133,22 @@ extern "C" int akg_kernel_fn_gemm_dx_f32__x86_64_v4_prepacked(void *const *buffe
                                         const int64_t akg_mv = akg_imin(14, 2048 - akg_i), akg_nv = akg_imin(32, 768 - akg_j);
                                         (void)akg_nv;
                                         const float *akg_b = in1 + (akg_j / 32) * 98304 + akg_k * 32;
+                                        const akg_gemm_ahead akg_ahead = akg_j + 32 < 768 ? akg_gemm_next_panel(akg_b + 98304, akg_kn * 32, (akg_i % 84) / 14, 6) : akg_gemm_ahead{};
                                         const float *akg_a = akg_ap + ((akg_i % 84) / 14) * 21504;
                                         float *akg_c = akg_acc + (akg_i - (akg_i / 1036) * 1036) * 768 + akg_j % 768;
                                         const float *akg_cin = akg_k == 0 ? nullptr : akg_c;
                                         if (akg_k + akg_kn < 3072) {
                                             if (akg_mv == 14) {
-                                                akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_c, 768);
+                                                akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_c, 768, akg_ahead);
                                             } else {
-                                                akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_c, 768);
+                                                akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_c, 768, akg_ahead);
                                             }
                                         } else {
                                             {
                                                 if (akg_mv == 14) {
-                                                    akg_gemm_tile<14, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, (out0 + (0) + akg_i * 768 + akg_j), 768);
+                                                    akg_gemm_tile<14, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, (out0 + (0) + akg_i * 768 + akg_j), 768, akg_ahead);
                                                 } else {
-                                                    akg_gemm_tile<4, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, (out0 + (0) + akg_i * 768 + akg_j), 768);
+                                                    akg_gemm_tile<4, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, (out0 + (0) + akg_i * 768 + akg_j), 768, akg_ahead);
                                                 }
                                             }
                                         }

@@ -144,6 +144,7 @@ extern "C" int akg_kernel_fn_gemm_fc_bias_f32__x86_64_v4_prepacked(void *const *
                                 const int64_t akg_mv = akg_imin(14, 32 - akg_i), akg_nv = akg_imin(32, 1001 - akg_j);
                                 (void)akg_nv;
                                 const float *akg_b = in1 + (akg_j / 32) * 65536 + akg_k * 32;
+                                const akg_gemm_ahead akg_ahead = akg_j + 32 < 1001 ? akg_gemm_next_panel(akg_b + 65536, akg_kn * 32, (akg_i % 42) / 14, 3) : akg_gemm_ahead{};
                                 const float *akg_a = akg_ap + ((akg_i % 42) / 14) * 28672;
                                 {
                                     for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
@@ -155,9 +156,9 @@ extern "C" int akg_kernel_fn_gemm_fc_bias_f32__x86_64_v4_prepacked(void *const *
                                     }
                                     alignas(64) float akg_tile[448];
                                     if (akg_mv == 14) {
-                                        akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32);
+                                        akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_ahead);
                                     } else {
-                                        akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32);
+                                        akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_ahead);
                                     }
                                     for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                         const int64_t i0 = akg_i + akg_r;

@@ -62,14 +62,15 @@ extern "C" int akg_kernel_fn_gemm_ffn2_bias_residual_f32__x86_64_v4(void *const 
                                             const int64_t akg_mv = akg_imin(14, 2048 - akg_i), akg_nv = akg_imin(32, 768 - akg_j);
                                             (void)akg_nv;
                                             const float *akg_b = akg_bp + ((akg_j / 32) % 12) * 98304 + akg_k * 32;
+                                            const akg_gemm_ahead akg_ahead = (akg_j / 32) % 12 + 1 < 12 && akg_j + 32 < 768 ? akg_gemm_next_panel(akg_b + 98304, akg_kn * 32, (akg_i % 84) / 14, 6) : akg_gemm_ahead{};
                                             const float *akg_a = akg_ap + ((akg_i % 84) / 14) * 21504;
                                             float *akg_c = akg_acc + (akg_i - (akg_i / 1036) * 1036) * 384 + akg_j % 384;
                                             const float *akg_cin = akg_k == 0 ? nullptr : akg_c;
                                             if (akg_k + akg_kn < 3072) {
                                                 if (akg_mv == 14) {
-                                                    akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_c, 384);
+                                                    akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_c, 384, akg_ahead);
                                                 } else {
-                                                    akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_c, 384);
+                                                    akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_c, 384, akg_ahead);
                                                 }
                                             } else {
                                                 for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
@@ -81,9 +82,9 @@ extern "C" int akg_kernel_fn_gemm_ffn2_bias_residual_f32__x86_64_v4(void *const 
                                                 }
                                                 alignas(64) float akg_tile[448];
                                                 if (akg_mv == 14) {
-                                                    akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_tile, 32);
+                                                    akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_tile, 32, akg_ahead);
                                                 } else {
-                                                    akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_tile, 32);
+                                                    akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_tile, 32, akg_ahead);
                                                 }
                                                 alignas(64) float akg_s_out0[32];
                                                 for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
@@ -162,14 +163,15 @@ extern "C" int akg_kernel_fn_gemm_ffn2_bias_residual_f32__x86_64_v4_prepacked(vo
                                         const int64_t akg_mv = akg_imin(14, 2048 - akg_i), akg_nv = akg_imin(32, 768 - akg_j);
                                         (void)akg_nv;
                                         const float *akg_b = in1 + (akg_j / 32) * 98304 + akg_k * 32;
+                                        const akg_gemm_ahead akg_ahead = akg_j + 32 < 768 ? akg_gemm_next_panel(akg_b + 98304, akg_kn * 32, (akg_i % 84) / 14, 6) : akg_gemm_ahead{};
                                         const float *akg_a = akg_ap + ((akg_i % 84) / 14) * 21504;
                                         float *akg_c = akg_acc + (akg_i - (akg_i / 1036) * 1036) * 768 + akg_j % 768;
                                         const float *akg_cin = akg_k == 0 ? nullptr : akg_c;
                                         if (akg_k + akg_kn < 3072) {
                                             if (akg_mv == 14) {
-                                                akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_c, 768);
+                                                akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_c, 768, akg_ahead);
                                             } else {
-                                                akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_c, 768);
+                                                akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_c, 768, akg_ahead);
                                             }
                                         } else {
                                             for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
@@ -181,9 +183,9 @@ extern "C" int akg_kernel_fn_gemm_ffn2_bias_residual_f32__x86_64_v4_prepacked(vo
                                             }
                                             alignas(64) float akg_tile[448];
                                             if (akg_mv == 14) {
-                                                akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_tile, 32);
+                                                akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_tile, 32, akg_ahead);
                                             } else {
-                                                akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_tile, 32);
+                                                akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_tile, 32, akg_ahead);
                                             }
                                             alignas(64) float akg_s_out0[32];
                                             for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {

@@ -53,13 +53,14 @@ extern "C" int akg_kernel_fn_gemm_mlm_head_bias_f32__x86_64_v4(void *const *buff
                                     const int64_t akg_mv = akg_imin(14, 320 - akg_i), akg_nv = akg_imin(32, 21128 - akg_j);
                                     (void)akg_nv;
                                     const float *akg_b = akg_bp + ((akg_j / 32) % 83) * 24576 + akg_k * 32;
+                                    const akg_gemm_ahead akg_ahead = (akg_j / 32) % 83 + 1 < 83 && akg_j + 32 < 21128 ? akg_gemm_next_panel(akg_b + 24576, akg_kn * 32, (akg_i % 168) / 14, 12) : akg_gemm_ahead{};
                                     const float *akg_a = akg_ap + ((akg_i % 168) / 14) * 10752;
                                     {
                                         alignas(64) float akg_tile[448];
                                         if (akg_mv == 14) {
-                                            akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32);
+                                            akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_ahead);
                                         } else {
-                                            akg_gemm_tile<12, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32);
+                                            akg_gemm_tile<12, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_ahead);
                                         }
                                         alignas(64) float akg_s_out0[32];
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
@@ -131,13 +132,14 @@ extern "C" int akg_kernel_fn_gemm_mlm_head_bias_f32__x86_64_v4_prepacked(void *c
                                 const int64_t akg_mv = akg_imin(14, 320 - akg_i), akg_nv = akg_imin(32, 21128 - akg_j);
                                 (void)akg_nv;
                                 const float *akg_b = in1 + (akg_j / 32) * 24576 + akg_k * 32;
+                                const akg_gemm_ahead akg_ahead = akg_j + 32 < 21128 ? akg_gemm_next_panel(akg_b + 24576, akg_kn * 32, (akg_i % 322) / 14, 23) : akg_gemm_ahead{};
                                 const float *akg_a = akg_ap + ((akg_i % 322) / 14) * 10752;
                                 {
                                     alignas(64) float akg_tile[448];
                                     if (akg_mv == 14) {
-                                        akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32);
+                                        akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_ahead);
                                     } else {
-                                        akg_gemm_tile<12, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32);
+                                        akg_gemm_tile<12, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_ahead);
                                     }
                                     alignas(64) float akg_s_out0[32];
                                     for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {

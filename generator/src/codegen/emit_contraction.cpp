@@ -501,7 +501,7 @@ private:
             return "akg_gemm_tile<" + std::to_string(rows) + ", " + (p_.pack_a ? "true" : "false") + ", " + (packed_b ? "true" : "false") +
                    (b_streamed || stream_c ? std::string(", ") + (b_streamed ? "true" : "false") : "") + (stream_c ? ", true" : "") + ">(akg_kn, akg_a, " +
                    (p_.pack_a ? "0" : n(p_.a_plain->x_stride)) + ", " + (packed_b ? "akg_b, 0" : "akg_bi, " + n(p_.b_plain->k_stride)) + ", " + cin + ", " +
-                   ldcin + ", " + cout + ", " + ldcout + ");\n";
+                   ldcin + ", " + cout + ", " + ldcout + (packed_b && p_.b_next_prefetched ? ", akg_ahead" : "") + ");\n";
         };
         if (p_.m % b.mr == 0) return indent + call(b.mr);
         // The last panel of rows (tiles start at multiples of mr) runs a micro-kernel of its own height.
@@ -531,6 +531,13 @@ private:
             const auto &bo = *p_.b_plain;
             s += in1 + "const float *akg_bi = " + bo.buffer + " + (" + printer_.print(bo.offset) + ") + akg_j + akg_k * " + n(bo.k_stride) + ";\n";
             if (bp_floats()) s += in1 + "const float *akg_b = akg_bp + akg_k * " + n(b.nr) + ";\n";
+        }
+        if (p_.b_next_prefetched) {
+            // The next micro-panel of the column panel (of all of B when packed ahead), if any.
+            std::string next = "akg_j + " + n(b.nr) + " < " + n(p_.n);
+            if (!p_.prepacked_b) next = "(akg_j / " + n(b.nr) + ") % " + n(b.nc / b.nr) + " + 1 < " + n(b.nc / b.nr) + " && " + next;
+            s += in1 + "const akg_gemm_ahead akg_ahead = " + next + " ? akg_gemm_next_panel(akg_b + " + n(p_.k * b.nr) + ", akg_kn * " + n(b.nr) +
+                 ", (akg_i % " + n(b.mc) + ") / " + n(b.mr) + ", " + n((b.mc + b.mr - 1) / b.mr) + ") : akg_gemm_ahead{};\n";
         }
         if (p_.pack_a)
             s += in1 + "const float *akg_a = akg_ap + ((akg_i % " + n(b.mc) + ") / " + n(b.mr) + ") * " + n(b.kc * b.mr) + ";\n";

@@ -479,6 +479,7 @@ void plan_contraction(PolyModel &m, const ScheduleOptions &options, const RowEpi
         p.prepacked_b = p.pack_b = true;
     }
     p.b_streamed = !p.pack_b && p.k * p.n * 4 > t.l2_bytes;
+    p.b_next_prefetched = p.pack_b && b.kc * b.nc * 4 > t.l2_bytes / 2;
     for (auto &[name, ps] : p.permuted) tile_layout(m, p, m.statement(name), ps);
     if (p.epilogue.empty() && c.buffer_kind == BufferKind::KernelOutput && m.buffer(c.buffer).dtype == DType::Float32)
         p.direct_output = c.buffer;
@@ -578,6 +579,7 @@ std::string contraction_plan_text(const PolyModel &m) {
         for (const auto &name : p.tile_write_prefetches) os << " " << name << " (for writing)";
         os << "\n";
     }
+    if (p.b_next_prefetched) os << "next micro-panel of B prefetched by each column's tiles\n";
     if (p.column_sum) os << "column sum of B to " << p.column_sum->output << ", taken while packing B\n";
     if (p.row_epilogue) {
         os << "row part " << p.row_epilogue->full_rows << " on each " << b.mr << " rows once their block is done";

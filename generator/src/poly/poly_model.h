@@ -192,6 +192,10 @@ struct ContractionPlan {
     // B read in place is larger than L2 and comes from memory: the micro-kernel prefetches its
     // rows ahead (they are B's row stride apart, which the hardware prefetchers do not follow).
     bool b_streamed = false;
+    // Packed B's panel is larger than half of L2, so each column's first tile would wait on its
+    // micro-panel coming from L3 or memory: every tile of a column prefetches its share of the
+    // next column's micro-panel into L2 while it computes (akg_gemm_next_panel).
+    bool b_next_prefetched = false;
     // A bias gradient beside a weight gradient: a ReduceSum of B over k that the part holds
     // (kernel_parts.cpp). B's packing sums each micro-panel it copies into `output`; the
     // reduction's statements are left out of the schedule.
