@@ -441,16 +441,16 @@ void plan_contraction(PolyModel &m, const ScheduleOptions &options, const RowEpi
     if (options.prepacked_b) b.nc = std::max(b.nc, (p.n + b.nr - 1) / b.nr * b.nr);
     // Panels of columns: as many as the model's nc needs, a multiple of the threads when
     // they share them out, all of about the same width.
+    auto width = [&](int64_t count) { return (((p.n + count - 1) / count) + b.nr - 1) / b.nr * b.nr; };
     int64_t panels = (p.n + b.nc - 1) / b.nc;
     if (p.split == GemmSplit::Columns) {
         // Every panel packs A again, so the count is rounded down to the threads' multiple
         // where the wider panels still fit a thread's whole share of the cache (dW's 3 -> 2).
         const int64_t down = panels / threads * threads;
-        const int64_t down_nc = ((p.n + std::max<int64_t>(down, 1) - 1) / std::max<int64_t>(down, 1) + b.nr - 1) / b.nr * b.nr;
-        const bool down_fits = down >= threads && p.k * down_nc * 4 <= t.llc_bytes / std::max(1, t.cores);
+        const bool down_fits = down >= threads && p.k * width(down) * 4 <= t.llc_bytes / std::max(1, t.cores);
         panels = down_fits ? down : (panels + threads - 1) / threads * threads;
     }
-    b.nc = (((p.n + panels - 1) / panels) + b.nr - 1) / b.nr * b.nr;
+    b.nc = width(panels);
     b.mc = std::min(b.mc, rows);
     // Every block of rows reads its panel of B again. Where that panel comes from memory (larger
     // than a core's share of the last-level cache) and all the rows fit L2 rather than its half,
