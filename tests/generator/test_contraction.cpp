@@ -590,11 +590,65 @@ TEST(PlanContraction, ColumnPanelsRoundDownToTheThreadsWhereWiderPanelsFit) {
 TEST(PlanContraction, ABFromMemoryIsReadOnceByOneBlockOfAllRows) {
     // The MLM head packed ahead of time: each thread's 10,564 columns of B (32 MB) come from
     // memory, and its 320 rows (23 micro-panels, 989 KB at kc 768) fit the 1 MB of L2: one block.
-    // Packed per run, its panel of B (8 MB) stays in the last-level cache: blocks of half L2.
-    EXPECT_EQ(blocking_of("gemm_mlm_head_bias_f32", false).mc, 168);
+    // Packed per run, B is packed per column of tiles, so the rows fit L2 as one block too.
+    EXPECT_EQ(blocking_of("gemm_mlm_head_bias_f32", false).mc, 23 * 14);
     EXPECT_EQ(blocking_of("gemm_mlm_head_bias_f32", true).mc, 23 * 14);
     // FFN1's 2048 rows do not fit L2: blocks of half of it, whatever B.
     EXPECT_EQ(blocking_of("gemm_ffn1_bias_gelu_f32", true).mc, 168);
+}
+
+TEST(PlanContraction, BIsPackedPerColumnOfTilesWhereOneBlockHoldsAllRows) {
+    // The MLM head packed per run: its 320 rows fit L2 as one block, so each micro-panel of B is
+    // read by one column of tiles. It is packed right before them, and its source (32 rows of
+    // B [21128, 768], one run of memory) prefetched by the column before; a panel per thread.
+    GemmPart mlm(load("gemm_mlm_head_bias_f32"));
+    akg::plan_contraction(mlm.model(), mlm.options());
+    const akg::ContractionPlan &p = *mlm.model().contraction;
+    EXPECT_TRUE(p.b_packed_per_column);
+    EXPECT_FALSE(p.b_next_prefetched);
+    EXPECT_EQ(p.blocking.mc, 23 * 14);
+    EXPECT_EQ(p.n_panels(), 2);
+    EXPECT_NE(akg::contraction_plan_text(mlm.model()).find("B packed per column of tiles, the next one's source prefetched"), std::string::npos);
+    // Not FFN1 (2048 rows, blocks of them share a panel), nor the attention scores (a panel of
+    // 64 x 128 in L2), nor B packed ahead of time.
+    auto per_column = [](const char *pattern, bool prepacked_b) {
+        GemmPart part(load(pattern));
+        akg::ScheduleOptions o = part.options();
+        o.prepacked_b = prepacked_b;
+        akg::plan_contraction(part.model(), o);
+        return part.model().contraction->b_packed_per_column;
+    };
+    EXPECT_FALSE(per_column("gemm_ffn1_bias_gelu_f32", false));
+    EXPECT_FALSE(per_column("bmm_attn_scores_scale_mask_f32", false));
+    EXPECT_FALSE(per_column("gemm_mlm_head_bias_f32", true));
+}
+
+TEST(TileContraction, BPackedPerColumnIsPackedInTheColumnLoopBeforeItsTiles) {
+    GemmPart mlm(load("gemm_mlm_head_bias_f32"));
+    akg::plan_contraction(mlm.model(), mlm.options());
+    akg::tile_contraction(mlm.model(), mlm.options());
+    const std::string tree = mlm.tree_text();
+    // The column band schedules PackB with the tiles; below it, PackB's filter comes first.
+    const size_t columns = tree.find("PackB[jr] -> [(jr)] }]");
+    ASSERT_NE(columns, std::string::npos) << tree;
+    EXPECT_LT(tree.find("PackA[jt, pt, ir] -> [(ir)]"), columns) << tree;
+    const size_t packing = tree.find("filter: \"{ PackB", columns);
+    EXPECT_LT(packing, tree.find("mark: \"micro_kernel(14x32)\"")) << tree;
+    // The tiles of a column: one band of rows only.
+    EXPECT_NE(tree.find("S1[i0, i1, r0] -> [(floor((i0)/14))]; S2[i0, i1] -> [(floor((i0)/14))] }]", packing), std::string::npos) << tree;
+}
+
+TEST(EmitContraction, BPackedPerColumnFillsOneMicroPanelAndPrefetchesTheNextSource) {
+    const std::string code = streamed_code("gemm_mlm_head_bias_f32");
+    EXPECT_EQ(count(code, "float *akg_bp = (float *)aligned_alloc(64, 98304);"), 1u) << code; // 768 x 32 floats
+    EXPECT_EQ(count(code, "float *__restrict akg_dst = akg_bp;"), 1u) << code;
+    EXPECT_EQ(count(code, "const float *akg_b = akg_bp + akg_k * 32;"), 1u) << code;
+    EXPECT_EQ(count(code, "const akg_gemm_ahead akg_ahead = (akg_j / 32) % 331 + 1 < 331 && akg_j + 32 < 21128 ? "
+                          "akg_gemm_next_panel(in1 + (INT64_C(0)) + (akg_j + 32) * 768, akg_imin(32, 21128 - (akg_j + 32)) * 768, "
+                          "(akg_i % 322) / 14, 23) : akg_gemm_ahead{};"),
+              1u)
+        << code;
+    EXPECT_EQ(count(code, "akg_tile, 32, akg_ahead);"), 2u) << code;
 }
 
 TEST(RunPipeline, APackableKernelEndsWithItsPackedTwinAndPacking) {

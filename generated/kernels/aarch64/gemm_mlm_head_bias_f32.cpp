@@ -17,63 +17,59 @@ extern "C" int akg_kernel_fn_gemm_mlm_head_bias_f32__aarch64(void *const *buffer
         int akg_failed = 0;
         #pragma omp parallel if (!akg_single_thread())
         {
-            float *akg_bp = (float *)aligned_alloc(64, 8146944);
-            float *akg_ap = (float *)aligned_alloc(64, 516096);
+            float *akg_bp = (float *)aligned_alloc(64, 36864);
+            float *akg_ap = (float *)aligned_alloc(64, 983040);
             const bool akg_ok = akg_bp && akg_ap;
             if (!akg_ok) {
                 #pragma omp atomic write
                 akg_failed = 1;
             }
             #pragma omp for collapse(1) schedule(static)
-            for (int64_t c0 = 0; (c0 <= 7); c0 += 1) {
+            for (int64_t c0 = 0; (c0 <= 1); c0 += 1) {
                 if (akg_ok) {
-                    for (int64_t c1 = (221 * c0); (c1 <= akg_imin(1760, ((221 * c0) + 220))); c1 += 1) {
+                    for (int64_t c3 = 0; (c3 <= 39); c3 += 1) {
                         {
-                            float *__restrict akg_dst = akg_bp + ((c1) % 221) * 9216;
-                            const int64_t akg_j0 = (c1) * 12;
+                            const int64_t akg_i0 = (c3) * 8, akg_k0 = (0) * 768;
+                            const int64_t akg_kn = akg_imin(768, 768 - akg_k0);
+                            float *__restrict akg_dst = akg_ap + ((akg_i0 % 320) / 8) * 6144;
+                            const int64_t akg_valid = akg_imin(8, 320 - akg_i0);
+                            akg_gemm_pack_transposed(in0 + (INT64_C(0)) + akg_i0 * 768 + akg_k0 * 1, 768, akg_valid, akg_kn, 8, akg_dst);
+                        }
+                    }
+                    for (int64_t c3 = (881 * c0); (c3 <= akg_imin(1760, ((881 * c0) + 880))); c3 += 1) {
+                        {
+                            float *__restrict akg_dst = akg_bp;
+                            const int64_t akg_j0 = (c3) * 12;
                             const int64_t akg_valid = akg_imin(12, 21128 - akg_j0);
                             akg_gemm_pack_transposed(in1 + (INT64_C(0)) + akg_j0 * 768 + 0 * 1, 768, akg_valid, 768, 12, akg_dst);
                         }
-                    }
-                    for (int64_t c2 = 0; (c2 <= 1); c2 += 1) {
-                        for (int64_t c3 = (21 * c2); (c3 <= akg_imin(39, ((21 * c2) + 20))); c3 += 1) {
+                        for (int64_t c4 = 0; (c4 <= 39); c4 += 1) {
                             {
-                                const int64_t akg_i0 = (c3) * 8, akg_k0 = (0) * 768;
-                                const int64_t akg_kn = akg_imin(768, 768 - akg_k0);
-                                float *__restrict akg_dst = akg_ap + ((akg_i0 % 168) / 8) * 6144;
-                                const int64_t akg_valid = akg_imin(8, 320 - akg_i0);
-                                akg_gemm_pack_transposed(in0 + (INT64_C(0)) + akg_i0 * 768 + akg_k0 * 1, 768, akg_valid, akg_kn, 8, akg_dst);
-                            }
-                        }
-                        for (int64_t c3 = (221 * c0); (c3 <= akg_imin(1760, ((221 * c0) + 220))); c3 += 1) {
-                            for (int64_t c4 = (21 * c2); (c4 <= akg_imin(39, ((21 * c2) + 20))); c4 += 1) {
+                                const int64_t akg_i = (8 * c4), akg_j = (12 * c3), akg_k = 0;
+                                const int64_t akg_kn = 767 - akg_k + 1;
+                                const int64_t akg_mv = akg_imin(8, 320 - akg_i), akg_nv = akg_imin(12, 21128 - akg_j);
+                                (void)akg_nv;
+                                const float *akg_b = akg_bp + akg_k * 12;
+                                const akg_gemm_ahead akg_ahead = (akg_j / 12) % 881 + 1 < 881 && akg_j + 12 < 21128 ? akg_gemm_next_panel(in1 + (INT64_C(0)) + (akg_j + 12) * 768, akg_imin(12, 21128 - (akg_j + 12)) * 768, (akg_i % 320) / 8, 40) : akg_gemm_ahead{};
+                                const float *akg_a = akg_ap + ((akg_i % 320) / 8) * 6144;
                                 {
-                                    const int64_t akg_i = (8 * c4), akg_j = (12 * c3), akg_k = 0;
-                                    const int64_t akg_kn = 767 - akg_k + 1;
-                                    const int64_t akg_mv = akg_imin(8, 320 - akg_i), akg_nv = akg_imin(12, 21128 - akg_j);
-                                    (void)akg_nv;
-                                    const float *akg_b = akg_bp + ((akg_j / 12) % 221) * 9216 + akg_k * 12;
-                                    const akg_gemm_ahead akg_ahead = (akg_j / 12) % 221 + 1 < 221 && akg_j + 12 < 21128 ? akg_gemm_next_panel(akg_b + 9216, akg_kn * 12, (akg_i % 168) / 8, 21) : akg_gemm_ahead{};
-                                    const float *akg_a = akg_ap + ((akg_i % 168) / 8) * 6144;
-                                    {
-                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
-                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
-                                            for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += 16) {
-                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
-                                                __builtin_prefetch(&out0[i0 * 21128 + i1], 1);
-                                            }
+                                    for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                        [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                        for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += 16) {
+                                            [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                            __builtin_prefetch(&out0[i0 * 21128 + i1], 1);
                                         }
-                                        alignas(64) float akg_tile[96];
-                                        akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12, akg_ahead);
-                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
-                                            const int64_t i0 = akg_i + akg_r;
-                                            #pragma omp simd
-                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
-                                                const int64_t i1 = akg_j + akg_c;
-                                                const float v_tile_t0 = akg_tile[akg_r * 12 + akg_c];
-                                                const float v_tile_out0 = (v_tile_t0 + in2[i1]);
-                                                out0[i0 * 21128 + i1] = v_tile_out0;
-                                            }
+                                    }
+                                    alignas(64) float akg_tile[96];
+                                    akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12, akg_ahead);
+                                    for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                        const int64_t i0 = akg_i + akg_r;
+                                        #pragma omp simd
+                                        for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                            const int64_t i1 = akg_j + akg_c;
+                                            const float v_tile_t0 = akg_tile[akg_r * 12 + akg_c];
+                                            const float v_tile_out0 = (v_tile_t0 + in2[i1]);
+                                            out0[i0 * 21128 + i1] = v_tile_out0;
                                         }
                                     }
                                 }

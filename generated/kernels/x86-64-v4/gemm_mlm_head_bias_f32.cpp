@@ -17,65 +17,61 @@ extern "C" int akg_kernel_fn_gemm_mlm_head_bias_f32__x86_64_v4(void *const *buff
         int akg_failed = 0;
         #pragma omp parallel if (!akg_single_thread())
         {
-            float *akg_bp = (float *)aligned_alloc(64, 8159232);
-            float *akg_ap = (float *)aligned_alloc(64, 516096);
+            float *akg_bp = (float *)aligned_alloc(64, 98304);
+            float *akg_ap = (float *)aligned_alloc(64, 989184);
             const bool akg_ok = akg_bp && akg_ap;
             if (!akg_ok) {
                 #pragma omp atomic write
                 akg_failed = 1;
             }
             #pragma omp for collapse(1) schedule(static)
-            for (int64_t c0 = 0; (c0 <= 7); c0 += 1) {
+            for (int64_t c0 = 0; (c0 <= 1); c0 += 1) {
                 if (akg_ok) {
-                    for (int64_t c1 = (83 * c0); (c1 <= akg_imin(660, ((83 * c0) + 82))); c1 += 1) {
+                    for (int64_t c3 = 0; (c3 <= 22); c3 += 1) {
                         {
-                            float *__restrict akg_dst = akg_bp + ((c1) % 83) * 24576;
-                            const int64_t akg_j0 = (c1) * 32;
+                            const int64_t akg_i0 = (c3) * 14, akg_k0 = (0) * 768;
+                            const int64_t akg_kn = akg_imin(768, 768 - akg_k0);
+                            float *__restrict akg_dst = akg_ap + ((akg_i0 % 322) / 14) * 10752;
+                            const int64_t akg_valid = akg_imin(14, 320 - akg_i0);
+                            akg_gemm_pack_transposed(in0 + (INT64_C(0)) + akg_i0 * 768 + akg_k0 * 1, 768, akg_valid, akg_kn, 14, akg_dst);
+                        }
+                    }
+                    for (int64_t c3 = (331 * c0); (c3 <= akg_imin(660, ((331 * c0) + 330))); c3 += 1) {
+                        {
+                            float *__restrict akg_dst = akg_bp;
+                            const int64_t akg_j0 = (c3) * 32;
                             const int64_t akg_valid = akg_imin(32, 21128 - akg_j0);
                             akg_gemm_pack_transposed(in1 + (INT64_C(0)) + akg_j0 * 768 + 0 * 1, 768, akg_valid, 768, 32, akg_dst);
                         }
-                    }
-                    for (int64_t c2 = 0; (c2 <= 1); c2 += 1) {
-                        for (int64_t c3 = (12 * c2); (c3 <= akg_imin(22, ((12 * c2) + 11))); c3 += 1) {
+                        for (int64_t c4 = 0; (c4 <= 22); c4 += 1) {
                             {
-                                const int64_t akg_i0 = (c3) * 14, akg_k0 = (0) * 768;
-                                const int64_t akg_kn = akg_imin(768, 768 - akg_k0);
-                                float *__restrict akg_dst = akg_ap + ((akg_i0 % 168) / 14) * 10752;
-                                const int64_t akg_valid = akg_imin(14, 320 - akg_i0);
-                                akg_gemm_pack_transposed(in0 + (INT64_C(0)) + akg_i0 * 768 + akg_k0 * 1, 768, akg_valid, akg_kn, 14, akg_dst);
-                            }
-                        }
-                        for (int64_t c3 = (83 * c0); (c3 <= akg_imin(660, ((83 * c0) + 82))); c3 += 1) {
-                            for (int64_t c4 = (12 * c2); (c4 <= akg_imin(22, ((12 * c2) + 11))); c4 += 1) {
+                                const int64_t akg_i = (14 * c4), akg_j = (32 * c3), akg_k = 0;
+                                const int64_t akg_kn = 767 - akg_k + 1;
+                                const int64_t akg_mv = akg_imin(14, 320 - akg_i), akg_nv = akg_imin(32, 21128 - akg_j);
+                                (void)akg_nv;
+                                const float *akg_b = akg_bp + akg_k * 32;
+                                const akg_gemm_ahead akg_ahead = (akg_j / 32) % 331 + 1 < 331 && akg_j + 32 < 21128 ? akg_gemm_next_panel(in1 + (INT64_C(0)) + (akg_j + 32) * 768, akg_imin(32, 21128 - (akg_j + 32)) * 768, (akg_i % 322) / 14, 23) : akg_gemm_ahead{};
+                                const float *akg_a = akg_ap + ((akg_i % 322) / 14) * 10752;
                                 {
-                                    const int64_t akg_i = (14 * c4), akg_j = (32 * c3), akg_k = 0;
-                                    const int64_t akg_kn = 767 - akg_k + 1;
-                                    const int64_t akg_mv = akg_imin(14, 320 - akg_i), akg_nv = akg_imin(32, 21128 - akg_j);
-                                    (void)akg_nv;
-                                    const float *akg_b = akg_bp + ((akg_j / 32) % 83) * 24576 + akg_k * 32;
-                                    const akg_gemm_ahead akg_ahead = (akg_j / 32) % 83 + 1 < 83 && akg_j + 32 < 21128 ? akg_gemm_next_panel(akg_b + 24576, akg_kn * 32, (akg_i % 168) / 14, 12) : akg_gemm_ahead{};
-                                    const float *akg_a = akg_ap + ((akg_i % 168) / 14) * 10752;
-                                    {
-                                        alignas(64) float akg_tile[448];
-                                        if (akg_mv == 14) {
-                                            akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_ahead);
-                                        } else {
-                                            akg_gemm_tile<12, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_ahead);
+                                    alignas(64) float akg_tile[448];
+                                    if (akg_mv == 14) {
+                                        akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_ahead);
+                                    } else {
+                                        akg_gemm_tile<12, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_ahead);
+                                    }
+                                    alignas(64) float akg_s_out0[32];
+                                    for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                        const int64_t i0 = akg_i + akg_r;
+                                        #pragma omp simd
+                                        for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                            const int64_t i1 = akg_j + akg_c;
+                                            const float v_tile_t0 = akg_tile[akg_r * 32 + akg_c];
+                                            const float v_tile_out0 = (v_tile_t0 + in2[i1]);
+                                            akg_s_out0[akg_c] = v_tile_out0;
                                         }
-                                        alignas(64) float akg_s_out0[32];
-                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
-                                            const int64_t i0 = akg_i + akg_r;
-                                            #pragma omp simd
-                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
-                                                const int64_t i1 = akg_j + akg_c;
-                                                const float v_tile_t0 = akg_tile[akg_r * 32 + akg_c];
-                                                const float v_tile_out0 = (v_tile_t0 + in2[i1]);
-                                                akg_s_out0[akg_c] = v_tile_out0;
-                                            }
-                                            {
-                                                const int64_t i1 = akg_j;
-                                                akg_stream_f32_n(akg_s_out0, out0 + i0 * 21128 + i1, akg_nv);
-                                            }
+                                        {
+                                            const int64_t i1 = akg_j;
+                                            akg_stream_f32_n(akg_s_out0, out0 + i0 * 21128 + i1, akg_nv);
                                         }
                                     }
                                 }

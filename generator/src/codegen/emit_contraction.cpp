@@ -178,7 +178,8 @@ private:
     // is read in place.
     int64_t bp_floats() const {
         if (p_.prepacked_b) return 0;
-        return p_.pack_b ? p_.k * p_.blocking.nc : p_.n % p_.blocking.nr ? p_.k * p_.blocking.nr : 0;
+        if (p_.pack_b) return p_.k * (p_.b_packed_per_column ? p_.blocking.nr : p_.blocking.nc);
+        return p_.n % p_.blocking.nr ? p_.k * p_.blocking.nr : 0;
     }
 
     // An output kept per thread for the row part, a block of mc rows (RowEpilogue::blocked).
@@ -363,7 +364,8 @@ private:
             // Micro-panel jr: all of k, nr columns, zero past the last column.
             const std::string jr = args.back();
             const int64_t per_panel = b.nc / b.nr;
-            s += in1 + "float *__restrict akg_dst = akg_bp" + (p_.pack_b ? " + ((" + jr + ") % " + n(per_panel) + ") * " + n(p_.k * b.nr) : std::string()) + ";\n";
+            const bool panel = p_.pack_b && !p_.b_packed_per_column;
+            s += in1 + "float *__restrict akg_dst = akg_bp" + (panel ? " + ((" + jr + ") % " + n(per_panel) + ") * " + n(p_.k * b.nr) : std::string()) + ";\n";
             s += in1 + "const int64_t akg_j0 = (" + jr + ") * " + n(b.nr) + ";\n";
             s += in1 + "const int64_t akg_valid = akg_imin(" + n(b.nr) + ", " + n(p_.n) + " - akg_j0);\n";
             if (p_.b_plain)
@@ -501,7 +503,7 @@ private:
             return "akg_gemm_tile<" + std::to_string(rows) + ", " + (p_.pack_a ? "true" : "false") + ", " + (packed_b ? "true" : "false") +
                    (b_streamed || stream_c ? std::string(", ") + (b_streamed ? "true" : "false") : "") + (stream_c ? ", true" : "") + ">(akg_kn, akg_a, " +
                    (p_.pack_a ? "0" : n(p_.a_plain->x_stride)) + ", " + (packed_b ? "akg_b, 0" : "akg_bi, " + n(p_.b_plain->k_stride)) + ", " + cin + ", " +
-                   ldcin + ", " + cout + ", " + ldcout + (packed_b && p_.b_next_prefetched ? ", akg_ahead" : "") + ");\n";
+                   ldcin + ", " + cout + ", " + ldcout + (packed_b && (p_.b_next_prefetched || p_.b_packed_per_column) ? ", akg_ahead" : "") + ");\n";
         };
         if (p_.m % b.mr == 0) return indent + call(b.mr);
         // The last panel of rows (tiles start at multiples of mr) runs a micro-kernel of its own height.
@@ -525,6 +527,8 @@ private:
         s += in1 + "(void)akg_nv;\n";
         if (p_.prepacked_b)
             s += in1 + "const float *akg_b = " + p_.b_plain->buffer + " + (akg_j / " + n(b.nr) + ") * " + n(p_.k * b.nr) + " + akg_k * " + n(b.nr) + ";\n";
+        else if (p_.b_packed_per_column)
+            s += in1 + "const float *akg_b = akg_bp + akg_k * " + n(b.nr) + ";\n";
         else if (p_.pack_b)
             s += in1 + "const float *akg_b = akg_bp + ((akg_j / " + n(b.nr) + ") % " + n(b.nc / b.nr) + ") * " + n(p_.k * b.nr) + " + akg_k * " + n(b.nr) + ";\n";
         else {
@@ -538,6 +542,16 @@ private:
             if (!p_.prepacked_b) next = "(akg_j / " + n(b.nr) + ") % " + n(b.nc / b.nr) + " + 1 < " + n(b.nc / b.nr) + " && " + next;
             s += in1 + "const akg_gemm_ahead akg_ahead = " + next + " ? akg_gemm_next_panel(akg_b + " + n(p_.k * b.nr) + ", akg_kn * " + n(b.nr) +
                  ", (akg_i % " + n(b.mc) + ") / " + n(b.mr) + ", " + n((b.mc + b.mr - 1) / b.mr) + ") : akg_gemm_ahead{};\n";
+        }
+        if (p_.b_packed_per_column) {
+            // The source of the next column's micro-panel, nr rows of all of k, if that column is
+            // the thread's: one run of memory, shared out over the column's tiles.
+            const auto &bo = *p_.b_plain;
+            const std::string next = "akg_j + " + n(b.nr);
+            s += in1 + "const akg_gemm_ahead akg_ahead = (akg_j / " + n(b.nr) + ") % " + n(b.nc / b.nr) + " + 1 < " + n(b.nc / b.nr) + " && " + next +
+                 " < " + n(p_.n) + " ? akg_gemm_next_panel(" + bo.buffer + " + (" + printer_.print(bo.offset) + ") + (" + next + ") * " + n(bo.x_stride) +
+                 ", akg_imin(" + n(b.nr) + ", " + n(p_.n) + " - (" + next + ")) * " + n(p_.k) + ", (akg_i % " + n(b.mc) + ") / " + n(b.mr) + ", " +
+                 n((b.mc + b.mr - 1) / b.mr) + ") : akg_gemm_ahead{};\n";
         }
         if (p_.pack_a)
             s += in1 + "const float *akg_a = akg_ap + ((akg_i % " + n(b.mc) + ") / " + n(b.mr) + ") * " + n(b.kc * b.mr) + ";\n";

@@ -479,7 +479,18 @@ void plan_contraction(PolyModel &m, const ScheduleOptions &options, const RowEpi
         p.prepacked_b = p.pack_b = true;
     }
     p.b_streamed = !p.pack_b && p.k * p.n * 4 > t.l2_bytes;
-    p.b_next_prefetched = p.pack_b && b.kc * b.nc * 4 > t.l2_bytes / 2;
+    // All of a thread's rows in one block that fits L2, one panel of k, a panel of packed B that
+    // would come from L3, and B's micro-panels runs of memory: B is packed per column of tiles
+    // (the MLM head's 320 rows), and the panels of columns are only the threads' shares, since
+    // no panel of packed B is kept for a panel's width to bound (A is packed once per panel).
+    const auto &bs = p.b_plain;
+    const bool b_runs = bs && !bs->f16 && bs->k_stride == 1 && bs->x_stride == p.k;
+    if (p.pack_b && !p.prepacked_b && b_runs && p.k_panels == 1 && rows * b.kc * 4 <= t.l2_bytes && b.kc * b.nc * 4 > t.l2_bytes / 2 && !row_part) {
+        p.b_packed_per_column = true;
+        b.mc = rows;
+        b.nc = width(p.split == GemmSplit::Columns ? threads : 1);
+    }
+    p.b_next_prefetched = p.pack_b && !p.b_packed_per_column && b.kc * b.nc * 4 > t.l2_bytes / 2;
     for (auto &[name, ps] : p.permuted) tile_layout(m, p, m.statement(name), ps);
     if (p.epilogue.empty() && c.buffer_kind == BufferKind::KernelOutput && m.buffer(c.buffer).dtype == DType::Float32)
         p.direct_output = c.buffer;
@@ -580,6 +591,8 @@ std::string contraction_plan_text(const PolyModel &m) {
         os << "\n";
     }
     if (p.b_next_prefetched) os << "next micro-panel of B prefetched by each column's tiles\n";
+    if (p.b_packed_per_column)
+        os << "B packed per column of tiles, the next one's source prefetched by the column's tiles\n";
     if (p.column_sum) os << "column sum of B to " << p.column_sum->output << ", taken while packing B\n";
     if (p.row_epilogue) {
         os << "row part " << p.row_epilogue->full_rows << " on each " << b.mr << " rows once their block is done";

@@ -196,6 +196,14 @@ struct ContractionPlan {
     // micro-panel coming from L3 or memory: every tile of a column prefetches its share of the
     // next column's micro-panel into L2 while it computes (akg_gemm_next_panel).
     bool b_next_prefetched = false;
+    // One block of rows (all of a thread's rows fit L2), one panel of k, and B a run of memory
+    // per micro-panel (a transposed B, its rows all of k): each micro-panel of B is read by one
+    // column of tiles only, so a panel of them packed ahead buys no reuse. B is packed a
+    // micro-panel at a time instead, right before the column of tiles that reads it, into one
+    // micro-panel's buffer that stays in L1 and L2; and every tile of a column prefetches its
+    // share of the next micro-panel's source into L2, so that packing reads it from there
+    // instead of waiting on memory (akg_gemm_next_panel).
+    bool b_packed_per_column = false;
     // A bias gradient beside a weight gradient: a ReduceSum of B over k that the part holds
     // (kernel_parts.cpp). B's packing sums each micro-panel it copies into `output`; the
     // reduction's statements are left out of the schedule.

@@ -58,8 +58,8 @@ isl_union_set *filter(isl_ctx *ctx, const std::vector<std::string> &statements, 
 }
 
 // Below `node` (taken, a leaf): a sequence of the statements `before`, the statements `rest`
-// and the statements `after`, each of the others with a band over its index `panel`; returns
-// the leaf under `rest`.
+// and the statements `after`, each of the others with a band over its index `panel` (none where
+// `panel` is empty); returns the leaf under `rest`.
 isl_schedule_node *around(isl_schedule_node *node, const std::vector<std::string> &before, const std::vector<std::string> &rest,
                           const std::vector<std::string> &after, const std::string &panel) {
     if (before.empty() && after.empty()) return node;
@@ -74,7 +74,7 @@ isl_schedule_node *around(isl_schedule_node *node, const std::vector<std::string
     isl_union_set_free(dom);
     node = isl_schedule_node_insert_sequence(node, seq);
     for (size_t k = 0; k < order.size(); ++k) {
-        if (order[k].empty()) continue;
+        if (order[k].empty() || panel.empty()) continue;
         node = isl_schedule_node_child(isl_schedule_node_child(node, static_cast<int>(k)), 0);
         node = isl_schedule_node_insert_partial_schedule(node, isl_multi_union_pw_aff_read_from_str(ctx, ("[{ " + order[k] + " -> [(" + panel + ")] }]").c_str()));
         node = isl_schedule_node_parent(isl_schedule_node_parent(node));
@@ -195,7 +195,9 @@ void tile_contraction(PolyModel &m, const ScheduleOptions &options) {
     std::vector<std::string> rest_dom = tile_dom;
     if (p.pack_a) rest_dom.push_back(pa);
     if (row_part) rest_dom.push_back(rp);
-    if (has_pb) node = around(node, {pb}, rest_dom, {}, "jr");
+    // B packed per column of tiles runs inside the block, in the column loop; else before it.
+    const bool pb_per_column = has_pb && p.b_packed_per_column;
+    if (has_pb && !pb_per_column) node = around(node, {pb}, rest_dom, {}, "jr");
     // The rest: panel of k, block of rows.
     {
         std::vector<std::string> pt, it;
@@ -212,6 +214,11 @@ void tile_contraction(PolyModel &m, const ScheduleOptions &options) {
             pt.push_back(rp + " -> [(" + std::to_string(p.k_panels - 1) + ")]");
             it.push_back(rp + " -> [(" + floor_div(std::to_string(b.mr) + "ir", b.mc) + ")]");
         }
+        if (pb_per_column) {
+            // One panel of k, one block of rows: the slice's, if any.
+            pt.push_back(pb + " -> [(0)]");
+            it.push_back(pb + " -> [(" + std::string(rows ? "s" : "0") + ")]");
+        }
         node = isl_schedule_node_insert_partial_schedule(node, band(ctx, {pt, it}, p));
     }
     node = isl_schedule_node_child(node, 0);
@@ -220,7 +227,17 @@ void tile_contraction(PolyModel &m, const ScheduleOptions &options) {
         std::vector<std::string> before, after;
         if (p.pack_a) before.push_back(pa);
         if (row_part) after.push_back(rp);
-        node = around(node, before, tile_dom, after, "ir");
+        std::vector<std::string> rest = tile_dom;
+        if (pb_per_column) rest.push_back(pb);
+        node = around(node, before, rest, after, "ir");
+    }
+    if (pb_per_column) {
+        // The column loop, then in each column its micro-panel of B packed before the tiles.
+        std::vector<std::string> jr;
+        for (const auto &t : tiles) jr.push_back(stmt(t) + " -> [(" + floor_div(in, b.nr) + ")]");
+        jr.push_back(pb + " -> [(jr)]");
+        node = isl_schedule_node_child(isl_schedule_node_insert_partial_schedule(node, band(ctx, {jr}, p)), 0);
+        node = around(node, {pb}, tile_dom, {}, "");
     }
     // Tiles of mr x nr, the micro-kernel's: a micro-panel of B reused across the block's rows
     // (BLIS's order), but rows outermost where A and B are both read in place from the caches:
@@ -233,7 +250,7 @@ void tile_contraction(PolyModel &m, const ScheduleOptions &options) {
             ir.push_back(stmt(t) + " -> [(" + floor_div(im, b.mr) + ")]");
         }
         const bool rows_outer = !p.pack_a && !p.pack_b && !p.b_streamed;
-        node = isl_schedule_node_insert_partial_schedule(node, rows_outer ? band(ctx, {ir, jr}, p) : band(ctx, {jr, ir}, p));
+        node = isl_schedule_node_insert_partial_schedule(node, pb_per_column ? band(ctx, {ir}, p) : rows_outer ? band(ctx, {ir, jr}, p) : band(ctx, {jr, ir}, p));
     }
     node = isl_schedule_node_child(node, 0);
     node = insert_annotated_mark(node, mark::MicroKernel{b.mr, b.nr});
