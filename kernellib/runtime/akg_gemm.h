@@ -317,10 +317,17 @@ static inline akg_gemm_ahead akg_gemm_next_panel(const float *next, int64_t floa
 // Packs `valid` rows of a float32 operand stored with k innermost (row x at src + x * ld) into a
 // micro-panel of `width` rows, dst[k * width + x] for k < len, rows past `valid` zero: A's
 // panels of a row-major A, B's of a transposed B. The transpose runs in 8 x 8 register blocks
-// (akg_transpose of akg_kernel_support.h, which the generated kernels include first).
+// (akg_transpose of akg_kernel_support.h, which the generated kernels include first), a line
+// of k of every row at a time, each row's line AKG_GEMM_PACK_AHEAD floats on prefetched: the
+// rows are ld apart, often a multiple of 4 KiB, a pattern the hardware prefetchers miss.
+#define AKG_GEMM_PACK_AHEAD 64
 static inline void akg_gemm_pack_transposed(const float *__restrict src, int64_t ld, int64_t valid, int64_t len, int64_t width,
                                             float *__restrict dst) {
-    akg_transpose(src, ld, dst, width, valid, len);
+    for (int64_t k0 = 0; k0 < len; k0 += 16) {
+        if (k0 + AKG_GEMM_PACK_AHEAD < len)
+            for (int64_t x = 0; x < valid; ++x) __builtin_prefetch(src + x * ld + k0 + AKG_GEMM_PACK_AHEAD);
+        akg_transpose(src + k0, ld, dst + k0 * width, width, valid, akg_imin(16, len - k0));
+    }
     if (valid < width)
         for (int64_t k = 0; k < len; ++k)
             for (int64_t x = valid; x < width; ++x) dst[k * width + x] = 0.0f;
