@@ -552,21 +552,51 @@ TEST(PlanContraction, AWeightInputCanBePackedAheadOfTime) {
 }
 
 // The blocking plan_contraction picks for a catalog GEMM, its B packed per run or ahead of time.
-akg::GemmBlocking blocking_of(const char *name, bool prepacked_b) {
-    GemmPart g(load(name));
+// What `get` reads of the model of `name`'s GEMM part planned on `target`, B packed ahead of
+// time or not.
+template <typename Get>
+auto planned(const char *name, bool prepacked_b, Get get, const akg::Target &target = akg::target_named("x86-64-v4")) {
+    GemmPart g(load(name), target);
     akg::ScheduleOptions o = g.options();
     o.prepacked_b = prepacked_b;
     akg::plan_contraction(g.model(), o);
-    return g.model().contraction->blocking;
+    return get(static_cast<const akg::PolyModel &>(g.model()));
+}
+
+akg::GemmBlocking blocking_of(const char *name, bool prepacked_b) {
+    return planned(name, prepacked_b, [](const akg::PolyModel &m) { return m.contraction->blocking; });
 }
 
 TEST(PlanContraction, BPackedAheadOfTimeTakesAllColumnsInOnePanel) {
-    // dX's K of 3072 bounds nc (the panel of B a thread would pack) to half of its 768 columns,
-    // so A is packed twice; with B packed ahead of time there is no such panel, and one is all.
-    const akg::GemmBlocking plain = blocking_of("gemm_dx_f32", false), packed = blocking_of("gemm_dx_f32", true);
-    EXPECT_LT(plain.nc, 768);
-    EXPECT_EQ(packed.nc, 768);
-    EXPECT_EQ(packed.kc, plain.kc);
+    // With 8 MB of last-level cache, dX's K of 3072 bounds nc (the panel of B a thread would
+    // pack) to a fraction of its 768 columns, so A is packed once per panel; with B packed
+    // ahead of time there is no such panel, and one is all.
+    akg::Target small_llc = akg::target_named("x86-64-v4");
+    small_llc.llc_bytes = 8 << 20;
+    auto nc = [](const akg::PolyModel &m) { return m.contraction->blocking.nc; };
+    EXPECT_LT(planned("gemm_dx_f32", false, nc, small_llc), 768);
+    EXPECT_EQ(planned("gemm_dx_f32", true, nc, small_llc), 768);
+}
+
+TEST(PlanContraction, RowSlicesTakeOnePanelOfAllColumnsWhereItFitsTheLlcShare) {
+    // dX: all of B (3072 x 768, 9.4 MB) fits a core's 16 MB share of the last-level cache, so
+    // each slice of rows packs A once; a thread that runs both slices packs B once.
+    planned("gemm_dx_f32", false, [](const akg::PolyModel &m) {
+        EXPECT_EQ(m.contraction->split, akg::GemmSplit::Rows);
+        EXPECT_EQ(m.contraction->blocking.nc, 768);
+        EXPECT_TRUE(m.contraction->b_shared_by_slices);
+        EXPECT_NE(akg::contraction_plan_text(m).find("B packed once by a thread for all the slices of rows it runs"), std::string::npos);
+        return 0;
+    });
+    // dW sums B's columns while packing it in each panel: not shared (and its columns are split).
+    EXPECT_FALSE(planned("gemm_dw_bias_grad_f32", false, [](const akg::PolyModel &m) { return m.contraction->b_shared_by_slices; }));
+}
+
+TEST(EmitContraction, AThreadPacksBForItsFirstSliceOnly) {
+    const std::string code = streamed_code("gemm_dx_f32");
+    EXPECT_EQ(count(code, "int64_t akg_bp_slice = -1;"), 1u) << code;
+    EXPECT_EQ(count(code, "if (akg_bp_slice < 0 || akg_bp_slice == (c0)) {"), 1u) << code;
+    EXPECT_EQ(count(code, "akg_bp_slice = (c0);"), 1u) << code;
 }
 
 TEST(PlanContraction, ColumnPanelsRoundDownToTheThreadsWhereWiderPanelsFit) {
@@ -612,11 +642,7 @@ TEST(PlanContraction, BIsPackedPerColumnOfTilesWhereOneBlockHoldsAllRows) {
     // Not FFN1 (2048 rows, blocks of them share a panel), nor the attention scores (a panel of
     // 64 x 128 in L2), nor B packed ahead of time.
     auto per_column = [](const char *pattern, bool prepacked_b) {
-        GemmPart part(load(pattern));
-        akg::ScheduleOptions o = part.options();
-        o.prepacked_b = prepacked_b;
-        akg::plan_contraction(part.model(), o);
-        return part.model().contraction->b_packed_per_column;
+        return planned(pattern, prepacked_b, [](const akg::PolyModel &m) { return m.contraction->b_packed_per_column; });
     };
     EXPECT_FALSE(per_column("gemm_ffn1_bias_gelu_f32", false));
     EXPECT_FALSE(per_column("bmm_attn_scores_scale_mask_f32", false));

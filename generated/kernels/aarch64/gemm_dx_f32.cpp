@@ -16,7 +16,8 @@ extern "C" int akg_kernel_fn_gemm_dx_f32__aarch64(void *const *buffers) {
         int akg_failed = 0;
         #pragma omp parallel if (!akg_single_thread())
         {
-            float *akg_bp = (float *)aligned_alloc(64, 4718592);
+            float *akg_bp = (float *)aligned_alloc(64, 9437184);
+            int64_t akg_bp_slice = -1;
             float *akg_ap = (float *)aligned_alloc(64, 491520);
             const bool akg_ok = akg_bp && akg_ap;
             if (!akg_ok) {
@@ -26,39 +27,40 @@ extern "C" int akg_kernel_fn_gemm_dx_f32__aarch64(void *const *buffers) {
             #pragma omp for collapse(1) schedule(static)
             for (int64_t c0 = 0; (c0 <= 1); c0 += 1) {
                 if (akg_ok) {
-                    for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
-                        for (int64_t c2 = (32 * c1); (c2 <= ((32 * c1) + 31)); c2 += 1) {
-                            {
-                                float *__restrict akg_dst = akg_bp + ((c2) % 32) * 36864;
+                    for (int64_t c2 = 0; (c2 <= 63); c2 += 1) {
+                        {
+                            if (akg_bp_slice < 0 || akg_bp_slice == (c0)) {
+                                akg_bp_slice = (c0);
+                                float *__restrict akg_dst = akg_bp + ((c2) % 64) * 36864;
                                 const int64_t akg_j0 = (c2) * 12;
                                 const int64_t akg_valid = akg_imin(12, 768 - akg_j0);
                                 akg_gemm_pack_transposed(in1 + (INT64_C(0)) + akg_j0 * 3072 + 0 * 1, 3072, akg_valid, 3072, 12, akg_dst);
                             }
                         }
-                        for (int64_t c3 = (25 * c0); (c3 <= ((26 * c0) + 25)); c3 += 1) {
-                            for (int64_t c4 = akg_imax((128 * c0), (5 * c3)); (c4 <= akg_imin(((128 * c0) + 127), ((5 * c3) + 4))); c4 += 1) {
-                                {
-                                    const int64_t akg_i0 = (c4) * 8, akg_k0 = (0) * 3072;
-                                    const int64_t akg_kn = akg_imin(3072, 3072 - akg_k0);
-                                    float *__restrict akg_dst = akg_ap + ((akg_i0 % 40) / 8) * 24576;
-                                    const int64_t akg_valid = akg_imin(8, 2048 - akg_i0);
-                                    akg_gemm_pack_transposed(in0 + (INT64_C(0)) + akg_i0 * 3072 + akg_k0 * 1, 3072, akg_valid, akg_kn, 8, akg_dst);
-                                }
+                    }
+                    for (int64_t c3 = (25 * c0); (c3 <= ((26 * c0) + 25)); c3 += 1) {
+                        for (int64_t c4 = akg_imax((128 * c0), (5 * c3)); (c4 <= akg_imin(((128 * c0) + 127), ((5 * c3) + 4))); c4 += 1) {
+                            {
+                                const int64_t akg_i0 = (c4) * 8, akg_k0 = (0) * 3072;
+                                const int64_t akg_kn = akg_imin(3072, 3072 - akg_k0);
+                                float *__restrict akg_dst = akg_ap + ((akg_i0 % 40) / 8) * 24576;
+                                const int64_t akg_valid = akg_imin(8, 2048 - akg_i0);
+                                akg_gemm_pack_transposed(in0 + (INT64_C(0)) + akg_i0 * 3072 + akg_k0 * 1, 3072, akg_valid, akg_kn, 8, akg_dst);
                             }
-                            for (int64_t c4 = (32 * c1); (c4 <= ((32 * c1) + 31)); c4 += 1) {
-                                for (int64_t c5 = akg_imax((128 * c0), (5 * c3)); (c5 <= akg_imin(((128 * c0) + 127), ((5 * c3) + 4))); c5 += 1) {
+                        }
+                        for (int64_t c4 = 0; (c4 <= 63); c4 += 1) {
+                            for (int64_t c5 = akg_imax((128 * c0), (5 * c3)); (c5 <= akg_imin(((128 * c0) + 127), ((5 * c3) + 4))); c5 += 1) {
+                                {
+                                    const int64_t akg_i = (8 * c5), akg_j = (12 * c4), akg_k = 0;
+                                    const int64_t akg_kn = 3071 - akg_k + 1;
+                                    const int64_t akg_mv = akg_imin(8, 2048 - akg_i), akg_nv = akg_imin(12, 768 - akg_j);
+                                    (void)akg_nv;
+                                    const float *akg_b = akg_bp + ((akg_j / 12) % 64) * 36864 + akg_k * 12;
+                                    const akg_gemm_ahead akg_ahead = (akg_j / 12) % 64 + 1 < 64 && akg_j + 12 < 768 ? akg_gemm_next_panel(akg_b + 36864, akg_kn * 12, (akg_i % 40) / 8, 5) : akg_gemm_ahead{};
+                                    const float *akg_a = akg_ap + ((akg_i % 40) / 8) * 24576;
                                     {
-                                        const int64_t akg_i = (8 * c5), akg_j = (12 * c4), akg_k = 0;
-                                        const int64_t akg_kn = 3071 - akg_k + 1;
-                                        const int64_t akg_mv = akg_imin(8, 2048 - akg_i), akg_nv = akg_imin(12, 768 - akg_j);
-                                        (void)akg_nv;
-                                        const float *akg_b = akg_bp + ((akg_j / 12) % 32) * 36864 + akg_k * 12;
-                                        const akg_gemm_ahead akg_ahead = (akg_j / 12) % 32 + 1 < 32 && akg_j + 12 < 768 ? akg_gemm_next_panel(akg_b + 36864, akg_kn * 12, (akg_i % 40) / 8, 5) : akg_gemm_ahead{};
-                                        const float *akg_a = akg_ap + ((akg_i % 40) / 8) * 24576;
                                         {
-                                            {
-                                                akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 768 + akg_j), 768, akg_ahead);
-                                            }
+                                            akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, (out0 + (0) + akg_i * 768 + akg_j), 768, akg_ahead);
                                         }
                                     }
                                 }

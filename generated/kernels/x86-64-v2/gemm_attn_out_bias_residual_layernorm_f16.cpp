@@ -387,6 +387,7 @@ static int akg_part0_gemm_attn_out_bias_residual_layernorm_f16__x86_64_v2(void *
         #pragma omp parallel if (!akg_single_thread())
         {
             float *akg_bp = (float *)aligned_alloc(64, 2359296);
+            int64_t akg_bp_slice = -1;
             float *akg_ap = (float *)aligned_alloc(64, 129024);
             float *__restrict out1 = (float *)aligned_alloc(64, 129024);
             const bool akg_ok = out1 && akg_bp && akg_ap;
@@ -399,10 +400,13 @@ static int akg_part0_gemm_attn_out_bias_residual_layernorm_f16__x86_64_v2(void *
                 if (akg_ok) {
                     for (int64_t c2 = 0; (c2 <= 95); c2 += 1) {
                         {
-                            float *__restrict akg_dst = akg_bp + ((c2) % 96) * 6144;
-                            const int64_t akg_j0 = (c2) * 8;
-                            const int64_t akg_valid = akg_imin(8, 768 - akg_j0);
-                            akg_gemm_pack_copied_f16(in1 + (INT64_C(0)) + akg_j0 * 1 + 0 * 768, 768, akg_valid, 768, 8, akg_dst);
+                            if (akg_bp_slice < 0 || akg_bp_slice == (c0)) {
+                                akg_bp_slice = (c0);
+                                float *__restrict akg_dst = akg_bp + ((c2) % 96) * 6144;
+                                const int64_t akg_j0 = (c2) * 8;
+                                const int64_t akg_valid = akg_imin(8, 768 - akg_j0);
+                                akg_gemm_pack_copied_f16(in1 + (INT64_C(0)) + akg_j0 * 1 + 0 * 768, 768, akg_valid, 768, 8, akg_dst);
+                            }
                         }
                     }
                     for (int64_t c3 = (24 * c0); (c3 <= ((24 * c0) + 24)); c3 += 1) {

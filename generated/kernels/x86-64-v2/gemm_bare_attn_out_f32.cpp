@@ -17,6 +17,7 @@ extern "C" int akg_kernel_fn_gemm_bare_attn_out_f32__x86_64_v2(void *const *buff
         #pragma omp parallel if (!akg_single_thread())
         {
             float *akg_bp = (float *)aligned_alloc(64, 2359296);
+            int64_t akg_bp_slice = -1;
             float *akg_ap = (float *)aligned_alloc(64, 129024);
             const bool akg_ok = akg_bp && akg_ap;
             if (!akg_ok) {
@@ -28,14 +29,17 @@ extern "C" int akg_kernel_fn_gemm_bare_attn_out_f32__x86_64_v2(void *const *buff
                 if (akg_ok) {
                     for (int64_t c2 = 0; (c2 <= 95); c2 += 1) {
                         {
-                            float *__restrict akg_dst = akg_bp + ((c2) % 96) * 6144;
-                            const int64_t akg_j0 = (c2) * 8;
-                            const int64_t akg_valid = akg_imin(8, 768 - akg_j0);
-                            const float *akg_src = in1 + (INT64_C(0)) + akg_j0 * 1 + 0 * 768;
-                            for (int64_t akg_k = 0; akg_k < 768; ++akg_k) {
-                                #pragma omp simd
-                                for (int64_t akg_x = 0; akg_x < 8; ++akg_x)
-                                    akg_dst[akg_k * 8 + akg_x] = akg_x < akg_valid ? akg_src[akg_k * 768 + akg_x * 1] : 0.0f;
+                            if (akg_bp_slice < 0 || akg_bp_slice == (c0)) {
+                                akg_bp_slice = (c0);
+                                float *__restrict akg_dst = akg_bp + ((c2) % 96) * 6144;
+                                const int64_t akg_j0 = (c2) * 8;
+                                const int64_t akg_valid = akg_imin(8, 768 - akg_j0);
+                                const float *akg_src = in1 + (INT64_C(0)) + akg_j0 * 1 + 0 * 768;
+                                for (int64_t akg_k = 0; akg_k < 768; ++akg_k) {
+                                    #pragma omp simd
+                                    for (int64_t akg_x = 0; akg_x < 8; ++akg_x)
+                                        akg_dst[akg_k * 8 + akg_x] = akg_x < akg_valid ? akg_src[akg_k * 768 + akg_x * 1] : 0.0f;
+                                }
                             }
                         }
                     }

@@ -17,6 +17,7 @@ extern "C" int akg_kernel_fn_gemm_nt_f16__x86_64_v2(void *const *buffers) {
         #pragma omp parallel if (!akg_single_thread())
         {
             float *akg_bp = (float *)aligned_alloc(64, 131072);
+            int64_t akg_bp_slice = -1;
             float *akg_ap = (float *)aligned_alloc(64, 129024);
             const bool akg_ok = akg_bp && akg_ap;
             if (!akg_ok) {
@@ -28,10 +29,13 @@ extern "C" int akg_kernel_fn_gemm_nt_f16__x86_64_v2(void *const *buffers) {
                 if (akg_ok) {
                     for (int64_t c2 = 0; (c2 <= 15); c2 += 1) {
                         {
-                            float *__restrict akg_dst = akg_bp + ((c2) % 16) * 2048;
-                            const int64_t akg_j0 = (c2) * 8;
-                            const int64_t akg_valid = akg_imin(8, 128 - akg_j0);
-                            akg_gemm_pack_transposed_f16(in1 + (INT64_C(0)) + akg_j0 * 256 + 0 * 1, 256, akg_valid, 256, 8, akg_dst);
+                            if (akg_bp_slice < 0 || akg_bp_slice == (c0)) {
+                                akg_bp_slice = (c0);
+                                float *__restrict akg_dst = akg_bp + ((c2) % 16) * 2048;
+                                const int64_t akg_j0 = (c2) * 8;
+                                const int64_t akg_valid = akg_imin(8, 128 - akg_j0);
+                                akg_gemm_pack_transposed_f16(in1 + (INT64_C(0)) + akg_j0 * 256 + 0 * 1, 256, akg_valid, 256, 8, akg_dst);
+                            }
                         }
                     }
                     for (int64_t c3 = (398 * c0); (c3 <= ((398 * c0) + 398)); c3 += 1) {

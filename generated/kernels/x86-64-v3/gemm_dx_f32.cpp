@@ -16,9 +16,10 @@ extern "C" int akg_kernel_fn_gemm_dx_f32__x86_64_v3(void *const *buffers) {
         int akg_failed = 0;
         #pragma omp parallel if (!akg_single_thread())
         {
-            float *akg_bp = (float *)aligned_alloc(64, 4718592);
+            float *akg_bp = (float *)aligned_alloc(64, 9437184);
+            int64_t akg_bp_slice = -1;
             float *akg_ap = (float *)aligned_alloc(64, 258048);
-            float *akg_acc = (float *)aligned_alloc(64, 1575936);
+            float *akg_acc = (float *)aligned_alloc(64, 3151872);
             const bool akg_ok = akg_bp && akg_ap && akg_acc;
             if (!akg_ok) {
                 #pragma omp atomic write
@@ -27,51 +28,52 @@ extern "C" int akg_kernel_fn_gemm_dx_f32__x86_64_v3(void *const *buffers) {
             #pragma omp for collapse(1) schedule(static)
             for (int64_t c0 = 0; (c0 <= 1); c0 += 1) {
                 if (akg_ok) {
-                    for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
-                        for (int64_t c2 = (24 * c1); (c2 <= ((24 * c1) + 23)); c2 += 1) {
-                            {
-                                float *__restrict akg_dst = akg_bp + ((c2) % 24) * 49152;
+                    for (int64_t c2 = 0; (c2 <= 47); c2 += 1) {
+                        {
+                            if (akg_bp_slice < 0 || akg_bp_slice == (c0)) {
+                                akg_bp_slice = (c0);
+                                float *__restrict akg_dst = akg_bp + ((c2) % 48) * 49152;
                                 const int64_t akg_j0 = (c2) * 16;
                                 const int64_t akg_valid = akg_imin(16, 768 - akg_j0);
                                 akg_gemm_pack_transposed(in1 + (INT64_C(0)) + akg_j0 * 3072 + 0 * 1, 3072, akg_valid, 3072, 16, akg_dst);
                             }
                         }
-                        for (int64_t c2 = 0; (c2 <= 1); c2 += 1) {
-                            for (int64_t c3 = (24 * c0); (c3 <= ((24 * c0) + 24)); c3 += 1) {
-                                for (int64_t c4 = akg_imax((171 * c0), (7 * c3)); (c4 <= akg_imin(((171 * c0) + 170), ((7 * c3) + 6))); c4 += 1) {
-                                    {
-                                        const int64_t akg_i0 = (c4) * 6, akg_k0 = (c2) * 1536;
-                                        const int64_t akg_kn = akg_imin(1536, 3072 - akg_k0);
-                                        float *__restrict akg_dst = akg_ap + ((akg_i0 % 42) / 6) * 9216;
-                                        const int64_t akg_valid = akg_imin(6, 2048 - akg_i0);
-                                        akg_gemm_pack_transposed(in0 + (INT64_C(0)) + akg_i0 * 3072 + akg_k0 * 1, 3072, akg_valid, akg_kn, 6, akg_dst);
-                                    }
+                    }
+                    for (int64_t c2 = 0; (c2 <= 1); c2 += 1) {
+                        for (int64_t c3 = (24 * c0); (c3 <= ((24 * c0) + 24)); c3 += 1) {
+                            for (int64_t c4 = akg_imax((171 * c0), (7 * c3)); (c4 <= akg_imin(((171 * c0) + 170), ((7 * c3) + 6))); c4 += 1) {
+                                {
+                                    const int64_t akg_i0 = (c4) * 6, akg_k0 = (c2) * 1536;
+                                    const int64_t akg_kn = akg_imin(1536, 3072 - akg_k0);
+                                    float *__restrict akg_dst = akg_ap + ((akg_i0 % 42) / 6) * 9216;
+                                    const int64_t akg_valid = akg_imin(6, 2048 - akg_i0);
+                                    akg_gemm_pack_transposed(in0 + (INT64_C(0)) + akg_i0 * 3072 + akg_k0 * 1, 3072, akg_valid, akg_kn, 6, akg_dst);
                                 }
-                                for (int64_t c4 = (24 * c1); (c4 <= ((24 * c1) + 23)); c4 += 1) {
-                                    for (int64_t c5 = akg_imax((171 * c0), (7 * c3)); (c5 <= akg_imin(((171 * c0) + 170), ((7 * c3) + 6))); c5 += 1) {
-                                        {
-                                            const int64_t akg_i = (6 * c5), akg_j = (16 * c4), akg_k = (1536 * c2);
-                                            const int64_t akg_kn = ((1536 * c2) + 1535) - akg_k + 1;
-                                            const int64_t akg_mv = akg_imin(6, 2048 - akg_i), akg_nv = akg_imin(16, 768 - akg_j);
-                                            (void)akg_nv;
-                                            const float *akg_b = akg_bp + ((akg_j / 16) % 24) * 49152 + akg_k * 16;
-                                            const akg_gemm_ahead akg_ahead = (akg_j / 16) % 24 + 1 < 24 && akg_j + 16 < 768 ? akg_gemm_next_panel(akg_b + 49152, akg_kn * 16, (akg_i % 42) / 6, 7) : akg_gemm_ahead{};
-                                            const float *akg_a = akg_ap + ((akg_i % 42) / 6) * 9216;
-                                            float *akg_c = akg_acc + (akg_i - (akg_i / 1026) * 1026) * 384 + akg_j % 384;
-                                            const float *akg_cin = akg_k == 0 ? nullptr : akg_c;
-                                            if (akg_k + akg_kn < 3072) {
-                                                if (akg_mv == 6) {
-                                                    akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_c, 384, akg_ahead);
-                                                } else {
-                                                    akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_c, 384, akg_ahead);
-                                                }
+                            }
+                            for (int64_t c4 = 0; (c4 <= 47); c4 += 1) {
+                                for (int64_t c5 = akg_imax((171 * c0), (7 * c3)); (c5 <= akg_imin(((171 * c0) + 170), ((7 * c3) + 6))); c5 += 1) {
+                                    {
+                                        const int64_t akg_i = (6 * c5), akg_j = (16 * c4), akg_k = (1536 * c2);
+                                        const int64_t akg_kn = ((1536 * c2) + 1535) - akg_k + 1;
+                                        const int64_t akg_mv = akg_imin(6, 2048 - akg_i), akg_nv = akg_imin(16, 768 - akg_j);
+                                        (void)akg_nv;
+                                        const float *akg_b = akg_bp + ((akg_j / 16) % 48) * 49152 + akg_k * 16;
+                                        const akg_gemm_ahead akg_ahead = (akg_j / 16) % 48 + 1 < 48 && akg_j + 16 < 768 ? akg_gemm_next_panel(akg_b + 49152, akg_kn * 16, (akg_i % 42) / 6, 7) : akg_gemm_ahead{};
+                                        const float *akg_a = akg_ap + ((akg_i % 42) / 6) * 9216;
+                                        float *akg_c = akg_acc + (akg_i - (akg_i / 1026) * 1026) * 768 + akg_j % 768;
+                                        const float *akg_cin = akg_k == 0 ? nullptr : akg_c;
+                                        if (akg_k + akg_kn < 3072) {
+                                            if (akg_mv == 6) {
+                                                akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_c, 768, akg_ahead);
                                             } else {
-                                                {
-                                                    if (akg_mv == 6) {
-                                                        akg_gemm_tile<6, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, (out0 + (0) + akg_i * 768 + akg_j), 768, akg_ahead);
-                                                    } else {
-                                                        akg_gemm_tile<2, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, (out0 + (0) + akg_i * 768 + akg_j), 768, akg_ahead);
-                                                    }
+                                                akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_c, 768, akg_ahead);
+                                            }
+                                        } else {
+                                            {
+                                                if (akg_mv == 6) {
+                                                    akg_gemm_tile<6, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, (out0 + (0) + akg_i * 768 + akg_j), 768, akg_ahead);
+                                                } else {
+                                                    akg_gemm_tile<2, true, true, false, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, (out0 + (0) + akg_i * 768 + akg_j), 768, akg_ahead);
                                                 }
                                             }
                                         }

@@ -18,9 +18,10 @@ extern "C" int akg_kernel_fn_gemm_ffn2_bias_residual_f32__x86_64_v4(void *const 
         int akg_failed = 0;
         #pragma omp parallel if (!akg_single_thread())
         {
-            float *akg_bp = (float *)aligned_alloc(64, 4718592);
+            float *akg_bp = (float *)aligned_alloc(64, 9437184);
+            int64_t akg_bp_slice = -1;
             float *akg_ap = (float *)aligned_alloc(64, 516096);
-            float *akg_acc = (float *)aligned_alloc(64, 1591296);
+            float *akg_acc = (float *)aligned_alloc(64, 3182592);
             const bool akg_ok = akg_bp && akg_ap && akg_acc;
             if (!akg_ok) {
                 #pragma omp atomic write
@@ -29,10 +30,11 @@ extern "C" int akg_kernel_fn_gemm_ffn2_bias_residual_f32__x86_64_v4(void *const 
             #pragma omp for collapse(1) schedule(static)
             for (int64_t c0 = 0; (c0 <= 1); c0 += 1) {
                 if (akg_ok) {
-                    for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
-                        for (int64_t c2 = (12 * c1); (c2 <= ((12 * c1) + 11)); c2 += 1) {
-                            {
-                                float *__restrict akg_dst = akg_bp + ((c2) % 12) * 98304;
+                    for (int64_t c2 = 0; (c2 <= 23); c2 += 1) {
+                        {
+                            if (akg_bp_slice < 0 || akg_bp_slice == (c0)) {
+                                akg_bp_slice = (c0);
+                                float *__restrict akg_dst = akg_bp + ((c2) % 24) * 98304;
                                 const int64_t akg_j0 = (c2) * 32;
                                 const int64_t akg_valid = akg_imin(32, 768 - akg_j0);
                                 const float *akg_src = in1 + (INT64_C(0)) + akg_j0 * 1 + 0 * 768;
@@ -43,63 +45,63 @@ extern "C" int akg_kernel_fn_gemm_ffn2_bias_residual_f32__x86_64_v4(void *const 
                                 }
                             }
                         }
-                        for (int64_t c2 = 0; (c2 <= 1); c2 += 1) {
-                            for (int64_t c3 = (12 * c0); (c3 <= ((12 * c0) + 12)); c3 += 1) {
-                                for (int64_t c4 = akg_imax((74 * c0), (6 * c3)); (c4 <= akg_imin(akg_imin(146, ((74 * c0) + 73)), ((6 * c3) + 5))); c4 += 1) {
-                                    {
-                                        const int64_t akg_i0 = (c4) * 14, akg_k0 = (c2) * 1536;
-                                        const int64_t akg_kn = akg_imin(1536, 3072 - akg_k0);
-                                        float *__restrict akg_dst = akg_ap + ((akg_i0 % 84) / 14) * 21504;
-                                        const int64_t akg_valid = akg_imin(14, 2048 - akg_i0);
-                                        akg_gemm_pack_transposed(in0 + (INT64_C(0)) + akg_i0 * 3072 + akg_k0 * 1, 3072, akg_valid, akg_kn, 14, akg_dst);
-                                    }
+                    }
+                    for (int64_t c2 = 0; (c2 <= 1); c2 += 1) {
+                        for (int64_t c3 = (12 * c0); (c3 <= ((12 * c0) + 12)); c3 += 1) {
+                            for (int64_t c4 = akg_imax((74 * c0), (6 * c3)); (c4 <= akg_imin(akg_imin(146, ((74 * c0) + 73)), ((6 * c3) + 5))); c4 += 1) {
+                                {
+                                    const int64_t akg_i0 = (c4) * 14, akg_k0 = (c2) * 1536;
+                                    const int64_t akg_kn = akg_imin(1536, 3072 - akg_k0);
+                                    float *__restrict akg_dst = akg_ap + ((akg_i0 % 84) / 14) * 21504;
+                                    const int64_t akg_valid = akg_imin(14, 2048 - akg_i0);
+                                    akg_gemm_pack_transposed(in0 + (INT64_C(0)) + akg_i0 * 3072 + akg_k0 * 1, 3072, akg_valid, akg_kn, 14, akg_dst);
                                 }
-                                for (int64_t c4 = (12 * c1); (c4 <= ((12 * c1) + 11)); c4 += 1) {
-                                    for (int64_t c5 = akg_imax((74 * c0), (6 * c3)); (c5 <= akg_imin(akg_imin(146, ((74 * c0) + 73)), ((6 * c3) + 5))); c5 += 1) {
-                                        {
-                                            const int64_t akg_i = (14 * c5), akg_j = (32 * c4), akg_k = (1536 * c2);
-                                            const int64_t akg_kn = ((1536 * c2) + 1535) - akg_k + 1;
-                                            const int64_t akg_mv = akg_imin(14, 2048 - akg_i), akg_nv = akg_imin(32, 768 - akg_j);
-                                            (void)akg_nv;
-                                            const float *akg_b = akg_bp + ((akg_j / 32) % 12) * 98304 + akg_k * 32;
-                                            const akg_gemm_ahead akg_ahead = (akg_j / 32) % 12 + 1 < 12 && akg_j + 32 < 768 ? akg_gemm_next_panel(akg_b + 98304, akg_kn * 32, (akg_i % 84) / 14, 6) : akg_gemm_ahead{};
-                                            const float *akg_a = akg_ap + ((akg_i % 84) / 14) * 21504;
-                                            float *akg_c = akg_acc + (akg_i - (akg_i / 1036) * 1036) * 384 + akg_j % 384;
-                                            const float *akg_cin = akg_k == 0 ? nullptr : akg_c;
-                                            if (akg_k + akg_kn < 3072) {
-                                                if (akg_mv == 14) {
-                                                    akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_c, 384, akg_ahead);
-                                                } else {
-                                                    akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_c, 384, akg_ahead);
-                                                }
+                            }
+                            for (int64_t c4 = 0; (c4 <= 23); c4 += 1) {
+                                for (int64_t c5 = akg_imax((74 * c0), (6 * c3)); (c5 <= akg_imin(akg_imin(146, ((74 * c0) + 73)), ((6 * c3) + 5))); c5 += 1) {
+                                    {
+                                        const int64_t akg_i = (14 * c5), akg_j = (32 * c4), akg_k = (1536 * c2);
+                                        const int64_t akg_kn = ((1536 * c2) + 1535) - akg_k + 1;
+                                        const int64_t akg_mv = akg_imin(14, 2048 - akg_i), akg_nv = akg_imin(32, 768 - akg_j);
+                                        (void)akg_nv;
+                                        const float *akg_b = akg_bp + ((akg_j / 32) % 24) * 98304 + akg_k * 32;
+                                        const akg_gemm_ahead akg_ahead = (akg_j / 32) % 24 + 1 < 24 && akg_j + 32 < 768 ? akg_gemm_next_panel(akg_b + 98304, akg_kn * 32, (akg_i % 84) / 14, 6) : akg_gemm_ahead{};
+                                        const float *akg_a = akg_ap + ((akg_i % 84) / 14) * 21504;
+                                        float *akg_c = akg_acc + (akg_i - (akg_i / 1036) * 1036) * 768 + akg_j % 768;
+                                        const float *akg_cin = akg_k == 0 ? nullptr : akg_c;
+                                        if (akg_k + akg_kn < 3072) {
+                                            if (akg_mv == 14) {
+                                                akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_c, 768, akg_ahead);
                                             } else {
-                                                for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
-                                                    [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
-                                                    for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += 16) {
-                                                        [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
-                                                        __builtin_prefetch(&in3[i0 * 768 + i1]);
-                                                    }
+                                                akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_c, 768, akg_ahead);
+                                            }
+                                        } else {
+                                            for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                                [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                                for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += 16) {
+                                                    [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                    __builtin_prefetch(&in3[i0 * 768 + i1]);
                                                 }
-                                                alignas(64) float akg_tile[448];
-                                                if (akg_mv == 14) {
-                                                    akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_tile, 32, akg_ahead);
-                                                } else {
-                                                    akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 384, akg_tile, 32, akg_ahead);
+                                            }
+                                            alignas(64) float akg_tile[448];
+                                            if (akg_mv == 14) {
+                                                akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_tile, 32, akg_ahead);
+                                            } else {
+                                                akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_tile, 32, akg_ahead);
+                                            }
+                                            alignas(64) float akg_s_out0[32];
+                                            for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                                const int64_t i0 = akg_i + akg_r;
+                                                #pragma omp simd
+                                                for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                                    const int64_t i1 = akg_j + akg_c;
+                                                    const float v_tile_t0 = akg_tile[akg_r * 32 + akg_c];
+                                                    const float v_tile_out0 = (in3[i0 * 768 + i1] + (v_tile_t0 + in2[i1]));
+                                                    akg_s_out0[akg_c] = v_tile_out0;
                                                 }
-                                                alignas(64) float akg_s_out0[32];
-                                                for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
-                                                    const int64_t i0 = akg_i + akg_r;
-                                                    #pragma omp simd
-                                                    for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
-                                                        const int64_t i1 = akg_j + akg_c;
-                                                        const float v_tile_t0 = akg_tile[akg_r * 32 + akg_c];
-                                                        const float v_tile_out0 = (in3[i0 * 768 + i1] + (v_tile_t0 + in2[i1]));
-                                                        akg_s_out0[akg_c] = v_tile_out0;
-                                                    }
-                                                    {
-                                                        const int64_t i1 = akg_j;
-                                                        akg_stream_f32_n(akg_s_out0, out0 + i0 * 768 + i1, akg_nv);
-                                                    }
+                                                {
+                                                    const int64_t i1 = akg_j;
+                                                    akg_stream_f32_n(akg_s_out0, out0 + i0 * 768 + i1, akg_nv);
                                                 }
                                             }
                                         }

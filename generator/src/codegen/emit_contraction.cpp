@@ -201,6 +201,8 @@ private:
             os << indent << "float *" << name << " = (float *)aligned_alloc(64, " << n(bytes) << ");\n";
         };
         if (bp_floats()) alloc("akg_bp", bp_floats());
+        // The slice whose B akg_bp holds (ContractionPlan::b_shared_by_slices).
+        if (p_.b_shared_by_slices) os << indent << "int64_t akg_bp_slice = -1;\n";
         if (p_.pack_a) alloc("akg_ap", b.mc * b.kc);
         if (p_.k_panels > 1) alloc("akg_acc", acc_rows() * b.nc);
         std::string ok;
@@ -364,19 +366,24 @@ private:
             // Micro-panel jr: all of k, nr columns, zero past the last column.
             const std::string jr = args.back();
             const int64_t per_panel = b.nc / b.nr;
+            // B shared by slices: packed for the thread's first slice, found there by the later ones.
+            const bool shared = p_.b_shared_by_slices;
+            const std::string slice = shared ? "(" + args[nb] + ")" : "", ib = shared ? in2 : in1;
+            if (shared) s += in1 + "if (akg_bp_slice < 0 || akg_bp_slice == " + slice + ") {\n" + ib + "akg_bp_slice = " + slice + ";\n";
             const bool panel = p_.pack_b && !p_.b_packed_per_column;
-            s += in1 + "float *__restrict akg_dst = akg_bp" + (panel ? " + ((" + jr + ") % " + n(per_panel) + ") * " + n(p_.k * b.nr) : std::string()) + ";\n";
-            s += in1 + "const int64_t akg_j0 = (" + jr + ") * " + n(b.nr) + ";\n";
-            s += in1 + "const int64_t akg_valid = akg_imin(" + n(b.nr) + ", " + n(p_.n) + " - akg_j0);\n";
+            s += ib + "float *__restrict akg_dst = akg_bp" + (panel ? " + ((" + jr + ") % " + n(per_panel) + ") * " + n(p_.k * b.nr) : std::string()) + ";\n";
+            s += ib + "const int64_t akg_j0 = (" + jr + ") * " + n(b.nr) + ";\n";
+            s += ib + "const int64_t akg_valid = akg_imin(" + n(b.nr) + ", " + n(p_.n) + " - akg_j0);\n";
             if (p_.b_plain)
-                s += plain_pack(*p_.b_plain, "akg_j0", "0", "akg_valid", n(p_.k), b.nr, in1);
+                s += plain_pack(*p_.b_plain, "akg_j0", "0", "akg_valid", n(p_.k), b.nr, ib);
             else
-                s += computed_pack(p_.rhs, jn, "akg_j0", "0", n(p_.k), b.nr, p_.rhs_k_inner, in1);
+                s += computed_pack(p_.rhs, jn, "akg_j0", "0", n(p_.k), b.nr, p_.rhs_k_inner, ib);
             if (p_.column_sum) {
                 // Slices of rows each pack all of B: the first one sums it.
                 const std::string sums = "akg_gemm_column_sums(akg_dst, " + n(p_.k) + ", akg_valid, " + p_.column_sum->output + " + akg_j0);\n";
-                s += in1 + (p_.split == GemmSplit::Rows ? "if ((" + args[nb] + ") == 0) " : std::string()) + sums;
+                s += ib + (p_.split == GemmSplit::Rows ? "if ((" + args[nb] + ") == 0) " : std::string()) + sums;
             }
+            if (shared) s += in1 + "}\n";
         } else if (name == "PackA") {
             // Micro-panel ir of the row block: panel pt of k, mr rows, zero past the last row.
             const std::string pt = args[nb + 1], ir = args[nb + 2];

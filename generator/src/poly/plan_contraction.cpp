@@ -449,6 +449,10 @@ void plan_contraction(PolyModel &m, const ScheduleOptions &options, const RowEpi
         const int64_t down = panels / threads * threads;
         const bool down_fits = down >= threads && p.k * width(down) * 4 <= t.llc_bytes / std::max(1, t.cores);
         panels = down_fits ? down : (panels + threads - 1) / threads * threads;
+    } else if (p.k * width(1) * 4 <= t.llc_bytes / std::max(1, t.cores)) {
+        // Likewise one panel of all the columns where it fits that share: A is then packed once,
+        // and slices of rows that one thread runs in turn share the packed B (FFN2, dX).
+        panels = 1;
     }
     b.nc = width(panels);
     b.mc = std::min(b.mc, rows);
@@ -491,6 +495,9 @@ void plan_contraction(PolyModel &m, const ScheduleOptions &options, const RowEpi
         b.nc = width(p.split == GemmSplit::Columns ? threads : 1);
     }
     p.b_next_prefetched = p.pack_b && !p.b_packed_per_column && b.kc * b.nc * 4 > t.l2_bytes / 2;
+    // A column sum is taken by the first slice's packing, which must then run.
+    p.b_shared_by_slices = p.split == GemmSplit::Rows && p.pack_b && !p.prepacked_b && !p.b_packed_per_column && p.n_panels() == 1 &&
+                           element_count(p.batch) == 1 && !p.column_sum;
     for (auto &[name, ps] : p.permuted) tile_layout(m, p, m.statement(name), ps);
     if (p.epilogue.empty() && c.buffer_kind == BufferKind::KernelOutput && m.buffer(c.buffer).dtype == DType::Float32)
         p.direct_output = c.buffer;
@@ -593,6 +600,7 @@ std::string contraction_plan_text(const PolyModel &m) {
     if (p.b_next_prefetched) os << "next micro-panel of B prefetched by each column's tiles\n";
     if (p.b_packed_per_column)
         os << "B packed per column of tiles, the next one's source prefetched by the column's tiles\n";
+    if (p.b_shared_by_slices) os << "B packed once by a thread for all the slices of rows it runs\n";
     if (p.column_sum) os << "column sum of B to " << p.column_sum->output << ", taken while packing B\n";
     if (p.row_epilogue) {
         os << "row part " << p.row_epilogue->full_rows << " on each " << b.mr << " rows once their block is done";

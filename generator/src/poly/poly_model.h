@@ -204,6 +204,10 @@ struct ContractionPlan {
     // share of the next micro-panel's source into L2, so that packing reads it from there
     // instead of waiting on memory (akg_gemm_next_panel).
     bool b_packed_per_column = false;
+    // Slices of rows, one panel of all the columns, B the same for every slice: a thread that
+    // runs several slices in turn (fewer threads than slices) packs B for its first one only,
+    // the packed panel then being the same.
+    bool b_shared_by_slices = false;
     // A bias gradient beside a weight gradient: a ReduceSum of B over k that the part holds
     // (kernel_parts.cpp). B's packing sums each micro-panel it copies into `output`; the
     // reduction's statements are left out of the schedule.
