@@ -543,22 +543,23 @@ private:
             s += in1 + "const float *akg_bi = " + bo.buffer + " + (" + printer_.print(bo.offset) + ") + akg_j + akg_k * " + n(bo.k_stride) + ";\n";
             if (bp_floats()) s += in1 + "const float *akg_b = akg_bp + akg_k * " + n(b.nr) + ";\n";
         }
-        if (p_.b_next_prefetched) {
-            // The next micro-panel of the column panel (of all of B when packed ahead), if any.
-            std::string next = "akg_j + " + n(b.nr) + " < " + n(p_.n);
-            if (!p_.prepacked_b) next = "(akg_j / " + n(b.nr) + ") % " + n(b.nc / b.nr) + " + 1 < " + n(b.nc / b.nr) + " && " + next;
-            s += in1 + "const akg_gemm_ahead akg_ahead = " + next + " ? akg_gemm_next_panel(akg_b + " + n(p_.k * b.nr) + ", akg_kn * " + n(b.nr) +
-                 ", (akg_i % " + n(b.mc) + ") / " + n(b.mr) + ", " + n((b.mc + b.mr - 1) / b.mr) + ") : akg_gemm_ahead{};\n";
-        }
-        if (p_.b_packed_per_column) {
-            // The source of the next column's micro-panel, nr rows of all of k, if that column is
-            // the thread's: one run of memory, shared out over the column's tiles.
-            const auto &bo = *p_.b_plain;
+        if (p_.b_next_prefetched || p_.b_packed_per_column) {
+            // The tiles of a column share out the next column's micro-panel of packed B, or, B
+            // packed per column, its source (nr rows of all of k, one run of memory); if that
+            // column is in the thread's panel (all of B when packed ahead).
             const std::string next = "akg_j + " + n(b.nr);
-            s += in1 + "const akg_gemm_ahead akg_ahead = (akg_j / " + n(b.nr) + ") % " + n(b.nc / b.nr) + " + 1 < " + n(b.nc / b.nr) + " && " + next +
-                 " < " + n(p_.n) + " ? akg_gemm_next_panel(" + bo.buffer + " + (" + printer_.print(bo.offset) + ") + (" + next + ") * " + n(bo.x_stride) +
-                 ", akg_imin(" + n(b.nr) + ", " + n(p_.n) + " - (" + next + ")) * " + n(p_.k) + ", (akg_i % " + n(b.mc) + ") / " + n(b.mr) + ", " +
-                 n((b.mc + b.mr - 1) / b.mr) + ") : akg_gemm_ahead{};\n";
+            std::string when = next + " < " + n(p_.n), from, floats;
+            if (!p_.prepacked_b) when = "(akg_j / " + n(b.nr) + ") % " + n(b.nc / b.nr) + " + 1 < " + n(b.nc / b.nr) + " && " + when;
+            if (p_.b_packed_per_column) {
+                const auto &bo = *p_.b_plain;
+                from = bo.buffer + " + (" + printer_.print(bo.offset) + ") + (" + next + ") * " + n(bo.x_stride);
+                floats = "akg_imin(" + n(b.nr) + ", " + n(p_.n) + " - (" + next + ")) * " + n(p_.k);
+            } else {
+                from = "akg_b + " + n(p_.k * b.nr);
+                floats = "akg_kn * " + n(b.nr);
+            }
+            s += in1 + "const akg_gemm_ahead akg_ahead = " + when + " ? akg_gemm_next_panel(" + from + ", " + floats + ", (akg_i % " + n(b.mc) + ") / " +
+                 n(b.mr) + ", " + n((b.mc + b.mr - 1) / b.mr) + ") : akg_gemm_ahead{};\n";
         }
         if (p_.pack_a)
             s += in1 + "const float *akg_a = akg_ap + ((akg_i % " + n(b.mc) + ") / " + n(b.mr) + ") * " + n(b.kc * b.mr) + ";\n";
