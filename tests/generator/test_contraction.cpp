@@ -293,6 +293,23 @@ TEST(PlanContraction, TakesARowPartWhenOnePanelHoldsWholeRows) {
     EXPECT_FALSE(ffn2.model().contraction->row_epilogue.has_value());
 }
 
+TEST(PlanContraction, ARowPartBehindALongKLoopStreamsItsOutputs) {
+    const akg::RowEpilogue re = row_part_keeping_out0();
+    // The attention output's k of 768: the LayerNorm's stores would wait between the tiles.
+    akg::KernelParts ln = akg::split_kernel_parts(load("gemm_attn_out_bias_residual_layernorm_f32"));
+    GemmPart attn_out(ln.parts[0].kernel);
+    akg::plan_contraction(attn_out.model(), attn_out.options(), &re);
+    ASSERT_TRUE(attn_out.model().contraction->row_epilogue.has_value());
+    EXPECT_TRUE(attn_out.model().contraction->row_epilogue->streams_outputs);
+    EXPECT_NE(akg::contraction_plan_text(attn_out.model()).find("streaming the outputs it does not read back"), std::string::npos);
+    // The scores' k of 64 leaves the kernel bound by memory: ordinary stores.
+    akg::KernelParts sm = akg::split_kernel_parts(load("bmm_attn_scores_softmax_dropout_f32"));
+    GemmPart scores(sm.parts[0].kernel);
+    akg::plan_contraction(scores.model(), scores.options(), &re);
+    ASSERT_TRUE(scores.model().contraction->row_epilogue.has_value());
+    EXPECT_FALSE(scores.model().contraction->row_epilogue->streams_outputs);
+}
+
 TEST(TileContraction, TheRowPartRunsAfterTheTilesOfItsBlock) {
     akg::KernelParts parts = akg::split_kernel_parts(load("gemm_attn_out_bias_residual_layernorm_f32"));
     GemmPart part(parts.parts[0].kernel);
@@ -321,6 +338,21 @@ TEST(RunPipeline, TheScoresStayInABlockOfRowsForTheSoftmax) {
     const std::string apart = akg::run_pipeline(k, o);
     EXPECT_EQ(apart.find("_rows_sc("), std::string::npos);
     EXPECT_EQ(count(apart, "akg_status = akg_part"), 2u);
+}
+
+TEST(RunPipeline, TheLayerNormAfterTheAttentionOutputStreamsItsRows) {
+    // The kernel's 27.6 MB are under the LLC, which alone keeps ordinary stores; the GEMM's
+    // plan streams the row part's output all the same. The scores' softmax keeps ordinary stores.
+    akg::PipelineOptions o;
+    o.schedule = akg::ScheduleOptions::for_target(akg::target_named("x86-64-v4"));
+    o.emit = akg::EmitOptions{"ln", "ln", "x86-64-v4", "ln.json", "test"};
+    const std::string ln = akg::run_pipeline(load("gemm_attn_out_bias_residual_layernorm_f32"), o);
+    const std::string rows = ln.substr(ln.find("static int akg_part1_rows_ln("), ln.find("static int akg_part1_last_rows_ln("));
+    EXPECT_NE(rows.find("akg_stream_f32_n(blk_out2, out2 + "), std::string::npos) << rows;
+    EXPECT_NE(rows.find("akg_stream_fence();"), std::string::npos) << rows;
+    o.emit = akg::EmitOptions{"sc", "sc", "x86-64-v4", "sc.json", "test"};
+    const std::string sc = akg::run_pipeline(load("bmm_attn_scores_softmax_dropout_f32"), o);
+    EXPECT_EQ(sc.find("akg_stream_"), std::string::npos);
 }
 
 TEST(RunPipeline, AFloat16RowPartConvertsItsRowsAVectorAtATime) {

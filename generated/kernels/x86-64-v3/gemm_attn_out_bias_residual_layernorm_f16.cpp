@@ -173,17 +173,20 @@ static int akg_part1_rows_gemm_attn_out_bias_residual_layernorm_f16__x86_64_v3(v
         }
         for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
             for (int64_t c2 = 0; (c2 <= 767); c2 += 64) {
+                alignas(64) float blk_out2[64];
                 #pragma omp simd
                 for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
                     {
                         [[maybe_unused]] const int64_t i0 = (c0 + c1);
                         [[maybe_unused]] const int64_t i1 = (c2 + c3);
-                        out2[i0 * 768 + i1] = akg_f32_to_f16((in2[(c2 + c3)] + (in1[(c2 + c3)] * (t0[(c0 + c1)] * (in0[(c0 + c1) * 768 + (c2 + c3)] - (((float)t1[(c0 + c1)]) * 0.00130208337f))))));
+                        blk_out2[c3] = (in2[(c2 + c3)] + (in1[(c2 + c3)] * (t0[(c0 + c1)] * (in0[(c0 + c1) * 768 + (c2 + c3)] - (((float)t1[(c0 + c1)]) * 0.00130208337f)))));
                     }
                 }
+                akg_stream_f32_to_f16_n(blk_out2, out2 + ((((c0 + c1) * INT64_C(768)) + c2)), 64);
             }
         }
     }
+    akg_stream_fence();
     free(t1);
     free(t2);
     free(t0);
@@ -356,16 +359,19 @@ static int akg_part1_last_rows_gemm_attn_out_bias_residual_layernorm_f16__x86_64
     }
     for (int64_t c1 = 0; (c1 <= 1); c1 += 1) {
         for (int64_t c2 = 0; (c2 <= 767); c2 += 64) {
+            alignas(64) float blk_out2[64];
             #pragma omp simd
             for (int64_t c3 = 0; (c3 <= 63); c3 += 1) {
                 {
                     [[maybe_unused]] const int64_t i0 = c1;
                     [[maybe_unused]] const int64_t i1 = (c2 + c3);
-                    out2[i0 * 768 + i1] = akg_f32_to_f16((in2[(c2 + c3)] + (in1[(c2 + c3)] * (t0[c1] * (in0[c1 * 768 + (c2 + c3)] - (((float)t1[c1]) * 0.00130208337f))))));
+                    blk_out2[c3] = (in2[(c2 + c3)] + (in1[(c2 + c3)] * (t0[c1] * (in0[c1 * 768 + (c2 + c3)] - (((float)t1[c1]) * 0.00130208337f)))));
                 }
             }
+            akg_stream_f32_to_f16_n(blk_out2, out2 + (((c1 * INT64_C(768)) + c2)), 64);
         }
     }
+    akg_stream_fence();
     free(t1);
     free(t2);
     free(t0);

@@ -423,11 +423,12 @@ std::string run_parts(const CompositeKernel &kernel, const KernelParts &parts, c
                 const size_t ni = rows.kernel.inputs.size();
                 extras.push_back(a < ni ? operand(rows.kernel.inputs[a].name, k + 1) : where.at(rows.kernel.outputs[a - ni].name));
             }
-            int mr = 0;
+            PipelineOptions::RowEpilogueTaken taken;
             sub.row_epilogue = &re;
-            sub.row_epilogue_rows = &mr;
+            sub.row_epilogue_taken = &taken;
             std::string gemm = run_kernel(part.kernel, sub);
             report_b();
+            const int mr = taken.rows;
             if (mr > 0) {
                 // Its variants over mr rows and over the last panel's, each on the calling thread.
                 const int64_t m = row_count(parts.parts[k]);
@@ -438,7 +439,9 @@ std::string run_parts(const CompositeKernel &kernel, const KernelParts &parts, c
                     rsub.packable_b = nullptr;
                     rsub.schedule.parallel = false;
                     scale_size_thresholds(rsub.schedule, tensor_bytes(slice), tensor_bytes(rows.kernel));
-                    rsub.schedule.non_temporal_stores = false;
+                    // The GEMM decided: streamed whatever the kernel's size, or not at all.
+                    if (taken.streams_outputs) rsub.schedule.stream_outputs_above_bytes = 0;
+                    else rsub.schedule.non_temporal_stores = false;
                     rsub.emit.symbol = options.emit.symbol + "_part" + std::to_string(k + 1) + (n_rows == mr ? "_rows" : "_last_rows");
                     const std::string fn = n_rows == mr ? re.full_rows : re.last_rows;
                     os << "\n" << part_function(run_kernel(slice, rsub), rsub.emit.symbol, fn);
@@ -534,7 +537,8 @@ std::string run_contraction(const TensorGraph &graph, const CompositeKernel &ker
         options.packable_b->bytes = p.n_tiles() * p.blocking.nr * p.k * 4;
         options.packable_b->pack_function = "akg_pack_fn_" + options.emit.symbol;
     }
-    if (options.row_epilogue_rows) *options.row_epilogue_rows = model.contraction->row_epilogue ? model.contraction->blocking.mr : 0;
+    if (options.row_epilogue_taken && model.contraction->row_epilogue)
+        *options.row_epilogue_taken = {model.contraction->blocking.mr, model.contraction->row_epilogue->streams_outputs};
     dump("plan-contraction", [&] { return contraction_plan_text(model); });
     stream_contraction_outputs(model, options.schedule);
     dump("stream-outputs", [&] {

@@ -43,10 +43,14 @@ struct PipelineOptions {
     std::ostream *dump = nullptr;
     PassTimes *times = nullptr; // when set, each pass's time is added to it
     // Set by run_parts for a contraction part followed by a row part: the row epilogue it
-    // proposes. The GEMM path sets *row_epilogue_rows to the rows of a panel (mr) when it
-    // takes it, to 0 when its blocking does not keep whole rows together.
+    // proposes. The GEMM path fills *row_epilogue_taken when it takes it, leaves its rows 0
+    // when its blocking does not keep whole rows together.
     const RowEpilogue *row_epilogue = nullptr;
-    int *row_epilogue_rows = nullptr;
+    struct RowEpilogueTaken {
+        int rows = 0;                 // the rows of a panel (mr) it runs on
+        bool streams_outputs = false; // RowEpilogue::streams_outputs as planned
+    };
+    RowEpilogueTaken *row_epilogue_taken = nullptr;
     // Set by the GEMM path of a kernel that is one contraction (run_pipeline's own use).
     PackableB *packable_b = nullptr;
     // false: row parts run after their GEMM as parts of their own (the ablation).

@@ -313,7 +313,8 @@ void tile_layout(const PolyModel &m, const ContractionPlan &p, const PolyStateme
     }
 }
 
-constexpr int64_t kWritePrefetchMinK = 256;
+// The k from which a tile's k loop is long enough to hide its outputs' memory traffic.
+constexpr int64_t kLongK = 256;
 
 } // namespace
 
@@ -544,11 +545,18 @@ void plan_contraction(PolyModel &m, const ScheduleOptions &options, const RowEpi
             fits &= m.buffer(name).shape == c.shape && p.direct_permuted.empty();
             for (const auto &[st, ps] : p.permuted) fits &= m.statement(st).stage->buffer != name;
         }
-        if (fits) p.row_epilogue = *row_part;
+        if (fits) {
+            p.row_epilogue = *row_part;
+            // Behind a long k loop the kernel is bound by its multiply-adds, and the row part,
+            // run between the tiles, would wait on reading each output line for ownership.
+            // Behind a short one (the attention scores) it is bound by memory, where writing
+            // lines that ordinary stores leave in the LLC costs less than streaming them.
+            p.row_epilogue->streams_outputs = p.k >= kLongK;
+        }
     }
     // Only behind a long k loop: after the attention scores' 64 steps a tile's burst of write
     // prefetches cost more than the stores' wait they save.
-    if (p.direct_output.empty() && p.k >= kWritePrefetchMinK) {
+    if (p.direct_output.empty() && p.k >= kLongK) {
         std::vector<std::string> stored{c.buffer};
         for (const auto &name : p.epilogue)
             if (!p.permuted.count(name)) stored.push_back(m.statement(name).stage->buffer);
@@ -604,6 +612,7 @@ std::string contraction_plan_text(const PolyModel &m) {
     if (p.column_sum) os << "column sum of B to " << p.column_sum->output << ", taken while packing B\n";
     if (p.row_epilogue) {
         os << "row part " << p.row_epilogue->full_rows << " on each " << b.mr << " rows once their block is done";
+        if (p.row_epilogue->streams_outputs) os << ", streaming the outputs it does not read back";
         for (const auto &name : p.row_epilogue->blocked) os << "; " << name << " kept per block";
         os << "\n";
     }

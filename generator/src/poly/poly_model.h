@@ -155,6 +155,9 @@ struct RowEpilogue {
     int first_extra = 0;            // the index of extra argument 0 among the part's buffers
     // The row part's functions over mr rows and over the last panel's m % mr rows.
     std::string full_rows, last_rows;
+    // Decided by plan-contraction: the row part streams the outputs it never reads back
+    // (non-temporal stores), whatever the kernel's size.
+    bool streams_outputs = false;
 };
 
 struct ContractionPlan {
