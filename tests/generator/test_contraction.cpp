@@ -876,6 +876,52 @@ TEST(EmitContraction, AFloat16EpilogueRoundsOneStagedArrayAtATime) {
     }
 }
 
+TEST(EmitContraction, AStagedEpilogueOfManyRoundingsRunsAtAConstantWidthOnFullTiles) {
+    // GeLU's nine staged roundings run in a lambda over the tile's width, called with a constant
+    // 32 (3072 columns: every tile is full); a bias's one rounding stays in place.
+    akg::CompositeKernel gelu = load("gemm_ffn1_bias_gelu_f16");
+    GemmPart part(gelu, akg::target_named("x86-64-v4"));
+    akg::plan_contraction(part.model(), part.options());
+    std::string code = emitted_code(part, gelu);
+    EXPECT_EQ(count(code, "const int64_t akg_nv = akg_width;"), 1u) << code;
+    EXPECT_EQ(count(code, "akg_epilogue(std::integral_constant<int64_t, 32>());"), 1u) << code;
+    EXPECT_EQ(code.find("akg_epilogue(akg_nv)"), std::string::npos) << code;
+
+    // At 37 columns the second tile is 5 wide and runs at a run-time width.
+    akg::CompositeKernel odd = akg::load_composite(std::string(AKG_SOURCE_ROOT) + "/tests/patterns_small/gemm_ffn1_bias_gelu_f16.json");
+    akg::validate_composite(odd);
+    GemmPart odd_part(odd, akg::target_named("x86-64-v4"));
+    akg::plan_contraction(odd_part.model(), odd_part.options());
+    code = emitted_code(odd_part, odd);
+    EXPECT_EQ(count(code, "if (akg_nv == 32) akg_epilogue(std::integral_constant<int64_t, 32>());"), 1u) << code;
+    EXPECT_EQ(count(code, "else akg_epilogue(akg_nv);"), 1u) << code;
+
+    const std::string f16 = R"("data_type": "float16", "format": "DefaultFormat")";
+    const std::string text = R"({"composite": true, "op": "bias_half", "process": "cpu", "platform": "AKG",
+      "input_desc": [[{)" + f16 + R"(, "shape": [19, 7], "tensor_name": "x"}], [{)" + f16 + R"(, "shape": [7, 40], "tensor_name": "w"}],
+                     [{)" + f16 + R"(, "shape": [40], "tensor_name": "b"}]],
+      "output_desc": [{)" + f16 + R"(, "shape": [19, 40], "tensor_name": "y"}],
+      "op_desc": [
+        {"name": "MatMul", "attr": [{"name": "transpose_a", "data_type": "bool", "value": false},
+                                    {"name": "transpose_b", "data_type": "bool", "value": false}],
+         "input_desc": [[{)" + f16 + R"(, "shape": [19, 7], "tensor_name": "x"}], [{)" + f16 + R"(, "shape": [7, 40], "tensor_name": "w"}]],
+         "output_desc": [{)" + f16 + R"(, "shape": [19, 40], "tensor_name": "c"}]},
+        {"name": "Add", "attr": null,
+         "input_desc": [[{)" + f16 + R"(, "shape": [19, 40], "tensor_name": "c"}], [{)" + f16 + R"(, "shape": [40], "tensor_name": "b"}]],
+         "output_desc": [{)" + f16 + R"(, "shape": [19, 40], "tensor_name": "t"}]},
+        {"name": "Mul", "attr": null,
+         "input_desc": [[{)" + f16 + R"(, "shape": [19, 40], "tensor_name": "t"}], [{)" + f16 + R"(, "shape": [], "tensor_name": "half", "value": 0.5}]],
+         "output_desc": [{)" + f16 + R"(, "shape": [19, 40], "tensor_name": "y"}]}]})";
+    akg::CompositeKernel one = akg::parse_composite(text, "bias_half.json");
+    akg::validate_composite(one);
+    GemmPart one_part(one, akg::target_named("x86-64-v4"));
+    akg::plan_contraction(one_part.model(), one_part.options());
+    ASSERT_TRUE(one_part.model().contraction->staged_float16_epilogue);
+    code = emitted_code(one_part, one);
+    EXPECT_EQ(count(code, "akg_round_f16_n(akg_akgr"), 1u) << code;
+    EXPECT_EQ(code.find("akg_epilogue"), std::string::npos) << code;
+}
+
 TEST(TileContraction, EveryMicroKernelMarkOfTheAstKnowsItsTile) {
     GemmPart part(load("bmm_attn_context_f32"));
     akg::plan_contraction(part.model(), part.options());

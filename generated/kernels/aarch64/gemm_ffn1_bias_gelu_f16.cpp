@@ -58,124 +58,128 @@ extern "C" int akg_kernel_fn_gemm_ffn1_bias_gelu_f16__aarch64(void *const *buffe
                                     {
                                         alignas(64) float akg_tile[96];
                                         akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12, akg_ahead);
-                                        alignas(64) float akg_akgr0[96];
-                                        alignas(64) float akg_akgr1[96];
-                                        alignas(64) float akg_akgr2[96];
-                                        alignas(64) float akg_akgr3[96];
-                                        alignas(64) float akg_akgr4[96];
-                                        alignas(64) float akg_akgr5[96];
-                                        alignas(64) float akg_akgr6[96];
-                                        alignas(64) float akg_akgr7[96];
-                                        alignas(64) float akg_akgr8[96];
-                                        alignas(64) float akg_tile_out0[96];
-                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) akg_round_f16_n(akg_tile + akg_r * 12, akg_nv);
-                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
-                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
-                                            #pragma omp simd
-                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
-                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
-                                                const float v_tile_t0 = akg_tile[akg_r * 12 + akg_c];
-                                                akg_akgr0[akg_r * 12 + akg_c] = (v_tile_t0 + akg_f16_to_f32(in2[i1]));
+                                        auto akg_epilogue = [&](auto akg_width) AKG_GEMM_LAMBDA_INLINE {
+                                            const int64_t akg_nv = akg_width;
+                                            alignas(64) float akg_akgr0[96];
+                                            alignas(64) float akg_akgr1[96];
+                                            alignas(64) float akg_akgr2[96];
+                                            alignas(64) float akg_akgr3[96];
+                                            alignas(64) float akg_akgr4[96];
+                                            alignas(64) float akg_akgr5[96];
+                                            alignas(64) float akg_akgr6[96];
+                                            alignas(64) float akg_akgr7[96];
+                                            alignas(64) float akg_akgr8[96];
+                                            alignas(64) float akg_tile_out0[96];
+                                            for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) akg_round_f16_n(akg_tile + akg_r * 12, akg_nv);
+                                            for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                                [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                                #pragma omp simd
+                                                for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                                    [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                    const float v_tile_t0 = akg_tile[akg_r * 12 + akg_c];
+                                                    akg_akgr0[akg_r * 12 + akg_c] = (v_tile_t0 + akg_f16_to_f32(in2[i1]));
+                                                }
+                                                akg_round_f16_n(akg_akgr0 + akg_r * 12, akg_nv);
                                             }
-                                            akg_round_f16_n(akg_akgr0 + akg_r * 12, akg_nv);
-                                        }
-                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
-                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
-                                            #pragma omp simd
-                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
-                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
-                                                const float v_akgr0 = akg_akgr0[akg_r * 12 + akg_c];
-                                                akg_akgr1[akg_r * 12 + akg_c] = (v_akgr0 * v_akgr0);
+                                            for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                                [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                                #pragma omp simd
+                                                for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                                    [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                    const float v_akgr0 = akg_akgr0[akg_r * 12 + akg_c];
+                                                    akg_akgr1[akg_r * 12 + akg_c] = (v_akgr0 * v_akgr0);
+                                                }
+                                                akg_round_f16_n(akg_akgr1 + akg_r * 12, akg_nv);
                                             }
-                                            akg_round_f16_n(akg_akgr1 + akg_r * 12, akg_nv);
-                                        }
-                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
-                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
-                                            #pragma omp simd
-                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
-                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
-                                                const float v_akgr0 = akg_akgr0[akg_r * 12 + akg_c];
-                                                const float v_akgr1 = akg_akgr1[akg_r * 12 + akg_c];
-                                                akg_akgr2[akg_r * 12 + akg_c] = (v_akgr1 * v_akgr0);
+                                            for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                                [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                                #pragma omp simd
+                                                for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                                    [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                    const float v_akgr0 = akg_akgr0[akg_r * 12 + akg_c];
+                                                    const float v_akgr1 = akg_akgr1[akg_r * 12 + akg_c];
+                                                    akg_akgr2[akg_r * 12 + akg_c] = (v_akgr1 * v_akgr0);
+                                                }
+                                                akg_round_f16_n(akg_akgr2 + akg_r * 12, akg_nv);
                                             }
-                                            akg_round_f16_n(akg_akgr2 + akg_r * 12, akg_nv);
-                                        }
-                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
-                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
-                                            #pragma omp simd
-                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
-                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
-                                                const float v_akgr2 = akg_akgr2[akg_r * 12 + akg_c];
-                                                akg_akgr3[akg_r * 12 + akg_c] = (v_akgr2 * 0.044708252f);
+                                            for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                                [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                                #pragma omp simd
+                                                for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                                    [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                    const float v_akgr2 = akg_akgr2[akg_r * 12 + akg_c];
+                                                    akg_akgr3[akg_r * 12 + akg_c] = (v_akgr2 * 0.044708252f);
+                                                }
+                                                akg_round_f16_n(akg_akgr3 + akg_r * 12, akg_nv);
                                             }
-                                            akg_round_f16_n(akg_akgr3 + akg_r * 12, akg_nv);
-                                        }
-                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
-                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
-                                            #pragma omp simd
-                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
-                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
-                                                const float v_akgr0 = akg_akgr0[akg_r * 12 + akg_c];
-                                                const float v_akgr3 = akg_akgr3[akg_r * 12 + akg_c];
-                                                akg_akgr4[akg_r * 12 + akg_c] = (v_akgr0 + v_akgr3);
+                                            for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                                [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                                #pragma omp simd
+                                                for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                                    [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                    const float v_akgr0 = akg_akgr0[akg_r * 12 + akg_c];
+                                                    const float v_akgr3 = akg_akgr3[akg_r * 12 + akg_c];
+                                                    akg_akgr4[akg_r * 12 + akg_c] = (v_akgr0 + v_akgr3);
+                                                }
+                                                akg_round_f16_n(akg_akgr4 + akg_r * 12, akg_nv);
                                             }
-                                            akg_round_f16_n(akg_akgr4 + akg_r * 12, akg_nv);
-                                        }
-                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
-                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
-                                            #pragma omp simd
-                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
-                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
-                                                const float v_akgr4 = akg_akgr4[akg_r * 12 + akg_c];
-                                                akg_akgr5[akg_r * 12 + akg_c] = (v_akgr4 * 0.797851562f);
+                                            for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                                [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                                #pragma omp simd
+                                                for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                                    [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                    const float v_akgr4 = akg_akgr4[akg_r * 12 + akg_c];
+                                                    akg_akgr5[akg_r * 12 + akg_c] = (v_akgr4 * 0.797851562f);
+                                                }
+                                                akg_round_f16_n(akg_akgr5 + akg_r * 12, akg_nv);
                                             }
-                                            akg_round_f16_n(akg_akgr5 + akg_r * 12, akg_nv);
-                                        }
-                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
-                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
-                                            #pragma omp simd
-                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
-                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
-                                                const float v_akgr5 = akg_akgr5[akg_r * 12 + akg_c];
-                                                akg_akgr6[akg_r * 12 + akg_c] = akg_tanh(v_akgr5);
+                                            for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                                [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                                #pragma omp simd
+                                                for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                                    [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                    const float v_akgr5 = akg_akgr5[akg_r * 12 + akg_c];
+                                                    akg_akgr6[akg_r * 12 + akg_c] = akg_tanh(v_akgr5);
+                                                }
+                                                akg_round_f16_n(akg_akgr6 + akg_r * 12, akg_nv);
                                             }
-                                            akg_round_f16_n(akg_akgr6 + akg_r * 12, akg_nv);
-                                        }
-                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
-                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
-                                            #pragma omp simd
-                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
-                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
-                                                const float v_akgr6 = akg_akgr6[akg_r * 12 + akg_c];
-                                                akg_akgr7[akg_r * 12 + akg_c] = (v_akgr6 + 1.0f);
+                                            for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                                [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                                #pragma omp simd
+                                                for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                                    [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                    const float v_akgr6 = akg_akgr6[akg_r * 12 + akg_c];
+                                                    akg_akgr7[akg_r * 12 + akg_c] = (v_akgr6 + 1.0f);
+                                                }
+                                                akg_round_f16_n(akg_akgr7 + akg_r * 12, akg_nv);
                                             }
-                                            akg_round_f16_n(akg_akgr7 + akg_r * 12, akg_nv);
-                                        }
-                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
-                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
-                                            #pragma omp simd
-                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
-                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
-                                                const float v_akgr0 = akg_akgr0[akg_r * 12 + akg_c];
-                                                const float v_akgr7 = akg_akgr7[akg_r * 12 + akg_c];
-                                                akg_akgr8[akg_r * 12 + akg_c] = (v_akgr0 * v_akgr7);
+                                            for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                                [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                                #pragma omp simd
+                                                for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                                    [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                    const float v_akgr0 = akg_akgr0[akg_r * 12 + akg_c];
+                                                    const float v_akgr7 = akg_akgr7[akg_r * 12 + akg_c];
+                                                    akg_akgr8[akg_r * 12 + akg_c] = (v_akgr0 * v_akgr7);
+                                                }
+                                                akg_round_f16_n(akg_akgr8 + akg_r * 12, akg_nv);
                                             }
-                                            akg_round_f16_n(akg_akgr8 + akg_r * 12, akg_nv);
-                                        }
-                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
-                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
-                                            #pragma omp simd
-                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
-                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
-                                                const float v_akgr8 = akg_akgr8[akg_r * 12 + akg_c];
-                                                const float v_tile_out0 = (v_akgr8 * 0.5f);
-                                                akg_tile_out0[akg_r * 12 + akg_c] = v_tile_out0;
+                                            for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                                [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                                #pragma omp simd
+                                                for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                                    [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                    const float v_akgr8 = akg_akgr8[akg_r * 12 + akg_c];
+                                                    const float v_tile_out0 = (v_akgr8 * 0.5f);
+                                                    akg_tile_out0[akg_r * 12 + akg_c] = v_tile_out0;
+                                                }
+                                                {
+                                                    const int64_t i1 = akg_j;
+                                                    akg_f32_to_f16_n(akg_tile_out0 + akg_r * 12, out0 + i0 * 3072 + i1, akg_nv);
+                                                }
                                             }
-                                            {
-                                                const int64_t i1 = akg_j;
-                                                akg_f32_to_f16_n(akg_tile_out0 + akg_r * 12, out0 + i0 * 3072 + i1, akg_nv);
-                                            }
-                                        }
+                                        };
+                                        akg_epilogue(std::integral_constant<int64_t, 12>());
                                     }
                                 }
                             }
@@ -236,124 +240,128 @@ extern "C" int akg_kernel_fn_gemm_ffn1_bias_gelu_f16__aarch64_prepacked(void *co
                                     {
                                         alignas(64) float akg_tile[96];
                                         akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12, akg_ahead);
-                                        alignas(64) float akg_akgr0[96];
-                                        alignas(64) float akg_akgr1[96];
-                                        alignas(64) float akg_akgr2[96];
-                                        alignas(64) float akg_akgr3[96];
-                                        alignas(64) float akg_akgr4[96];
-                                        alignas(64) float akg_akgr5[96];
-                                        alignas(64) float akg_akgr6[96];
-                                        alignas(64) float akg_akgr7[96];
-                                        alignas(64) float akg_akgr8[96];
-                                        alignas(64) float akg_tile_out0[96];
-                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) akg_round_f16_n(akg_tile + akg_r * 12, akg_nv);
-                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
-                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
-                                            #pragma omp simd
-                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
-                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
-                                                const float v_tile_t0 = akg_tile[akg_r * 12 + akg_c];
-                                                akg_akgr0[akg_r * 12 + akg_c] = (v_tile_t0 + akg_f16_to_f32(in2[i1]));
+                                        auto akg_epilogue = [&](auto akg_width) AKG_GEMM_LAMBDA_INLINE {
+                                            const int64_t akg_nv = akg_width;
+                                            alignas(64) float akg_akgr0[96];
+                                            alignas(64) float akg_akgr1[96];
+                                            alignas(64) float akg_akgr2[96];
+                                            alignas(64) float akg_akgr3[96];
+                                            alignas(64) float akg_akgr4[96];
+                                            alignas(64) float akg_akgr5[96];
+                                            alignas(64) float akg_akgr6[96];
+                                            alignas(64) float akg_akgr7[96];
+                                            alignas(64) float akg_akgr8[96];
+                                            alignas(64) float akg_tile_out0[96];
+                                            for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) akg_round_f16_n(akg_tile + akg_r * 12, akg_nv);
+                                            for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                                [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                                #pragma omp simd
+                                                for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                                    [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                    const float v_tile_t0 = akg_tile[akg_r * 12 + akg_c];
+                                                    akg_akgr0[akg_r * 12 + akg_c] = (v_tile_t0 + akg_f16_to_f32(in2[i1]));
+                                                }
+                                                akg_round_f16_n(akg_akgr0 + akg_r * 12, akg_nv);
                                             }
-                                            akg_round_f16_n(akg_akgr0 + akg_r * 12, akg_nv);
-                                        }
-                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
-                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
-                                            #pragma omp simd
-                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
-                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
-                                                const float v_akgr0 = akg_akgr0[akg_r * 12 + akg_c];
-                                                akg_akgr1[akg_r * 12 + akg_c] = (v_akgr0 * v_akgr0);
+                                            for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                                [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                                #pragma omp simd
+                                                for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                                    [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                    const float v_akgr0 = akg_akgr0[akg_r * 12 + akg_c];
+                                                    akg_akgr1[akg_r * 12 + akg_c] = (v_akgr0 * v_akgr0);
+                                                }
+                                                akg_round_f16_n(akg_akgr1 + akg_r * 12, akg_nv);
                                             }
-                                            akg_round_f16_n(akg_akgr1 + akg_r * 12, akg_nv);
-                                        }
-                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
-                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
-                                            #pragma omp simd
-                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
-                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
-                                                const float v_akgr0 = akg_akgr0[akg_r * 12 + akg_c];
-                                                const float v_akgr1 = akg_akgr1[akg_r * 12 + akg_c];
-                                                akg_akgr2[akg_r * 12 + akg_c] = (v_akgr1 * v_akgr0);
+                                            for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                                [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                                #pragma omp simd
+                                                for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                                    [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                    const float v_akgr0 = akg_akgr0[akg_r * 12 + akg_c];
+                                                    const float v_akgr1 = akg_akgr1[akg_r * 12 + akg_c];
+                                                    akg_akgr2[akg_r * 12 + akg_c] = (v_akgr1 * v_akgr0);
+                                                }
+                                                akg_round_f16_n(akg_akgr2 + akg_r * 12, akg_nv);
                                             }
-                                            akg_round_f16_n(akg_akgr2 + akg_r * 12, akg_nv);
-                                        }
-                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
-                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
-                                            #pragma omp simd
-                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
-                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
-                                                const float v_akgr2 = akg_akgr2[akg_r * 12 + akg_c];
-                                                akg_akgr3[akg_r * 12 + akg_c] = (v_akgr2 * 0.044708252f);
+                                            for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                                [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                                #pragma omp simd
+                                                for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                                    [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                    const float v_akgr2 = akg_akgr2[akg_r * 12 + akg_c];
+                                                    akg_akgr3[akg_r * 12 + akg_c] = (v_akgr2 * 0.044708252f);
+                                                }
+                                                akg_round_f16_n(akg_akgr3 + akg_r * 12, akg_nv);
                                             }
-                                            akg_round_f16_n(akg_akgr3 + akg_r * 12, akg_nv);
-                                        }
-                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
-                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
-                                            #pragma omp simd
-                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
-                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
-                                                const float v_akgr0 = akg_akgr0[akg_r * 12 + akg_c];
-                                                const float v_akgr3 = akg_akgr3[akg_r * 12 + akg_c];
-                                                akg_akgr4[akg_r * 12 + akg_c] = (v_akgr0 + v_akgr3);
+                                            for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                                [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                                #pragma omp simd
+                                                for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                                    [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                    const float v_akgr0 = akg_akgr0[akg_r * 12 + akg_c];
+                                                    const float v_akgr3 = akg_akgr3[akg_r * 12 + akg_c];
+                                                    akg_akgr4[akg_r * 12 + akg_c] = (v_akgr0 + v_akgr3);
+                                                }
+                                                akg_round_f16_n(akg_akgr4 + akg_r * 12, akg_nv);
                                             }
-                                            akg_round_f16_n(akg_akgr4 + akg_r * 12, akg_nv);
-                                        }
-                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
-                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
-                                            #pragma omp simd
-                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
-                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
-                                                const float v_akgr4 = akg_akgr4[akg_r * 12 + akg_c];
-                                                akg_akgr5[akg_r * 12 + akg_c] = (v_akgr4 * 0.797851562f);
+                                            for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                                [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                                #pragma omp simd
+                                                for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                                    [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                    const float v_akgr4 = akg_akgr4[akg_r * 12 + akg_c];
+                                                    akg_akgr5[akg_r * 12 + akg_c] = (v_akgr4 * 0.797851562f);
+                                                }
+                                                akg_round_f16_n(akg_akgr5 + akg_r * 12, akg_nv);
                                             }
-                                            akg_round_f16_n(akg_akgr5 + akg_r * 12, akg_nv);
-                                        }
-                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
-                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
-                                            #pragma omp simd
-                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
-                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
-                                                const float v_akgr5 = akg_akgr5[akg_r * 12 + akg_c];
-                                                akg_akgr6[akg_r * 12 + akg_c] = akg_tanh(v_akgr5);
+                                            for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                                [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                                #pragma omp simd
+                                                for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                                    [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                    const float v_akgr5 = akg_akgr5[akg_r * 12 + akg_c];
+                                                    akg_akgr6[akg_r * 12 + akg_c] = akg_tanh(v_akgr5);
+                                                }
+                                                akg_round_f16_n(akg_akgr6 + akg_r * 12, akg_nv);
                                             }
-                                            akg_round_f16_n(akg_akgr6 + akg_r * 12, akg_nv);
-                                        }
-                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
-                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
-                                            #pragma omp simd
-                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
-                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
-                                                const float v_akgr6 = akg_akgr6[akg_r * 12 + akg_c];
-                                                akg_akgr7[akg_r * 12 + akg_c] = (v_akgr6 + 1.0f);
+                                            for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                                [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                                #pragma omp simd
+                                                for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                                    [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                    const float v_akgr6 = akg_akgr6[akg_r * 12 + akg_c];
+                                                    akg_akgr7[akg_r * 12 + akg_c] = (v_akgr6 + 1.0f);
+                                                }
+                                                akg_round_f16_n(akg_akgr7 + akg_r * 12, akg_nv);
                                             }
-                                            akg_round_f16_n(akg_akgr7 + akg_r * 12, akg_nv);
-                                        }
-                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
-                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
-                                            #pragma omp simd
-                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
-                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
-                                                const float v_akgr0 = akg_akgr0[akg_r * 12 + akg_c];
-                                                const float v_akgr7 = akg_akgr7[akg_r * 12 + akg_c];
-                                                akg_akgr8[akg_r * 12 + akg_c] = (v_akgr0 * v_akgr7);
+                                            for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                                [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                                #pragma omp simd
+                                                for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                                    [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                    const float v_akgr0 = akg_akgr0[akg_r * 12 + akg_c];
+                                                    const float v_akgr7 = akg_akgr7[akg_r * 12 + akg_c];
+                                                    akg_akgr8[akg_r * 12 + akg_c] = (v_akgr0 * v_akgr7);
+                                                }
+                                                akg_round_f16_n(akg_akgr8 + akg_r * 12, akg_nv);
                                             }
-                                            akg_round_f16_n(akg_akgr8 + akg_r * 12, akg_nv);
-                                        }
-                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
-                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
-                                            #pragma omp simd
-                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
-                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
-                                                const float v_akgr8 = akg_akgr8[akg_r * 12 + akg_c];
-                                                const float v_tile_out0 = (v_akgr8 * 0.5f);
-                                                akg_tile_out0[akg_r * 12 + akg_c] = v_tile_out0;
+                                            for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                                [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                                #pragma omp simd
+                                                for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                                    [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                    const float v_akgr8 = akg_akgr8[akg_r * 12 + akg_c];
+                                                    const float v_tile_out0 = (v_akgr8 * 0.5f);
+                                                    akg_tile_out0[akg_r * 12 + akg_c] = v_tile_out0;
+                                                }
+                                                {
+                                                    const int64_t i1 = akg_j;
+                                                    akg_f32_to_f16_n(akg_tile_out0 + akg_r * 12, out0 + i0 * 3072 + i1, akg_nv);
+                                                }
                                             }
-                                            {
-                                                const int64_t i1 = akg_j;
-                                                akg_f32_to_f16_n(akg_tile_out0 + akg_r * 12, out0 + i0 * 3072 + i1, akg_nv);
-                                            }
-                                        }
+                                        };
+                                        akg_epilogue(std::integral_constant<int64_t, 12>());
                                     }
                                 }
                             }

@@ -615,7 +615,7 @@ private:
         } else {
             s += prefetches(in2);
             s += in2 + "alignas(64) float akg_tile[" + n(b.mr * b.nr) + "];\n" + micro_call(cin, ldcin, "akg_tile", n(b.nr), in2, bsrc);
-            s += p_.staged_float16_epilogue ? staged_epilogue(in2) : epilogue(in2);
+            s += p_.staged_float16_epilogue ? staged_epilogue_by_width(in2) : epilogue(in2);
         }
         s += in1 + "}\n";
         return s + in + "}\n";
@@ -725,12 +725,29 @@ private:
         return printer_.print(e);
     }
 
+    // The staged epilogue, in a lambda over the tile's width where it rounds many values: called
+    // with the width as a constant where the tile is full, each of its short loops compiles to
+    // whole vectors with no remainder to test for. That pays for GeLU's nine roundings; with one
+    // or two (the attention scores' scale, the LayerNorm's bias and residual) it was slower.
+    std::string staged_epilogue_by_width(const std::string &indent) {
+        constexpr size_t kMinRoundings = 4;
+        size_t roundings = 0;
+        std::string body = staged_epilogue(indent + "    ", &roundings);
+        if (roundings < kMinRoundings) return staged_epilogue(indent, &roundings);
+        const std::string nr = n(p_.blocking.nr), full = "std::integral_constant<int64_t, " + nr + ">()";
+        std::string s = indent + "auto akg_epilogue = [&](auto akg_width) AKG_GEMM_LAMBDA_INLINE {\n";
+        s += indent + "    const int64_t akg_nv = akg_width;\n" + body + indent + "};\n";
+        if (p_.n % p_.blocking.nr == 0) return s + indent + "akg_epilogue(" + full + ");\n";
+        return s + indent + "if (akg_nv == " + nr + ") akg_epilogue(" + full + ");\n" + indent + "else akg_epilogue(akg_nv);\n";
+    }
+
     // The epilogue of a float16 tile (ContractionPlan::staged_float16_epilogue): every value
     // that is rounded to float16 is computed for the whole tile into an array in a loop of its
     // own, then the array is rounded row by row with akg_round_f16_n's vector conversions; each
     // epilogue statement's value goes to an array too, and a float16 output whose tile rows are
     // runs is converted and stored from it a row at a time (akg_f32_to_f16_n).
-    std::string staged_epilogue(const std::string &indent) {
+    // `roundings`: how many values it rounds to float16 in arrays of their own.
+    std::string staged_epilogue(const std::string &indent, size_t *roundings) {
         const size_t nb = p_.batch.size();
         const std::string im = index_var(static_cast<int>(nb)), jn = index_var(static_cast<int>(nb) + 1);
         const std::string i1 = indent + "    ", i2 = indent + "        ";
@@ -851,6 +868,7 @@ private:
             loops += loop(row_lines, body, rs);
             arrays[var] = array;
         }
+        *roundings = staged_by_operand.size();
         return decls + loops;
     }
 };
