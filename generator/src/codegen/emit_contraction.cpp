@@ -732,11 +732,11 @@ private:
     std::string staged_epilogue_by_width(const std::string &indent) {
         constexpr size_t kMinRoundings = 4;
         size_t roundings = 0;
-        std::string body = staged_epilogue(indent + "    ", &roundings);
-        if (roundings < kMinRoundings) return staged_epilogue(indent, &roundings);
+        std::string body = staged_epilogue(indent, &roundings);
+        if (roundings < kMinRoundings) return body;
         const std::string nr = n(p_.blocking.nr), full = "std::integral_constant<int64_t, " + nr + ">()";
         std::string s = indent + "auto akg_epilogue = [&](auto akg_width) AKG_GEMM_LAMBDA_INLINE {\n";
-        s += indent + "    const int64_t akg_nv = akg_width;\n" + body + indent + "};\n";
+        s += indent + "    const int64_t akg_nv = akg_width;\n" + codegen::Emitter::indented(body) + indent + "};\n";
         if (p_.n % p_.blocking.nr == 0) return s + indent + "akg_epilogue(" + full + ");\n";
         return s + indent + "if (akg_nv == " + nr + ") akg_epilogue(" + full + ");\n" + indent + "else akg_epilogue(akg_nv);\n";
     }

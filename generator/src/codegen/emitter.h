@@ -48,6 +48,9 @@ public:
 
     std::string emit(isl_ast_node *ast);
 
+    // `code` one level (4 spaces) deeper.
+    static std::string indented(const std::string &code);
+
 private:
     const PolyModel &m_;
     const EmitOptions &o_;
@@ -265,8 +268,6 @@ private:
         explicit ConditionalScope(int &d) : depth(d) { ++depth; }
         ~ConditionalScope() { --depth; }
     };
-
-    static std::string indented(const std::string &code);
 
     static bool contains(isl_ast_node *node, isl_ast_node_type type);
 
