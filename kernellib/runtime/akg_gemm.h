@@ -37,10 +37,13 @@
 #define AKG_GEMM_LAMBDA_INLINE
 #endif
 
-// A run of floats the micro-kernel prefetches into L2 while it computes, one cache line every
-// step of its unrolled k loop (none by default): its share of the next column's micro-panel of B.
+// What the micro-kernel prefetches while it computes (nothing by default). [from, to): a run of
+// floats into L2, one cache line every step of its unrolled k loop: its share of the next
+// column's micro-panel of B. [lines, lines_end): one address in each line its caller's epilogue
+// will read or store (a residual, an output), one a step over the last steps of the k loop.
 struct akg_gemm_ahead {
     const float *from = nullptr, *to = nullptr;
+    const void *const *lines = nullptr, *const *lines_end = nullptr;
 };
 
 namespace akg_gemm_detail {
@@ -216,6 +219,20 @@ AKG_GEMM_INLINE void micro(int64_t kc, const float *__restrict a, int64_t lda, c
     // element's first) would wait on memory. One line of it a step, in address order from its
     // first row at column k: all of it where its rows are short (attention's BatchMatMuls).
     [[maybe_unused]] const float *anext = a + MR * lda;
+    // The epilogue's lines (n), one a step over the loop's last 2n steps: requested together,
+    // they fill the core's miss buffers and its loads wait. A loop of fewer steps is too short
+    // for them to arrive in time that way, and requests them all first; so does a tile of A in
+    // place, whose loop has no registers to spare for them. Read intent even for an output: a
+    // line no other core holds comes exclusive, and its stores do not wait either.
+    const void *const *line = ahead.lines;
+    int64_t line_k = 0;
+    if (line < ahead.lines_end) {
+        const int64_t nlines = ahead.lines_end - line, steps = kc / KU;
+        if (!PACKED || steps < 2 * nlines)
+            for (; line < ahead.lines_end; ++line) __builtin_prefetch(*line, 0, 3);
+        else
+            line_k = (steps - 2 * nlines) * KU;
+    }
     for (; k + KU <= kc; k += KU, a += KU * ASTEP, b += KU * bstep) {
         if constexpr (!PACKED && W::PFA)
             unroll<KU>([&](auto kk) AKG_GEMM_LAMBDA_INLINE { __builtin_prefetch(anext + (k + kk) * 16, 0, 3); });
@@ -235,8 +252,15 @@ AKG_GEMM_INLINE void micro(int64_t kc, const float *__restrict a, int64_t lda, c
             __builtin_prefetch(ahead.from, 0, 2);
             ahead.from += 16;
         }
+        if constexpr (PACKED)
+            if (k >= line_k && line < ahead.lines_end) {
+                __builtin_prefetch(*line, 0, 3);
+                ++line;
+            }
         unroll<KU>([&](auto kk) AKG_GEMM_LAMBDA_INLINE { step(kk); W::fence(); });
     }
+    if constexpr (PACKED)
+        for (; line < ahead.lines_end; ++line) __builtin_prefetch(*line, 0, 3);
     for (; k < kc; ++k, a += ASTEP, b += bstep) step(std::integral_constant<int, 0>());
 
     if (cin)
@@ -295,7 +319,7 @@ __attribute__((noinline)) static void tile(int64_t kc, const float *__restrict a
 // pay). BSTREAMED: B, in place, comes from memory (larger than L2): its rows are prefetched.
 // CSTREAM: cout is an output streamed around the caches (non-temporal stores where cout and
 // ldcout make its rows whole cache lines; the caller fences). Stores exactly ROWS rows of cout.
-// ahead: lines to prefetch into L2 during the k loop (akg_gemm_next_panel).
+// ahead: lines to prefetch during the k loop (akg_gemm_next_panel; the epilogue's lines).
 template <int ROWS, bool APACKED, bool BPACKED, bool BSTREAMED = false, bool CSTREAM = false>
 static inline void akg_gemm_tile(int64_t kc, const float *__restrict a, int64_t lda, const float *__restrict b, int64_t ldb, const float *cin,
                                  int64_t ldcin, float *cout, int64_t ldcout, akg_gemm_ahead ahead = {}) {

@@ -445,12 +445,25 @@ std::string streamed_code(const char *pattern) {
     return emitted_code(part, k);
 }
 
-TEST(EmitContraction, AnOutputPrefetchedForWritingIsRequestedBeforeTheMicroKernel) {
+TEST(EmitContraction, BehindALongKLoopTheMicroKernelRequestsTheEpiloguesLines) {
+    // The attention output's k loop of 768 steps: the tile lists the lines of its residual and
+    // of its output, and the micro-kernel requests them one a step (akg_gemm_ahead::lines),
+    // beside its share of the next micro-panel of B.
     const std::string code = streamed_code("gemm_attn_out_bias_residual_f32");
-    const size_t pf = code.find("__builtin_prefetch(&out0[i0 * 768 + i1], 1);");
-    ASSERT_NE(pf, std::string::npos) << code;
-    EXPECT_LT(pf, code.find("akg_gemm_tile<")) << code;
-    EXPECT_EQ(count(code, "__builtin_prefetch(&in3[i0 * 768 + i1]);"), 1u) << code;
+    const size_t listed = code.find("akg_lines[akg_nl++] = &out0[i0 * 768 + i1];");
+    ASSERT_NE(listed, std::string::npos) << code;
+    EXPECT_LT(listed, code.find("akg_gemm_tile<")) << code;
+    EXPECT_EQ(count(code, "akg_lines[akg_nl++] = &in3[i0 * 768 + i1];"), 1u) << code;
+    EXPECT_EQ(count(code, "const void *akg_lines[56];"), 1u) << code; // 14 rows x 2 lines x 2 tensors
+    EXPECT_EQ(count(code, "akg_gemm_ahead{akg_ahead.from, akg_ahead.to, akg_lines, akg_lines + akg_nl})"), 2u) << code;
+    EXPECT_EQ(count(code, "__builtin_prefetch(&"), 0u) << code;
+    // The scores' 64 steps are too short to spread them over: the tile requests its mask's
+    // lines before the micro-kernel call.
+    const std::string scores = streamed_code("bmm_attn_scores_scale_mask_f32");
+    const size_t pf = scores.find("__builtin_prefetch(&in2[");
+    ASSERT_NE(pf, std::string::npos) << scores;
+    EXPECT_LT(pf, scores.find("akg_gemm_tile<")) << scores;
+    EXPECT_EQ(count(scores, "akg_lines"), 0u) << scores;
 }
 
 TEST(EmitContraction, AStreamedEpilogueOutputLeavesEachTileRowWithNonTemporalStores) {

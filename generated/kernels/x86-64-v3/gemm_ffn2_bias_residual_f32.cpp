@@ -76,18 +76,20 @@ extern "C" int akg_kernel_fn_gemm_ffn2_bias_residual_f32__x86_64_v3(void *const 
                                                 akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_c, 768, akg_ahead);
                                             }
                                         } else {
+                                            const void *akg_lines[6];
+                                            int64_t akg_nl = 0;
                                             for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                                 [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
                                                 for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += 16) {
                                                     [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
-                                                    __builtin_prefetch(&in3[i0 * 768 + i1]);
+                                                    akg_lines[akg_nl++] = &in3[i0 * 768 + i1];
                                                 }
                                             }
                                             alignas(64) float akg_tile[96];
                                             if (akg_mv == 6) {
-                                                akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_tile, 16, akg_ahead);
+                                                akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_tile, 16, akg_gemm_ahead{akg_ahead.from, akg_ahead.to, akg_lines, akg_lines + akg_nl});
                                             } else {
-                                                akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_tile, 16, akg_ahead);
+                                                akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_tile, 16, akg_gemm_ahead{akg_ahead.from, akg_ahead.to, akg_lines, akg_lines + akg_nl});
                                             }
                                             alignas(64) float akg_s_out0[16];
                                             for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
@@ -176,18 +178,20 @@ extern "C" int akg_kernel_fn_gemm_ffn2_bias_residual_f32__x86_64_v3_prepacked(vo
                                                 akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_c, 768, akg_ahead);
                                             }
                                         } else {
+                                            const void *akg_lines[6];
+                                            int64_t akg_nl = 0;
                                             for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                                 [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
                                                 for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += 16) {
                                                     [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
-                                                    __builtin_prefetch(&in3[i0 * 768 + i1]);
+                                                    akg_lines[akg_nl++] = &in3[i0 * 768 + i1];
                                                 }
                                             }
                                             alignas(64) float akg_tile[96];
                                             if (akg_mv == 6) {
-                                                akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_tile, 16, akg_ahead);
+                                                akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_tile, 16, akg_gemm_ahead{akg_ahead.from, akg_ahead.to, akg_lines, akg_lines + akg_nl});
                                             } else {
-                                                akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_tile, 16, akg_ahead);
+                                                akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_tile, 16, akg_gemm_ahead{akg_ahead.from, akg_ahead.to, akg_lines, akg_lines + akg_nl});
                                             }
                                             alignas(64) float akg_s_out0[16];
                                             for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {

@@ -60,25 +60,27 @@ extern "C" int akg_kernel_fn_gemm_fc_bias_f32__x86_64_v4(void *const *buffers) {
                                 const float *akg_b = akg_bp + akg_k * 32;
                                 const float *akg_a = akg_ap + ((akg_i % 42) / 14) * 28672;
                                 {
+                                    const void *akg_lines[28];
+                                    int64_t akg_nl = 0;
                                     for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                         [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
                                         for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += 16) {
                                             [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
-                                            __builtin_prefetch(&out0[i0 * 1001 + i1], 1);
+                                            akg_lines[akg_nl++] = &out0[i0 * 1001 + i1];
                                         }
                                     }
                                     alignas(64) float akg_tile[448];
                                     if (akg_nv == 32) {
                                         if (akg_mv == 14) {
-                                            akg_gemm_tile<14, true, false, true>(akg_kn, akg_a, 0, akg_bi, 1001, nullptr, 0, akg_tile, 32);
+                                            akg_gemm_tile<14, true, false, true>(akg_kn, akg_a, 0, akg_bi, 1001, nullptr, 0, akg_tile, 32, akg_gemm_ahead{nullptr, nullptr, akg_lines, akg_lines + akg_nl});
                                         } else {
-                                            akg_gemm_tile<4, true, false, true>(akg_kn, akg_a, 0, akg_bi, 1001, nullptr, 0, akg_tile, 32);
+                                            akg_gemm_tile<4, true, false, true>(akg_kn, akg_a, 0, akg_bi, 1001, nullptr, 0, akg_tile, 32, akg_gemm_ahead{nullptr, nullptr, akg_lines, akg_lines + akg_nl});
                                         }
                                     } else {
                                         if (akg_mv == 14) {
-                                            akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32);
+                                            akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_gemm_ahead{nullptr, nullptr, akg_lines, akg_lines + akg_nl});
                                         } else {
-                                            akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32);
+                                            akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_gemm_ahead{nullptr, nullptr, akg_lines, akg_lines + akg_nl});
                                         }
                                     }
                                     for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
@@ -147,18 +149,20 @@ extern "C" int akg_kernel_fn_gemm_fc_bias_f32__x86_64_v4_prepacked(void *const *
                                 const akg_gemm_ahead akg_ahead = akg_j + 32 < 1001 ? akg_gemm_next_panel(akg_b + 65536, akg_kn * 32, (akg_i % 42) / 14, 3) : akg_gemm_ahead{};
                                 const float *akg_a = akg_ap + ((akg_i % 42) / 14) * 28672;
                                 {
+                                    const void *akg_lines[28];
+                                    int64_t akg_nl = 0;
                                     for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                         [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
                                         for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += 16) {
                                             [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
-                                            __builtin_prefetch(&out0[i0 * 1001 + i1], 1);
+                                            akg_lines[akg_nl++] = &out0[i0 * 1001 + i1];
                                         }
                                     }
                                     alignas(64) float akg_tile[448];
                                     if (akg_mv == 14) {
-                                        akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_ahead);
+                                        akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_gemm_ahead{akg_ahead.from, akg_ahead.to, akg_lines, akg_lines + akg_nl});
                                     } else {
-                                        akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_ahead);
+                                        akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_gemm_ahead{akg_ahead.from, akg_ahead.to, akg_lines, akg_lines + akg_nl});
                                     }
                                     for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                         const int64_t i0 = akg_i + akg_r;

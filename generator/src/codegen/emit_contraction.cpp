@@ -496,21 +496,28 @@ private:
     enum class BSource { Packed, InPlace, ByWidth };
 
     // stream_c: the tile is stored to a streamed output (non-temporal stores where its lines align).
+    // lines: the micro-kernel prefetches the epilogue's lines listed in akg_lines (prefetches()).
     std::string micro_call(const std::string &cin, const std::string &ldcin, const std::string &cout, const std::string &ldcout,
-                           const std::string &indent, BSource bsrc, bool stream_c = false) const {
+                           const std::string &indent, BSource bsrc, bool stream_c = false, bool lines = false) const {
         const GemmBlocking &b = p_.blocking;
         if (bsrc == BSource::ByWidth) {
-            if (!bp_floats()) return micro_call(cin, ldcin, cout, ldcout, indent, BSource::InPlace, stream_c);
-            return indent + "if (akg_nv == " + n(b.nr) + ") {\n" + micro_call(cin, ldcin, cout, ldcout, indent + "    ", BSource::InPlace, stream_c) +
-                   indent + "} else {\n" + micro_call(cin, ldcin, cout, ldcout, indent + "    ", BSource::Packed, stream_c) + indent + "}\n";
+            if (!bp_floats()) return micro_call(cin, ldcin, cout, ldcout, indent, BSource::InPlace, stream_c, lines);
+            return indent + "if (akg_nv == " + n(b.nr) + ") {\n" +
+                   micro_call(cin, ldcin, cout, ldcout, indent + "    ", BSource::InPlace, stream_c, lines) + indent + "} else {\n" +
+                   micro_call(cin, ldcin, cout, ldcout, indent + "    ", BSource::Packed, stream_c, lines) + indent + "}\n";
         }
         const bool packed_b = bsrc == BSource::Packed;
+        const bool next_panel = packed_b && (p_.b_next_prefetched || p_.b_packed_per_column);
+        std::string ahead = next_panel ? ", akg_ahead" : "";
+        if (lines)
+            ahead = std::string(", akg_gemm_ahead{") + (next_panel ? "akg_ahead.from, akg_ahead.to" : "nullptr, nullptr") +
+                    ", akg_lines, akg_lines + akg_nl}";
         auto call = [&](int64_t rows) {
             const bool b_streamed = !packed_b && p_.b_streamed;
             return "akg_gemm_tile<" + std::to_string(rows) + ", " + (p_.pack_a ? "true" : "false") + ", " + (packed_b ? "true" : "false") +
                    (b_streamed || stream_c ? std::string(", ") + (b_streamed ? "true" : "false") : "") + (stream_c ? ", true" : "") + ">(akg_kn, akg_a, " +
                    (p_.pack_a ? "0" : n(p_.a_plain->x_stride)) + ", " + (packed_b ? "akg_b, 0" : "akg_bi, " + n(p_.b_plain->k_stride)) + ", " + cin + ", " +
-                   ldcin + ", " + cout + ", " + ldcout + (packed_b && (p_.b_next_prefetched || p_.b_packed_per_column) ? ", akg_ahead" : "") + ");\n";
+                   ldcin + ", " + cout + ", " + ldcout + ahead + ");\n";
         };
         if (p_.m % b.mr == 0) return indent + call(b.mr);
         // The last panel of rows (tiles start at multiples of mr) runs a micro-kernel of its own height.
@@ -613,8 +620,9 @@ private:
                 s += in2 + "}\n";
             }
         } else {
-            s += prefetches(in2);
-            s += in2 + "alignas(64) float akg_tile[" + n(b.mr * b.nr) + "];\n" + micro_call(cin, ldcin, "akg_tile", n(b.nr), in2, bsrc);
+            const std::string lines = prefetches(in2);
+            s += lines + in2 + "alignas(64) float akg_tile[" + n(b.mr * b.nr) + "];\n" +
+                 micro_call(cin, ldcin, "akg_tile", n(b.nr), in2, bsrc, false, !lines.empty() && p_.lines_in_k_loop);
             s += p_.staged_float16_epilogue ? staged_epilogue_by_width(in2) : epilogue(in2);
         }
         s += in1 + "}\n";
@@ -622,19 +630,30 @@ private:
     }
 
     // The lines of the tile's elements of the epilogue's row-walking reads (ContractionPlan::
-    // tile_prefetches) and of the outputs it stores (tile_write_prefetches, for writing),
-    // requested while the micro-kernel runs.
+    // tile_prefetches) and of the outputs it stores (tile_write_prefetches, for writing):
+    // requested before the micro-kernel call, or listed in akg_lines for the micro-kernel to
+    // request during its k loop (lines_in_k_loop, akg_gemm_ahead::lines).
     std::string prefetches(const std::string &indent) {
         if (p_.tile_prefetches.empty() && p_.tile_write_prefetches.empty()) return "";
         const size_t nb = p_.batch.size();
         const std::string im = index_var(static_cast<int>(nb)), jn = index_var(static_cast<int>(nb) + 1);
-        std::string s = indent + "for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {\n";
+        const bool listed = p_.lines_in_k_loop;
+        std::string s;
+        if (listed) {
+            const GemmBlocking &b = p_.blocking;
+            const int64_t per_row = (b.nr + p_.prefetch_line_floats - 1) / p_.prefetch_line_floats;
+            const int64_t lines = b.mr * per_row * static_cast<int64_t>(p_.tile_prefetches.size() + p_.tile_write_prefetches.size());
+            s += indent + "const void *akg_lines[" + n(lines) + "];\n" + indent + "int64_t akg_nl = 0;\n";
+        }
+        s += indent + "for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {\n";
         s += indent + "    [[maybe_unused]] const int64_t " + im + " = akg_i + akg_r;\n";
         s += indent + "    for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += " + n(p_.prefetch_line_floats) + ") {\n";
         s += indent + "        [[maybe_unused]] const int64_t " + jn + " = akg_j + akg_c;\n";
-        for (const auto &read : p_.tile_prefetches) s += indent + "        __builtin_prefetch(&" + printer_.print(read) + ");\n";
-        for (const auto &name : p_.tile_write_prefetches)
-            s += indent + "        __builtin_prefetch(&" + name + "[" + offset_of(m_.buffer(name)) + "], 1);\n";
+        auto request = [&](const std::string &element, bool write) {
+            return indent + "        " + (listed ? "akg_lines[akg_nl++] = &" + element : "__builtin_prefetch(&" + element + (write ? ", 1)" : ")")) + ";\n";
+        };
+        for (const auto &read : p_.tile_prefetches) s += request(printer_.print(read), false);
+        for (const auto &name : p_.tile_write_prefetches) s += request(name + "[" + offset_of(m_.buffer(name)) + "]", true);
         return s + indent + "    }\n" + indent + "}\n";
     }
 

@@ -568,6 +568,7 @@ void plan_contraction(PolyModel &m, const ScheduleOptions &options, const RowEpi
                 p.tile_write_prefetches.push_back(name);
         }
     }
+    p.lines_in_k_loop = p.k >= kLongK && p.pack_a && (!p.tile_prefetches.empty() || !p.tile_write_prefetches.empty());
     m.contraction = p;
 }
 
@@ -603,6 +604,7 @@ std::string contraction_plan_text(const PolyModel &m) {
         os << "prefetched for each tile:";
         for (const auto &e : p.tile_prefetches) os << " " << print_expr(e);
         for (const auto &name : p.tile_write_prefetches) os << " " << name << " (for writing)";
+        if (p.lines_in_k_loop) os << ", during the k loop";
         os << "\n";
     }
     if (p.b_next_prefetched) os << "next micro-panel of B prefetched by each column's tiles\n";

@@ -235,13 +235,18 @@ struct ContractionPlan {
     std::optional<RowEpilogue> row_epilogue;
     // Reads of the epilogue that walk the product's rows and columns (a residual): the hardware
     // prefetchers do not follow a tile's short runs on mr rows, so the emitter prefetches each
-    // tile's lines of them (prefetch_line_floats apart) before its micro-kernel call.
+    // tile's lines of them (prefetch_line_floats apart): before its micro-kernel call, or, with
+    // lines_in_k_loop, spread over the micro-kernel's k loop (akg_gemm_ahead::lines).
     std::vector<Halide::Expr> tile_prefetches;
     int64_t prefetch_line_floats = 16;
+    // A long k loop over packed A: requested together before it, a tile's lines fill the core's
+    // miss buffers and it waits; spread over the loop, they arrive while it computes. A short
+    // loop leaves them no time, and A in place leaves the loop no registers for them.
+    bool lines_in_k_loop = false;
     // The float32 outputs the epilogue stores at the product's elements with ordinary stores:
     // each line would wait on being read for ownership after the k loop, so the emitter
-    // prefetches the tile's lines of them for writing with the reads above (stream-outputs
-    // drops the outputs it streams).
+    // prefetches the tile's lines of them with the reads above (stream-outputs drops the
+    // outputs it streams).
     std::vector<std::string> tile_write_prefetches;
     // The epilogue rounds to float16 (a float16 product, a float16 op chain) and the target
     // converts float16 in vector instructions: the emitter computes the tile's values one
