@@ -37,13 +37,18 @@
 #define AKG_GEMM_LAMBDA_INLINE
 #endif
 
-// What the micro-kernel prefetches while it computes (nothing by default). [from, to): a run of
-// floats into L2, one cache line every step of its unrolled k loop: its share of the next
-// column's micro-panel of B. [lines, lines_end): one address in each line its caller's epilogue
-// will read or store (a residual, an output), one a step over the last steps of the k loop.
+// A run of floats the micro-kernel prefetches into L2 while it computes, one cache line every
+// step of its unrolled k loop (none by default): its share of the next column's micro-panel of B.
+// Sixteen bytes, passed in registers: a call that stores its arguments waits where the store
+// buffer is full of the previous tile's output stores.
 struct akg_gemm_ahead {
     const float *from = nullptr, *to = nullptr;
-    const void *const *lines = nullptr, *const *lines_end = nullptr;
+};
+
+// One address in each line the caller's epilogue will read or store (a residual, an output),
+// which the micro-kernel requests over the last steps of its k loop.
+struct akg_gemm_lines {
+    const void *const *begin = nullptr, *const *end = nullptr;
 };
 
 namespace akg_gemm_detail {
@@ -168,7 +173,8 @@ template <int N, int W> AKG_GEMM_INLINE void prefetch_row(const float *p) {
 // its row stride aligned to 64 bytes), and then not prefetched.
 template <class W, int MR, int NV, bool PACKED, int AS = MR, bool BPACKED = true, bool BSTREAMED = false, bool CSTREAM = false>
 AKG_GEMM_INLINE void micro(int64_t kc, const float *__restrict a, int64_t lda, const float *__restrict b, int64_t ldb,
-                           const float *cin, int64_t ldcin, float *cout, int64_t ldcout, akg_gemm_ahead ahead = {}) {
+                           const float *cin, int64_t ldcin, float *cout, int64_t ldcout, akg_gemm_ahead ahead = {},
+                           akg_gemm_lines lines = {}) {
     using T = typename W::T;
     constexpr int L = W::L, NR = NV * L;
     constexpr int64_t ASTEP = PACKED ? AS : 1; // A's step in k
@@ -224,12 +230,12 @@ AKG_GEMM_INLINE void micro(int64_t kc, const float *__restrict a, int64_t lda, c
     // for them to arrive in time that way, and requests them all first; so does a tile of A in
     // place, whose loop has no registers to spare for them. Read intent even for an output: a
     // line no other core holds comes exclusive, and its stores do not wait either.
-    const void *const *line = ahead.lines;
+    const void *const *line = lines.begin;
     int64_t line_k = 0;
-    if (line < ahead.lines_end) {
-        const int64_t nlines = ahead.lines_end - line, steps = kc / KU;
+    if (line < lines.end) {
+        const int64_t nlines = lines.end - line, steps = kc / KU;
         if (!PACKED || steps < 2 * nlines)
-            for (; line < ahead.lines_end; ++line) __builtin_prefetch(*line, 0, 3);
+            for (; line < lines.end; ++line) __builtin_prefetch(*line, 0, 3);
         else
             line_k = (steps - 2 * nlines) * KU;
     }
@@ -253,14 +259,14 @@ AKG_GEMM_INLINE void micro(int64_t kc, const float *__restrict a, int64_t lda, c
             ahead.from += 16;
         }
         if constexpr (PACKED)
-            if (k >= line_k && line < ahead.lines_end) {
+            if (k >= line_k && line < lines.end) {
                 __builtin_prefetch(*line, 0, 3);
                 ++line;
             }
         unroll<KU>([&](auto kk) AKG_GEMM_LAMBDA_INLINE { step(kk); W::fence(); });
     }
     if constexpr (PACKED)
-        for (; line < ahead.lines_end; ++line) __builtin_prefetch(*line, 0, 3);
+        for (; line < lines.end; ++line) __builtin_prefetch(*line, 0, 3);
     for (; k < kc; ++k, a += ASTEP, b += bstep) step(std::integral_constant<int, 0>());
 
     if (cin)
@@ -308,6 +314,14 @@ __attribute__((noinline)) static void tile(int64_t kc, const float *__restrict a
                                            const float *cin, int64_t ldcin, float *cout, int64_t ldcout, akg_gemm_ahead ahead) {
     micro<V, MR, AKG_GEMM_NR / V::L, APACKED, AKG_GEMM_MR, BPACKED, BSTREAMED, CSTREAM>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout, ahead);
 }
+// The same with the epilogue's lines: its own function, so that the calls without them keep
+// their arguments in registers.
+template <int MR, bool APACKED, bool BPACKED, bool BSTREAMED, bool CSTREAM>
+__attribute__((noinline)) static void tile_lines(int64_t kc, const float *__restrict a, int64_t lda, const float *__restrict b, int64_t ldb,
+                                                 const float *cin, int64_t ldcin, float *cout, int64_t ldcout, akg_gemm_ahead ahead,
+                                                 akg_gemm_lines lines) {
+    micro<V, MR, AKG_GEMM_NR / V::L, APACKED, AKG_GEMM_MR, BPACKED, BSTREAMED, CSTREAM>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout, ahead, lines);
+}
 } // namespace akg_gemm_detail
 
 // The first ROWS (1 .. AKG_GEMM_MR) rows of a tile of C = (cin ? cin : 0) + A·B over kc. The
@@ -319,13 +333,21 @@ __attribute__((noinline)) static void tile(int64_t kc, const float *__restrict a
 // pay). BSTREAMED: B, in place, comes from memory (larger than L2): its rows are prefetched.
 // CSTREAM: cout is an output streamed around the caches (non-temporal stores where cout and
 // ldcout make its rows whole cache lines; the caller fences). Stores exactly ROWS rows of cout.
-// ahead: lines to prefetch during the k loop (akg_gemm_next_panel; the epilogue's lines).
+// ahead: lines to prefetch into L2 during the k loop (akg_gemm_next_panel); lines: the
+// epilogue's lines, requested during the k loop too.
 template <int ROWS, bool APACKED, bool BPACKED, bool BSTREAMED = false, bool CSTREAM = false>
 static inline void akg_gemm_tile(int64_t kc, const float *__restrict a, int64_t lda, const float *__restrict b, int64_t ldb, const float *cin,
                                  int64_t ldcin, float *cout, int64_t ldcout, akg_gemm_ahead ahead = {}) {
     static_assert(ROWS >= 1 && ROWS <= AKG_GEMM_MR, "a tile of 1 .. AKG_GEMM_MR rows");
     static_assert(!(BPACKED && BSTREAMED), "only B read in place is streamed");
     akg_gemm_detail::tile<ROWS, APACKED, BPACKED, BSTREAMED, CSTREAM>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout, ahead);
+}
+template <int ROWS, bool APACKED, bool BPACKED, bool BSTREAMED = false, bool CSTREAM = false>
+static inline void akg_gemm_tile(int64_t kc, const float *__restrict a, int64_t lda, const float *__restrict b, int64_t ldb, const float *cin,
+                                 int64_t ldcin, float *cout, int64_t ldcout, akg_gemm_ahead ahead, akg_gemm_lines lines) {
+    static_assert(ROWS >= 1 && ROWS <= AKG_GEMM_MR, "a tile of 1 .. AKG_GEMM_MR rows");
+    static_assert(!(BPACKED && BSTREAMED), "only B read in place is streamed");
+    akg_gemm_detail::tile_lines<ROWS, APACKED, BPACKED, BSTREAMED, CSTREAM>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout, ahead, lines);
 }
 
 // Tile `tile` of the `tiles` of a column of tiles (one block of rows) prefetches the tile-th

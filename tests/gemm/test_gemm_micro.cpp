@@ -62,7 +62,7 @@ constexpr std::array<int, MR> kHeights = heights_up_to(std::make_index_sequence<
 // akg_gemm_tile<rows, A packed?, B packed?> for a height of kHeights known at run time; every
 // second call with B in place and A packed runs the variant that prefetches B's rows (BSTREAMED),
 // every second with both packed prefetches a run ahead (B itself) and the lines of C's rows as an
-// epilogue's (akg_gemm_ahead::lines, spread over the k loop or requested first where it is
+// epilogue's (akg_gemm_lines, spread over the k loop or requested first where it is
 // short), every second with A in place and B packed those lines too: none may change a result.
 int in_place_b_calls = 0, packed_calls = 0, in_place_a_calls = 0;
 template <size_t... I>
@@ -74,20 +74,19 @@ void tile_of_height_seq(int rows, bool ap, bool bp, bool cstream, int64_t kc, co
         lines[2 * r] = cout + r * ldcout;
         lines[2 * r + 1] = cout + r * ldcout + NR - 1;
     }
-    akg_gemm_ahead with_lines = akg_gemm_next_panel(b, kc * NR, 0, 1);
-    with_lines.lines = lines;
-    with_lines.lines_end = lines + 2 * rows;
+    const akg_gemm_ahead ahead = akg_gemm_next_panel(b, kc * NR, 0, 1);
+    const akg_gemm_lines with_lines{lines, lines + 2 * rows};
     auto one = [&](auto i) {
         constexpr int H = kHeights[decltype(i)::value];
         if (H != rows || ran) return;
         ran = true;
         if (cstream && ap && bp) akg_gemm_tile<H, true, true, false, true>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
         else if (cstream) akg_gemm_tile<H, false, false, false, true>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
-        else if (ap && bp && ++packed_calls % 2) akg_gemm_tile<H, true, true>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout, with_lines);
+        else if (ap && bp && ++packed_calls % 2) akg_gemm_tile<H, true, true>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout, ahead, with_lines);
         else if (ap && bp) akg_gemm_tile<H, true, true>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
         else if (ap && ++in_place_b_calls % 2) akg_gemm_tile<H, true, false, true>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
         else if (ap) akg_gemm_tile<H, true, false>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
-        else if (bp && ++in_place_a_calls % 2) akg_gemm_tile<H, false, true>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout, with_lines);
+        else if (bp && ++in_place_a_calls % 2) akg_gemm_tile<H, false, true>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout, ahead, with_lines);
         else if (bp) akg_gemm_tile<H, false, true>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
         else akg_gemm_tile<H, false, false>(kc, a, lda, b, ldb, cin, ldcin, cout, ldcout);
     };

@@ -383,6 +383,25 @@ TEST(PlanContraction, TheResidualIsPrefetchedPerTileNotTheBias) {
     EXPECT_EQ(part.model().contraction->prefetch_line_floats, 16);
 }
 
+TEST(PlanContraction, Float16EpilogueLinesAreListedOnlyForALongKLoop) {
+    // FFN1's float16 output (768 steps of k) and the corpus shape's (256): the micro-kernel
+    // requests their lines during its loop. Behind a short loop float32 tensors are prefetched
+    // before the call (the scores' mask), float16 ones not at all.
+    auto planned = [](const char *pattern) {
+        GemmPart part(load(pattern));
+        akg::plan_contraction(part.model(), part.options());
+        const akg::ContractionPlan &p = *part.model().contraction;
+        std::string s = p.lines_in_k_loop ? "listed:" : "before:";
+        for (const auto &e : p.tile_prefetches) s += " " + e.as<Halide::Internal::Call>()->name;
+        for (const auto &name : p.tile_write_prefetches) s += " " + name + "(w)";
+        return s;
+    };
+    EXPECT_EQ(planned("gemm_ffn1_bias_gelu_f16"), "listed: out0(w)");
+    EXPECT_EQ(planned("gemm_nt_f16"), "listed: out0(w)");
+    EXPECT_EQ(planned("gemm_attn_out_bias_residual_f32"), "listed: buf$in3 out0(w)");
+    EXPECT_EQ(planned("bmm_attn_scores_scale_mask_f32"), "before: buf$in2");
+}
+
 // What `read` finds in a GEMM part of `pattern` for `target` after plan-contraction and
 // stream-outputs.
 template <class Read> auto after_stream_outputs(const char *pattern, const char *target, Read read) {
@@ -447,7 +466,7 @@ std::string streamed_code(const char *pattern) {
 
 TEST(EmitContraction, BehindALongKLoopTheMicroKernelRequestsTheEpiloguesLines) {
     // The attention output's k loop of 768 steps: the tile lists the lines of its residual and
-    // of its output, and the micro-kernel requests them one a step (akg_gemm_ahead::lines),
+    // of its output, and the micro-kernel requests them one a step (akg_gemm_lines),
     // beside its share of the next micro-panel of B.
     const std::string code = streamed_code("gemm_attn_out_bias_residual_f32");
     const size_t listed = code.find("akg_lines[akg_nl++] = &out0[i0 * 768 + i1];");
@@ -455,8 +474,12 @@ TEST(EmitContraction, BehindALongKLoopTheMicroKernelRequestsTheEpiloguesLines) {
     EXPECT_LT(listed, code.find("akg_gemm_tile<")) << code;
     EXPECT_EQ(count(code, "akg_lines[akg_nl++] = &in3[i0 * 768 + i1];"), 1u) << code;
     EXPECT_EQ(count(code, "const void *akg_lines[56];"), 1u) << code; // 14 rows x 2 lines x 2 tensors
-    EXPECT_EQ(count(code, "akg_gemm_ahead{akg_ahead.from, akg_ahead.to, akg_lines, akg_lines + akg_nl})"), 2u) << code;
+    EXPECT_EQ(count(code, "akg_ahead, akg_gemm_lines{akg_lines, akg_lines + akg_nl})"), 2u) << code;
     EXPECT_EQ(count(code, "__builtin_prefetch(&"), 0u) << code;
+    // A float16 row of the tile's 32 columns is one line.
+    const std::string f16 = streamed_code("gemm_ffn1_bias_gelu_f16");
+    EXPECT_EQ(count(f16, "const void *akg_lines[14];"), 1u) << f16;
+    EXPECT_EQ(count(f16, "akg_c < akg_nv; akg_c += 32) {"), 1u) << f16;
     // The scores' 64 steps are too short to spread them over: the tile requests its mask's
     // lines before the micro-kernel call.
     const std::string scores = streamed_code("bmm_attn_scores_scale_mask_f32");

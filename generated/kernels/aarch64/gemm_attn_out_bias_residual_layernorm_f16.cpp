@@ -251,8 +251,18 @@ static int akg_part0_gemm_attn_out_bias_residual_layernorm_f16__aarch64(void *co
                                     const akg_gemm_ahead akg_ahead = (akg_j / 12) % 64 + 1 < 64 && akg_j + 12 < 768 ? akg_gemm_next_panel(akg_b + 9216, akg_kn * 12, (akg_i % 168) / 8, 21) : akg_gemm_ahead{};
                                     const float *akg_a = akg_ap + ((akg_i % 168) / 8) * 6144;
                                     {
+                                        const void *akg_lines[16];
+                                        int64_t akg_nl = 0;
+                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                            for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += 32) {
+                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                akg_lines[akg_nl++] = &in3[i0 * 768 + i1];
+                                                akg_lines[akg_nl++] = &out0[i0 * 768 + i1];
+                                            }
+                                        }
                                         alignas(64) float akg_tile[96];
-                                        akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12, akg_ahead);
+                                        akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12, akg_ahead, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
                                         alignas(64) float akg_akgr0[96];
                                         alignas(64) float akg_akgr1[96];
                                         alignas(64) float akg_tile_out0[96];
@@ -392,8 +402,18 @@ static int akg_part0_gemm_attn_out_bias_residual_layernorm_f16__aarch64_prepacke
                                     const akg_gemm_ahead akg_ahead = akg_j + 12 < 768 ? akg_gemm_next_panel(akg_b + 9216, akg_kn * 12, (akg_i % 168) / 8, 21) : akg_gemm_ahead{};
                                     const float *akg_a = akg_ap + ((akg_i % 168) / 8) * 6144;
                                     {
+                                        const void *akg_lines[16];
+                                        int64_t akg_nl = 0;
+                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                            for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += 32) {
+                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                akg_lines[akg_nl++] = &in3[i0 * 768 + i1];
+                                                akg_lines[akg_nl++] = &out0[i0 * 768 + i1];
+                                            }
+                                        }
                                         alignas(64) float akg_tile[96];
-                                        akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12, akg_ahead);
+                                        akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12, akg_ahead, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
                                         alignas(64) float akg_akgr0[96];
                                         alignas(64) float akg_akgr1[96];
                                         alignas(64) float akg_tile_out0[96];

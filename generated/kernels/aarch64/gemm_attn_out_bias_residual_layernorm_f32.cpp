@@ -266,7 +266,7 @@ static int akg_part0_gemm_attn_out_bias_residual_layernorm_f32__aarch64(void *co
                                             }
                                         }
                                         alignas(64) float akg_tile[96];
-                                        akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12, akg_gemm_ahead{akg_ahead.from, akg_ahead.to, akg_lines, akg_lines + akg_nl});
+                                        akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12, akg_ahead, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                             const int64_t i0 = akg_i + akg_r;
                                             #pragma omp simd
@@ -371,7 +371,7 @@ static int akg_part0_gemm_attn_out_bias_residual_layernorm_f32__aarch64_prepacke
                                             }
                                         }
                                         alignas(64) float akg_tile[96];
-                                        akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12, akg_gemm_ahead{akg_ahead.from, akg_ahead.to, akg_lines, akg_lines + akg_nl});
+                                        akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12, akg_ahead, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                             const int64_t i0 = akg_i + akg_r;
                                             #pragma omp simd

@@ -56,8 +56,17 @@ extern "C" int akg_kernel_fn_gemm_ffn1_bias_gelu_f16__aarch64(void *const *buffe
                                     const akg_gemm_ahead akg_ahead = (akg_j / 12) % 128 + 1 < 128 && akg_j + 12 < 3072 ? akg_gemm_next_panel(akg_b + 9216, akg_kn * 12, (akg_i % 168) / 8, 21) : akg_gemm_ahead{};
                                     const float *akg_a = akg_ap + ((akg_i % 168) / 8) * 6144;
                                     {
+                                        const void *akg_lines[8];
+                                        int64_t akg_nl = 0;
+                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                            for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += 32) {
+                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                akg_lines[akg_nl++] = &out0[i0 * 3072 + i1];
+                                            }
+                                        }
                                         alignas(64) float akg_tile[96];
-                                        akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12, akg_ahead);
+                                        akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12, akg_ahead, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
                                         auto akg_epilogue = [&](auto akg_width) AKG_GEMM_LAMBDA_INLINE {
                                             const int64_t akg_nv = akg_width;
                                             alignas(64) float akg_akgr0[96];
@@ -238,8 +247,17 @@ extern "C" int akg_kernel_fn_gemm_ffn1_bias_gelu_f16__aarch64_prepacked(void *co
                                     const akg_gemm_ahead akg_ahead = akg_j + 12 < 3072 ? akg_gemm_next_panel(akg_b + 9216, akg_kn * 12, (akg_i % 168) / 8, 21) : akg_gemm_ahead{};
                                     const float *akg_a = akg_ap + ((akg_i % 168) / 8) * 6144;
                                     {
+                                        const void *akg_lines[8];
+                                        int64_t akg_nl = 0;
+                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                            for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += 32) {
+                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                akg_lines[akg_nl++] = &out0[i0 * 3072 + i1];
+                                            }
+                                        }
                                         alignas(64) float akg_tile[96];
-                                        akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12, akg_ahead);
+                                        akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12, akg_ahead, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
                                         auto akg_epilogue = [&](auto akg_width) AKG_GEMM_LAMBDA_INLINE {
                                             const int64_t akg_nv = akg_width;
                                             alignas(64) float akg_akgr0[96];

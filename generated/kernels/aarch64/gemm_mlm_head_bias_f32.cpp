@@ -63,7 +63,7 @@ extern "C" int akg_kernel_fn_gemm_mlm_head_bias_f32__aarch64(void *const *buffer
                                         }
                                     }
                                     alignas(64) float akg_tile[96];
-                                    akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12, akg_gemm_ahead{akg_ahead.from, akg_ahead.to, akg_lines, akg_lines + akg_nl});
+                                    akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12, akg_ahead, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
                                     for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                         const int64_t i0 = akg_i + akg_r;
                                         #pragma omp simd
@@ -140,7 +140,7 @@ extern "C" int akg_kernel_fn_gemm_mlm_head_bias_f32__aarch64_prepacked(void *con
                                         }
                                     }
                                     alignas(64) float akg_tile[96];
-                                    akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12, akg_gemm_ahead{akg_ahead.from, akg_ahead.to, akg_lines, akg_lines + akg_nl});
+                                    akg_gemm_tile<8, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 12, akg_ahead, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
                                     for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                         const int64_t i0 = akg_i + akg_r;
                                         #pragma omp simd

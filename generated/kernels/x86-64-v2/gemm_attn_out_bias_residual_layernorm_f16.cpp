@@ -436,11 +436,21 @@ static int akg_part0_gemm_attn_out_bias_residual_layernorm_f16__x86_64_v2(void *
                                     const akg_gemm_ahead akg_ahead = (akg_j / 8) % 96 + 1 < 96 && akg_j + 8 < 768 ? akg_gemm_next_panel(akg_b + 6144, akg_kn * 8, (akg_i % 42) / 6, 7) : akg_gemm_ahead{};
                                     const float *akg_a = akg_ap + ((akg_i % 42) / 6) * 4608;
                                     {
+                                        const void *akg_lines[12];
+                                        int64_t akg_nl = 0;
+                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                            for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += 32) {
+                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                akg_lines[akg_nl++] = &in3[i0 * 768 + i1];
+                                                akg_lines[akg_nl++] = &out0[i0 * 768 + i1];
+                                            }
+                                        }
                                         alignas(64) float akg_tile[48];
                                         if (akg_mv == 6) {
-                                            akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8, akg_ahead);
+                                            akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8, akg_ahead, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
                                         } else {
-                                            akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8, akg_ahead);
+                                            akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8, akg_ahead, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
                                         }
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                             const int64_t i0 = akg_i + akg_r;
@@ -545,11 +555,21 @@ static int akg_part0_gemm_attn_out_bias_residual_layernorm_f16__x86_64_v2_prepac
                                     const akg_gemm_ahead akg_ahead = akg_j + 8 < 768 ? akg_gemm_next_panel(akg_b + 6144, akg_kn * 8, (akg_i % 42) / 6, 7) : akg_gemm_ahead{};
                                     const float *akg_a = akg_ap + ((akg_i % 42) / 6) * 4608;
                                     {
+                                        const void *akg_lines[12];
+                                        int64_t akg_nl = 0;
+                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                            for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += 32) {
+                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                akg_lines[akg_nl++] = &in3[i0 * 768 + i1];
+                                                akg_lines[akg_nl++] = &out0[i0 * 768 + i1];
+                                            }
+                                        }
                                         alignas(64) float akg_tile[48];
                                         if (akg_mv == 6) {
-                                            akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8, akg_ahead);
+                                            akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8, akg_ahead, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
                                         } else {
-                                            akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8, akg_ahead);
+                                            akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8, akg_ahead, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
                                         }
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                             const int64_t i0 = akg_i + akg_r;

@@ -56,11 +56,20 @@ extern "C" int akg_kernel_fn_gemm_ffn1_bias_gelu_f16__x86_64_v2(void *const *buf
                                     const akg_gemm_ahead akg_ahead = (akg_j / 8) % 192 + 1 < 192 && akg_j + 8 < 3072 ? akg_gemm_next_panel(akg_b + 6144, akg_kn * 8, (akg_i % 42) / 6, 7) : akg_gemm_ahead{};
                                     const float *akg_a = akg_ap + ((akg_i % 42) / 6) * 4608;
                                     {
+                                        const void *akg_lines[6];
+                                        int64_t akg_nl = 0;
+                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                            for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += 32) {
+                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                akg_lines[akg_nl++] = &out0[i0 * 3072 + i1];
+                                            }
+                                        }
                                         alignas(64) float akg_tile[48];
                                         if (akg_mv == 6) {
-                                            akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8, akg_ahead);
+                                            akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8, akg_ahead, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
                                         } else {
-                                            akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8, akg_ahead);
+                                            akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8, akg_ahead, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
                                         }
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                             const int64_t i0 = akg_i + akg_r;
@@ -131,11 +140,20 @@ extern "C" int akg_kernel_fn_gemm_ffn1_bias_gelu_f16__x86_64_v2_prepacked(void *
                                     const akg_gemm_ahead akg_ahead = akg_j + 8 < 3072 ? akg_gemm_next_panel(akg_b + 6144, akg_kn * 8, (akg_i % 42) / 6, 7) : akg_gemm_ahead{};
                                     const float *akg_a = akg_ap + ((akg_i % 42) / 6) * 4608;
                                     {
+                                        const void *akg_lines[6];
+                                        int64_t akg_nl = 0;
+                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                            for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += 32) {
+                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                akg_lines[akg_nl++] = &out0[i0 * 3072 + i1];
+                                            }
+                                        }
                                         alignas(64) float akg_tile[48];
                                         if (akg_mv == 6) {
-                                            akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8, akg_ahead);
+                                            akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8, akg_ahead, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
                                         } else {
-                                            akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8, akg_ahead);
+                                            akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8, akg_ahead, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
                                         }
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                             const int64_t i0 = akg_i + akg_r;

@@ -72,9 +72,9 @@ extern "C" int akg_kernel_fn_gemm_ffn1_bias_gelu_f32__x86_64_v2(void *const *buf
                                         }
                                         alignas(64) float akg_tile[48];
                                         if (akg_mv == 6) {
-                                            akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8, akg_gemm_ahead{akg_ahead.from, akg_ahead.to, akg_lines, akg_lines + akg_nl});
+                                            akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8, akg_ahead, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
                                         } else {
-                                            akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8, akg_gemm_ahead{akg_ahead.from, akg_ahead.to, akg_lines, akg_lines + akg_nl});
+                                            akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8, akg_ahead, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
                                         }
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                             const int64_t i0 = akg_i + akg_r;
@@ -156,9 +156,9 @@ extern "C" int akg_kernel_fn_gemm_ffn1_bias_gelu_f32__x86_64_v2_prepacked(void *
                                         }
                                         alignas(64) float akg_tile[48];
                                         if (akg_mv == 6) {
-                                            akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8, akg_gemm_ahead{akg_ahead.from, akg_ahead.to, akg_lines, akg_lines + akg_nl});
+                                            akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8, akg_ahead, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
                                         } else {
-                                            akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8, akg_gemm_ahead{akg_ahead.from, akg_ahead.to, akg_lines, akg_lines + akg_nl});
+                                            akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8, akg_ahead, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
                                         }
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                             const int64_t i0 = akg_i + akg_r;

@@ -87,9 +87,9 @@ extern "C" int akg_kernel_fn_gemm_ffn2_bias_residual_f32__x86_64_v3(void *const 
                                             }
                                             alignas(64) float akg_tile[96];
                                             if (akg_mv == 6) {
-                                                akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_tile, 16, akg_gemm_ahead{akg_ahead.from, akg_ahead.to, akg_lines, akg_lines + akg_nl});
+                                                akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_tile, 16, akg_ahead, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
                                             } else {
-                                                akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_tile, 16, akg_gemm_ahead{akg_ahead.from, akg_ahead.to, akg_lines, akg_lines + akg_nl});
+                                                akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_tile, 16, akg_ahead, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
                                             }
                                             alignas(64) float akg_s_out0[16];
                                             for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
@@ -189,9 +189,9 @@ extern "C" int akg_kernel_fn_gemm_ffn2_bias_residual_f32__x86_64_v3_prepacked(vo
                                             }
                                             alignas(64) float akg_tile[96];
                                             if (akg_mv == 6) {
-                                                akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_tile, 16, akg_gemm_ahead{akg_ahead.from, akg_ahead.to, akg_lines, akg_lines + akg_nl});
+                                                akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_tile, 16, akg_ahead, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
                                             } else {
-                                                akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_tile, 16, akg_gemm_ahead{akg_ahead.from, akg_ahead.to, akg_lines, akg_lines + akg_nl});
+                                                akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 768, akg_tile, 16, akg_ahead, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
                                             }
                                             alignas(64) float akg_s_out0[16];
                                             for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {

@@ -58,11 +58,20 @@ extern "C" int akg_kernel_fn_gemm_nt_f16__x86_64_v3(void *const *buffers) {
                                     const float *akg_b = akg_bp + ((akg_j / 16) % 8) * 4096 + akg_k * 16;
                                     const float *akg_a = akg_ap + ((akg_i % 252) / 6) * 1536;
                                     {
+                                        const void *akg_lines[6];
+                                        int64_t akg_nl = 0;
+                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                            for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += 32) {
+                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                akg_lines[akg_nl++] = &out0[i0 * 128 + i1];
+                                            }
+                                        }
                                         alignas(64) float akg_tile[96];
                                         if (akg_mv == 6) {
-                                            akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 16);
+                                            akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 16, akg_gemm_ahead{}, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
                                         } else {
-                                            akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 16);
+                                            akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 16, akg_gemm_ahead{}, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
                                         }
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                             [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
@@ -127,11 +136,20 @@ extern "C" int akg_kernel_fn_gemm_nt_f16__x86_64_v3_prepacked(void *const *buffe
                                     const float *akg_b = in1 + (akg_j / 16) * 4096 + akg_k * 16;
                                     const float *akg_a = akg_ap + ((akg_i % 252) / 6) * 1536;
                                     {
+                                        const void *akg_lines[6];
+                                        int64_t akg_nl = 0;
+                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                            for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += 32) {
+                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                akg_lines[akg_nl++] = &out0[i0 * 128 + i1];
+                                            }
+                                        }
                                         alignas(64) float akg_tile[96];
                                         if (akg_mv == 6) {
-                                            akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 16);
+                                            akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 16, akg_gemm_ahead{}, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
                                         } else {
-                                            akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 16);
+                                            akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 16, akg_gemm_ahead{}, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
                                         }
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                             [[maybe_unused]] const int64_t i0 = akg_i + akg_r;

@@ -454,9 +454,9 @@ static int akg_part0_gemm_attn_out_bias_residual_layernorm_f32__x86_64_v4(void *
                                         }
                                         alignas(64) float akg_tile[448];
                                         if (akg_mv == 14) {
-                                            akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_gemm_ahead{akg_ahead.from, akg_ahead.to, akg_lines, akg_lines + akg_nl});
+                                            akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_ahead, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
                                         } else {
-                                            akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_gemm_ahead{akg_ahead.from, akg_ahead.to, akg_lines, akg_lines + akg_nl});
+                                            akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_ahead, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
                                         }
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                             const int64_t i0 = akg_i + akg_r;
@@ -563,9 +563,9 @@ static int akg_part0_gemm_attn_out_bias_residual_layernorm_f32__x86_64_v4_prepac
                                         }
                                         alignas(64) float akg_tile[448];
                                         if (akg_mv == 14) {
-                                            akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_gemm_ahead{akg_ahead.from, akg_ahead.to, akg_lines, akg_lines + akg_nl});
+                                            akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_ahead, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
                                         } else {
-                                            akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_gemm_ahead{akg_ahead.from, akg_ahead.to, akg_lines, akg_lines + akg_nl});
+                                            akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_ahead, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
                                         }
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                             const int64_t i0 = akg_i + akg_r;

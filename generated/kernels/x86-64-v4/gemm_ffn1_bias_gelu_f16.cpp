@@ -56,11 +56,20 @@ extern "C" int akg_kernel_fn_gemm_ffn1_bias_gelu_f16__x86_64_v4(void *const *buf
                                     const akg_gemm_ahead akg_ahead = (akg_j / 32) % 48 + 1 < 48 && akg_j + 32 < 3072 ? akg_gemm_next_panel(akg_b + 24576, akg_kn * 32, (akg_i % 168) / 14, 12) : akg_gemm_ahead{};
                                     const float *akg_a = akg_ap + ((akg_i % 168) / 14) * 10752;
                                     {
+                                        const void *akg_lines[14];
+                                        int64_t akg_nl = 0;
+                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                            for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += 32) {
+                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                akg_lines[akg_nl++] = &out0[i0 * 3072 + i1];
+                                            }
+                                        }
                                         alignas(64) float akg_tile[448];
                                         if (akg_mv == 14) {
-                                            akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_ahead);
+                                            akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_ahead, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
                                         } else {
-                                            akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_ahead);
+                                            akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_ahead, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
                                         }
                                         auto akg_epilogue = [&](auto akg_width) AKG_GEMM_LAMBDA_INLINE {
                                             const int64_t akg_nv = akg_width;
@@ -242,11 +251,20 @@ extern "C" int akg_kernel_fn_gemm_ffn1_bias_gelu_f16__x86_64_v4_prepacked(void *
                                     const akg_gemm_ahead akg_ahead = akg_j + 32 < 3072 ? akg_gemm_next_panel(akg_b + 24576, akg_kn * 32, (akg_i % 168) / 14, 12) : akg_gemm_ahead{};
                                     const float *akg_a = akg_ap + ((akg_i % 168) / 14) * 10752;
                                     {
+                                        const void *akg_lines[14];
+                                        int64_t akg_nl = 0;
+                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                            for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += 32) {
+                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                akg_lines[akg_nl++] = &out0[i0 * 3072 + i1];
+                                            }
+                                        }
                                         alignas(64) float akg_tile[448];
                                         if (akg_mv == 14) {
-                                            akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_ahead);
+                                            akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_ahead, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
                                         } else {
-                                            akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_ahead);
+                                            akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_ahead, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
                                         }
                                         auto akg_epilogue = [&](auto akg_width) AKG_GEMM_LAMBDA_INLINE {
                                             const int64_t akg_nv = akg_width;

@@ -509,9 +509,7 @@ private:
         const bool packed_b = bsrc == BSource::Packed;
         const bool next_panel = packed_b && (p_.b_next_prefetched || p_.b_packed_per_column);
         std::string ahead = next_panel ? ", akg_ahead" : "";
-        if (lines)
-            ahead = std::string(", akg_gemm_ahead{") + (next_panel ? "akg_ahead.from, akg_ahead.to" : "nullptr, nullptr") +
-                    ", akg_lines, akg_lines + akg_nl}";
+        if (lines) ahead = std::string(next_panel ? ", akg_ahead" : ", akg_gemm_ahead{}") + ", akg_gemm_lines{akg_lines, akg_lines + akg_nl}";
         auto call = [&](int64_t rows) {
             const bool b_streamed = !packed_b && p_.b_streamed;
             return "akg_gemm_tile<" + std::to_string(rows) + ", " + (p_.pack_a ? "true" : "false") + ", " + (packed_b ? "true" : "false") +
@@ -632,29 +630,39 @@ private:
     // The lines of the tile's elements of the epilogue's row-walking reads (ContractionPlan::
     // tile_prefetches) and of the outputs it stores (tile_write_prefetches, for writing):
     // requested before the micro-kernel call, or listed in akg_lines for the micro-kernel to
-    // request during its k loop (lines_in_k_loop, akg_gemm_ahead::lines).
+    // request during its k loop (lines_in_k_loop, akg_gemm_lines).
     std::string prefetches(const std::string &indent) {
         if (p_.tile_prefetches.empty() && p_.tile_write_prefetches.empty()) return "";
         const size_t nb = p_.batch.size();
         const std::string im = index_var(static_cast<int>(nb)), jn = index_var(static_cast<int>(nb) + 1);
         const bool listed = p_.lines_in_k_loop;
-        std::string s;
-        if (listed) {
-            const GemmBlocking &b = p_.blocking;
-            const int64_t per_row = (b.nr + p_.prefetch_line_floats - 1) / p_.prefetch_line_floats;
-            const int64_t lines = b.mr * per_row * static_cast<int64_t>(p_.tile_prefetches.size() + p_.tile_write_prefetches.size());
-            s += indent + "const void *akg_lines[" + n(lines) + "];\n" + indent + "int64_t akg_nl = 0;\n";
-        }
-        s += indent + "for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {\n";
-        s += indent + "    [[maybe_unused]] const int64_t " + im + " = akg_i + akg_r;\n";
-        s += indent + "    for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += " + n(p_.prefetch_line_floats) + ") {\n";
-        s += indent + "        [[maybe_unused]] const int64_t " + jn + " = akg_j + akg_c;\n";
-        auto request = [&](const std::string &element, bool write) {
-            return indent + "        " + (listed ? "akg_lines[akg_nl++] = &" + element : "__builtin_prefetch(&" + element + (write ? ", 1)" : ")")) + ";\n";
+        // The elements one line apart, by the tensors' element size: float16 rows have half as many lines.
+        std::map<int64_t, std::string> requests_by_step;
+        auto request = [&](const std::string &buffer, const std::string &element, bool write) {
+            const int64_t step = p_.prefetch_line_floats * 4 / dtype_bytes(m_.buffer(buffer).dtype);
+            requests_by_step[step] += indent + "        " +
+                                      (listed ? "akg_lines[akg_nl++] = &" + element : "__builtin_prefetch(&" + element + (write ? ", 1)" : ")")) + ";\n";
+            return step;
         };
-        for (const auto &read : p_.tile_prefetches) s += request(printer_.print(read), false);
-        for (const auto &name : p_.tile_write_prefetches) s += request(name + "[" + offset_of(m_.buffer(name)) + "]", true);
-        return s + indent + "    }\n" + indent + "}\n";
+        const GemmBlocking &b = p_.blocking;
+        int64_t lines = 0;
+        for (const auto &read : p_.tile_prefetches) {
+            const int64_t step = request(read.as<Call>()->name.substr(4), printer_.print(read), false);
+            lines += b.mr * ((b.nr + step - 1) / step);
+        }
+        for (const auto &name : p_.tile_write_prefetches) {
+            const int64_t step = request(name, name + "[" + offset_of(m_.buffer(name)) + "]", true);
+            lines += b.mr * ((b.nr + step - 1) / step);
+        }
+        std::string s = listed ? indent + "const void *akg_lines[" + n(lines) + "];\n" + indent + "int64_t akg_nl = 0;\n" : "";
+        for (const auto &[step, requests] : requests_by_step) {
+            s += indent + "for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {\n";
+            s += indent + "    [[maybe_unused]] const int64_t " + im + " = akg_i + akg_r;\n";
+            s += indent + "    for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += " + n(step) + ") {\n";
+            s += indent + "        [[maybe_unused]] const int64_t " + jn + " = akg_j + akg_c;\n" + requests;
+            s += indent + "    }\n" + indent + "}\n";
+        }
+        return s;
     }
 
     // The tile's values through the epilogue statements, stored where they are kernel outputs.

@@ -518,13 +518,16 @@ void plan_contraction(PolyModel &m, const ScheduleOptions &options, const RowEpi
             }
         }
     }
+    // float16 tensors only where the micro-kernel spreads their lines over its k loop.
+    const bool long_loop = p.k >= kLongK && p.pack_a;
+    auto prefetched_type = [&](DType t) { return t == DType::Float32 || (t == DType::Float16 && long_loop); };
     std::set<std::string> seen;
     for (const auto &name : p.epilogue) {
         if (p.permuted.count(name)) continue;
         for (const Call *read : buffer_reads(m.statement(name).stage->value)) {
             const BufferInfo &b = m.buffer(read->name.substr(4));
             const Halide::Expr e(read);
-            if (b.kind != BufferKind::KernelInput || b.dtype != DType::Float32 || !uses_var(e, im) || !uses_var(e, in)) continue;
+            if (b.kind != BufferKind::KernelInput || !prefetched_type(b.dtype) || !uses_var(e, im) || !uses_var(e, in)) continue;
             if (seen.insert(print_expr(e)).second) p.tile_prefetches.push_back(e);
         }
     }
@@ -562,13 +565,13 @@ void plan_contraction(PolyModel &m, const ScheduleOptions &options, const RowEpi
             if (!p.permuted.count(name)) stored.push_back(m.statement(name).stage->buffer);
         for (const auto &name : stored) {
             const BufferInfo &b = m.buffer(name);
-            if (b.kind != BufferKind::KernelOutput || b.dtype != DType::Float32 || b.shape != c.shape) continue;
+            if (b.kind != BufferKind::KernelOutput || !prefetched_type(b.dtype) || b.shape != c.shape) continue;
             if (p.row_epilogue && p.row_epilogue->blocked.count(name)) continue;
             if (std::find(p.tile_write_prefetches.begin(), p.tile_write_prefetches.end(), name) == p.tile_write_prefetches.end())
                 p.tile_write_prefetches.push_back(name);
         }
     }
-    p.lines_in_k_loop = p.k >= kLongK && p.pack_a && (!p.tile_prefetches.empty() || !p.tile_write_prefetches.empty());
+    p.lines_in_k_loop = long_loop && (!p.tile_prefetches.empty() || !p.tile_write_prefetches.empty());
     m.contraction = p;
 }
 

@@ -236,7 +236,7 @@ struct ContractionPlan {
     // Reads of the epilogue that walk the product's rows and columns (a residual): the hardware
     // prefetchers do not follow a tile's short runs on mr rows, so the emitter prefetches each
     // tile's lines of them (prefetch_line_floats apart): before its micro-kernel call, or, with
-    // lines_in_k_loop, spread over the micro-kernel's k loop (akg_gemm_ahead::lines).
+    // lines_in_k_loop, spread over the micro-kernel's k loop (akg_gemm_lines).
     std::vector<Halide::Expr> tile_prefetches;
     int64_t prefetch_line_floats = 16;
     // A long k loop over packed A: requested together before it, a tile's lines fill the core's
