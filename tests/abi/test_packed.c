@@ -2,8 +2,8 @@
  * akg_run_packed, akg_packed_input_free), from C99 against the real catalog.
  *
  * Every kernel with a packable input runs at its real shapes from its packed weights and must
- * give akg_run's values (the same products, summed in the same order but where a plan reads B
- * differently); every documented error is checked, with the handle left NULL and no output
+ * give akg_run's values: the same products, maybe summed in another order (a plan that reads B
+ * in place takes other panels of k), which the inputs make exact; every documented error is checked, with the handle left NULL and no output
  * written. Kernels without one refuse to pack.
  */
 #include <akg/akgkernels.h>
@@ -42,7 +42,9 @@ static float half_to_float(uint16_t h) {
     return (h & 0x8000u) ? -v : v;
 }
 
-/* Inputs in [-1, 1) (float16: +-[1, 2) halves), outputs zeroed. */
+/* Inputs in eighths of [-1, 1) (float16: +-1, 1.25, 1.5, 1.75), outputs zeroed: every product is
+ * a multiple of 2^-6 (float16: 2^-4) and every sum of them to 2^18 terms is exact in float32,
+ * whatever the order of the additions. */
 static int make(tensors *ts, const akg_kernel *k, int outputs, uint32_t *state) {
     size_t i, e;
     ts->n = outputs ? akg_kernel_num_outputs(k) : akg_kernel_num_inputs(k);
@@ -62,10 +64,10 @@ static int make(tensors *ts, const akg_kernel *k, int outputs, uint32_t *state) 
         for (e = 0; !outputs && e < elems; ++e) {
             *state = *state * 1664525u + 1013904223u;
             if (info.dtype == AKG_DTYPE_FLOAT32) {
-                float v = (float)(*state >> 8) / 8388608.0f - 1.0f;
+                float v = (float)(*state >> 28) / 8.0f - 1.0f;
                 memcpy((char *)ts->data[i] + 4 * e, &v, 4);
             } else if (info.dtype == AKG_DTYPE_FLOAT16) {
-                uint16_t h = (uint16_t)(0x3c00u | ((*state >> 9) & 0x3ffu)) ^ (uint16_t)((*state & 1u) << 15);
+                uint16_t h = (uint16_t)(0x3c00u | ((*state >> 22) & 0x300u)) ^ (uint16_t)((*state & 1u) << 15);
                 memcpy((char *)ts->data[i] + 2 * e, &h, 2);
             } else {
                 ((unsigned char *)ts->data[i])[e * dtype_bytes(info.dtype)] = (unsigned char)(*state >> 31);

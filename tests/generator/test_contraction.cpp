@@ -548,6 +548,34 @@ TEST(PlanContraction, SmallMReadsBInPlace) {
     EXPECT_TRUE(scores.model().contraction->pack_b);
 }
 
+TEST(PlanContraction, BStreamedInPlaceIsReadInPanelsOfKWhoseRowsFitTheTlb) {
+    // The FC's B rows are 4004 bytes, a page each: panels of 64 rows (the L1 TLB's 64 pages) of
+    // one panel of each thread's columns, so that every micro-panel of columns reads those pages.
+    GemmPart fc(load("gemm_fc_bias_f32"));
+    akg::plan_contraction(fc.model(), fc.options());
+    const akg::ContractionPlan &p = *fc.model().contraction;
+    EXPECT_EQ(p.blocking.kc, 64);
+    EXPECT_EQ(p.k_panels, 32);
+    EXPECT_EQ(p.n_panels(), 2);
+    EXPECT_EQ(p.blocking.nc, 512);
+    // Aarch64's TLB has 48 entries: 43 panels of 48 rows (the last 32).
+    GemmPart arm(load("gemm_fc_bias_f32"), akg::target_named("aarch64"));
+    akg::plan_contraction(arm.model(), arm.options());
+    EXPECT_EQ(arm.model().contraction->blocking.kc, 48);
+    EXPECT_EQ(arm.model().contraction->k_panels, 43);
+    // Rows of 524 bytes share a page 7 at a time: 16 panels of at most 7 x 64 rows of 7001.
+    akg::CompositeKernel odd = akg::load_composite(std::string(AKG_SOURCE_ROOT) + "/tests/patterns_small/gemm_ffn2_bias_residual_f32.json");
+    GemmPart ffn2(odd);
+    akg::plan_contraction(ffn2.model(), ffn2.options());
+    EXPECT_TRUE(ffn2.model().contraction->b_streamed);
+    EXPECT_EQ(ffn2.model().contraction->k_panels, 16);
+    EXPECT_EQ(ffn2.model().contraction->blocking.kc, 438);
+    // B read in place from the caches keeps one panel of k: the context BatchMatMul.
+    GemmPart context(load("bmm_attn_context_f32"));
+    akg::plan_contraction(context.model(), context.options());
+    EXPECT_EQ(context.model().contraction->k_panels, 1);
+}
+
 TEST(PlanContraction, Float16OperandsArePackedByVectorConversions) {
     // Both operands of [100352,256]·[128,256]ᵀ are float16 tensors read as they are: plain
     // operands converted while packing, never read in place by the float32 micro-kernel.

@@ -18,8 +18,9 @@ extern "C" int akg_kernel_fn_gemm_fc_bias_f32__x86_64_v4(void *const *buffers) {
         #pragma omp parallel if (!akg_single_thread())
         {
             float *akg_bp = (float *)aligned_alloc(64, 262144);
-            float *akg_ap = (float *)aligned_alloc(64, 344064);
-            const bool akg_ok = akg_bp && akg_ap;
+            float *akg_ap = (float *)aligned_alloc(64, 10752);
+            float *akg_acc = (float *)aligned_alloc(64, 86016);
+            const bool akg_ok = akg_bp && akg_ap && akg_acc;
             if (!akg_ok) {
                 #pragma omp atomic write
                 akg_failed = 1;
@@ -40,57 +41,75 @@ extern "C" int akg_kernel_fn_gemm_fc_bias_f32__x86_64_v4(void *const *buffers) {
                             }
                         }
                     }
-                    for (int64_t c3 = 0; (c3 <= 2); c3 += 1) {
-                        {
-                            const int64_t akg_i0 = (c3) * 14, akg_k0 = (0) * 2048;
-                            const int64_t akg_kn = akg_imin(2048, 2048 - akg_k0);
-                            float *__restrict akg_dst = akg_ap + ((akg_i0 % 42) / 14) * 28672;
-                            const int64_t akg_valid = akg_imin(14, 32 - akg_i0);
-                            akg_gemm_pack_transposed(in0 + (INT64_C(0)) + akg_i0 * 2048 + akg_k0 * 1, 2048, akg_valid, akg_kn, 14, akg_dst);
-                        }
-                    }
-                    for (int64_t c3 = (16 * c0); (c3 <= ((16 * c0) + 15)); c3 += 1) {
-                        for (int64_t c4 = 0; (c4 <= 2); c4 += 1) {
+                    for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
+                        for (int64_t c3 = 0; (c3 <= 2); c3 += 1) {
                             {
-                                const int64_t akg_i = (14 * c4), akg_j = (32 * c3), akg_k = 0;
-                                const int64_t akg_kn = 2047 - akg_k + 1;
-                                const int64_t akg_mv = akg_imin(14, 32 - akg_i), akg_nv = akg_imin(32, 1001 - akg_j);
-                                (void)akg_nv;
-                                const float *akg_bi = in1 + (INT64_C(0)) + akg_j + akg_k * 1001;
-                                const float *akg_b = akg_bp + akg_k * 32;
-                                const float *akg_a = akg_ap + ((akg_i % 42) / 14) * 28672;
+                                const int64_t akg_i0 = (c3) * 14, akg_k0 = (c1) * 64;
+                                const int64_t akg_kn = akg_imin(64, 2048 - akg_k0);
+                                float *__restrict akg_dst = akg_ap + ((akg_i0 % 42) / 14) * 896;
+                                const int64_t akg_valid = akg_imin(14, 32 - akg_i0);
+                                akg_gemm_pack_transposed(in0 + (INT64_C(0)) + akg_i0 * 2048 + akg_k0 * 1, 2048, akg_valid, akg_kn, 14, akg_dst);
+                            }
+                        }
+                        for (int64_t c3 = (16 * c0); (c3 <= ((16 * c0) + 15)); c3 += 1) {
+                            for (int64_t c4 = 0; (c4 <= 2); c4 += 1) {
                                 {
-                                    const void *akg_lines[28];
-                                    int64_t akg_nl = 0;
-                                    for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
-                                        [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
-                                        for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += 16) {
-                                            [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
-                                            akg_lines[akg_nl++] = &out0[i0 * 1001 + i1];
-                                        }
-                                    }
-                                    alignas(64) float akg_tile[448];
-                                    if (akg_nv == 32) {
-                                        if (akg_mv == 14) {
-                                            akg_gemm_tile<14, true, false, true>(akg_kn, akg_a, 0, akg_bi, 1001, nullptr, 0, akg_tile, 32, akg_gemm_ahead{}, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
+                                    const int64_t akg_i = (14 * c4), akg_j = (32 * c3), akg_k = (64 * c1);
+                                    const int64_t akg_kn = ((64 * c1) + 63) - akg_k + 1;
+                                    const int64_t akg_mv = akg_imin(14, 32 - akg_i), akg_nv = akg_imin(32, 1001 - akg_j);
+                                    (void)akg_nv;
+                                    const float *akg_bi = in1 + (INT64_C(0)) + akg_j + akg_k * 1001;
+                                    const float *akg_b = akg_bp + akg_k * 32;
+                                    const float *akg_a = akg_ap + ((akg_i % 42) / 14) * 896;
+                                    float *akg_c = akg_acc + (akg_i - 0) * 512 + akg_j % 512;
+                                    const float *akg_cin = akg_k == 0 ? nullptr : akg_c;
+                                    if (akg_k + akg_kn < 2048) {
+                                        if (akg_nv == 32) {
+                                            if (akg_mv == 14) {
+                                                akg_gemm_tile<14, true, false, true>(akg_kn, akg_a, 0, akg_bi, 1001, akg_cin, 512, akg_c, 512);
+                                            } else {
+                                                akg_gemm_tile<4, true, false, true>(akg_kn, akg_a, 0, akg_bi, 1001, akg_cin, 512, akg_c, 512);
+                                            }
                                         } else {
-                                            akg_gemm_tile<4, true, false, true>(akg_kn, akg_a, 0, akg_bi, 1001, nullptr, 0, akg_tile, 32, akg_gemm_ahead{}, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
+                                            if (akg_mv == 14) {
+                                                akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 512, akg_c, 512);
+                                            } else {
+                                                akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 512, akg_c, 512);
+                                            }
                                         }
                                     } else {
-                                        if (akg_mv == 14) {
-                                            akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_gemm_ahead{}, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
-                                        } else {
-                                            akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 32, akg_gemm_ahead{}, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
+                                        const void *akg_lines[28];
+                                        int64_t akg_nl = 0;
+                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                            [[maybe_unused]] const int64_t i0 = akg_i + akg_r;
+                                            for (int64_t akg_c = 0; akg_c < akg_nv; akg_c += 16) {
+                                                [[maybe_unused]] const int64_t i1 = akg_j + akg_c;
+                                                akg_lines[akg_nl++] = &out0[i0 * 1001 + i1];
+                                            }
                                         }
-                                    }
-                                    for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
-                                        const int64_t i0 = akg_i + akg_r;
-                                        #pragma omp simd
-                                        for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
-                                            const int64_t i1 = akg_j + akg_c;
-                                            const float v_tile_t0 = akg_tile[akg_r * 32 + akg_c];
-                                            const float v_tile_out0 = (v_tile_t0 + in2[i1]);
-                                            out0[i0 * 1001 + i1] = v_tile_out0;
+                                        alignas(64) float akg_tile[448];
+                                        if (akg_nv == 32) {
+                                            if (akg_mv == 14) {
+                                                akg_gemm_tile<14, true, false, true>(akg_kn, akg_a, 0, akg_bi, 1001, akg_cin, 512, akg_tile, 32, akg_gemm_ahead{}, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
+                                            } else {
+                                                akg_gemm_tile<4, true, false, true>(akg_kn, akg_a, 0, akg_bi, 1001, akg_cin, 512, akg_tile, 32, akg_gemm_ahead{}, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
+                                            }
+                                        } else {
+                                            if (akg_mv == 14) {
+                                                akg_gemm_tile<14, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 512, akg_tile, 32, akg_gemm_ahead{}, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
+                                            } else {
+                                                akg_gemm_tile<4, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 512, akg_tile, 32, akg_gemm_ahead{}, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
+                                            }
+                                        }
+                                        for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
+                                            const int64_t i0 = akg_i + akg_r;
+                                            #pragma omp simd
+                                            for (int64_t akg_c = 0; akg_c < akg_nv; ++akg_c) {
+                                                const int64_t i1 = akg_j + akg_c;
+                                                const float v_tile_t0 = akg_tile[akg_r * 32 + akg_c];
+                                                const float v_tile_out0 = (v_tile_t0 + in2[i1]);
+                                                out0[i0 * 1001 + i1] = v_tile_out0;
+                                            }
                                         }
                                     }
                                 }
@@ -101,6 +120,7 @@ extern "C" int akg_kernel_fn_gemm_fc_bias_f32__x86_64_v4(void *const *buffers) {
             }
             free(akg_bp);
             free(akg_ap);
+            free(akg_acc);
         }
         if (akg_failed) return AKG_STATUS_OUT_OF_MEMORY;
     }

@@ -484,6 +484,18 @@ void plan_contraction(PolyModel &m, const ScheduleOptions &options, const RowEpi
         p.prepacked_b = p.pack_b = true;
     }
     p.b_streamed = !p.pack_b && p.k * p.n * 4 > t.l2_bytes;
+    // B streamed in place is read a micro-panel of columns at a time, a row of it per page when
+    // its rows are a page long (the FC's 4004 bytes), which the hardware prefetchers do not
+    // follow. Panels of k whose rows' pages fit the L1 TLB let every micro-panel of the thread's
+    // columns walk the same pages in turn, line after line within each, which they do follow.
+    // A row part needs one panel of k.
+    if (p.b_streamed && !row_part) {
+        const int64_t rows_per_page = std::max<int64_t>(1, t.page_bytes / (p.b_plain->k_stride * 4));
+        const int64_t kc = std::min(b.kc, t.l1_dtlb_entries * rows_per_page);
+        p.k_panels = (p.k + kc - 1) / kc;
+        b.kc = (p.k + p.k_panels - 1) / p.k_panels;
+        b.nc = width(p.split == GemmSplit::Columns ? threads : 1);
+    }
     // All of a thread's rows in one block that fits L2, one panel of k, a panel of packed B that
     // would come from L3, and B's micro-panels runs of memory: B is packed per column of tiles
     // (the MLM head's 320 rows), and the panels of columns are only the threads' shares, since

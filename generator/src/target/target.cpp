@@ -54,6 +54,7 @@ std::vector<Target> make_targets() {
     a64.fma_units = 2;
     a64.vector_registers = 32;
     a64.l1d_bytes = 64 * 1024;
+    a64.l1_dtlb_entries = 48;
     t.push_back(a64);
     return t;
 }

@@ -42,6 +42,10 @@ struct Target {
     int64_t l2_bytes = 1024 * 1024;     // per core
     int l2_ways = 16;
     int64_t llc_bytes = int64_t{32} << 20; // shared
+    // Pages of the L1 data TLB: a kernel that reads a page per row of a tensor (B read in place)
+    // keeps the rows it revisits to this many pages.
+    int64_t page_bytes = 4096;
+    int l1_dtlb_entries = 64;
     int cores = 2;                 // threads the schedule divides its work among
     // Costs for the cost model, in nanoseconds.
     double fork_join_ns = 1000;    // an OpenMP parallel region that does nothing
