@@ -563,6 +563,13 @@ TEST(PlanContraction, BStreamedInPlaceIsReadInPanelsOfKWhoseRowsFitTheTlb) {
     akg::plan_contraction(arm.model(), arm.options());
     EXPECT_EQ(arm.model().contraction->blocking.kc, 48);
     EXPECT_EQ(arm.model().contraction->k_panels, 43);
+    // AVX2's 36 rows of 6-row tiles are more than its L2 block at all of k (30 rows), but its
+    // tiles of C (36 rows x 512 columns, 72 KiB) stay in L2 between panels of 64: B in place.
+    GemmPart v3(load("gemm_fc_bias_f32"), akg::target_named("x86-64-v3"));
+    akg::plan_contraction(v3.model(), v3.options());
+    EXPECT_FALSE(v3.model().contraction->pack_b);
+    EXPECT_EQ(v3.model().contraction->blocking.kc, 64);
+    EXPECT_EQ(v3.model().contraction->blocking.mc, 36);
     // Rows of 524 bytes share a page 7 at a time: 16 panels of at most 7 x 64 rows of 7001.
     akg::CompositeKernel odd = akg::load_composite(std::string(AKG_SOURCE_ROOT) + "/tests/patterns_small/gemm_ffn2_bias_residual_f32.json");
     GemmPart ffn2(odd);

@@ -17,9 +17,10 @@ extern "C" int akg_kernel_fn_gemm_fc_bias_f32__x86_64_v2(void *const *buffers) {
         int akg_failed = 0;
         #pragma omp parallel if (!akg_single_thread())
         {
-            float *akg_bp = (float *)aligned_alloc(64, 4128768);
-            float *akg_ap = (float *)aligned_alloc(64, 98304);
-            const bool akg_ok = akg_bp && akg_ap;
+            float *akg_bp = (float *)aligned_alloc(64, 65536);
+            float *akg_ap = (float *)aligned_alloc(64, 9216);
+            float *akg_acc = (float *)aligned_alloc(64, 72576);
+            const bool akg_ok = akg_bp && akg_ap && akg_acc;
             if (!akg_ok) {
                 #pragma omp atomic write
                 akg_failed = 1;
@@ -27,10 +28,10 @@ extern "C" int akg_kernel_fn_gemm_fc_bias_f32__x86_64_v2(void *const *buffers) {
             #pragma omp for collapse(1) schedule(static)
             for (int64_t c0 = 0; (c0 <= 1); c0 += 1) {
                 if (akg_ok) {
-                    for (int64_t c1 = (63 * c0); (c1 <= ((63 * c0) + 62)); c1 += 1) {
+                    if ((c0 == 1)) {
                         {
-                            float *__restrict akg_dst = akg_bp + ((c1) % 63) * 16384;
-                            const int64_t akg_j0 = (c1) * 8;
+                            float *__restrict akg_dst = akg_bp;
+                            const int64_t akg_j0 = (125) * 8;
                             const int64_t akg_valid = akg_imin(8, 1001 - akg_j0);
                             const float *akg_src = in1 + (INT64_C(0)) + akg_j0 * 1 + 0 * 1001;
                             for (int64_t akg_k = 0; akg_k < 2048; ++akg_k) {
@@ -40,27 +41,43 @@ extern "C" int akg_kernel_fn_gemm_fc_bias_f32__x86_64_v2(void *const *buffers) {
                             }
                         }
                     }
-                    for (int64_t c2 = 0; (c2 <= 2); c2 += 1) {
-                        for (int64_t c3 = (2 * c2); (c3 <= ((2 * c2) + 1)); c3 += 1) {
+                    for (int64_t c1 = 0; (c1 <= 31); c1 += 1) {
+                        for (int64_t c3 = 0; (c3 <= 5); c3 += 1) {
                             {
-                                const int64_t akg_i0 = (c3) * 6, akg_k0 = (0) * 2048;
-                                const int64_t akg_kn = akg_imin(2048, 2048 - akg_k0);
-                                float *__restrict akg_dst = akg_ap + ((akg_i0 % 12) / 6) * 12288;
+                                const int64_t akg_i0 = (c3) * 6, akg_k0 = (c1) * 64;
+                                const int64_t akg_kn = akg_imin(64, 2048 - akg_k0);
+                                float *__restrict akg_dst = akg_ap + ((akg_i0 % 36) / 6) * 384;
                                 const int64_t akg_valid = akg_imin(6, 32 - akg_i0);
                                 akg_gemm_pack_transposed(in0 + (INT64_C(0)) + akg_i0 * 2048 + akg_k0 * 1, 2048, akg_valid, akg_kn, 6, akg_dst);
                             }
                         }
                         for (int64_t c3 = (63 * c0); (c3 <= ((63 * c0) + 62)); c3 += 1) {
-                            for (int64_t c4 = (2 * c2); (c4 <= ((2 * c2) + 1)); c4 += 1) {
+                            for (int64_t c4 = 0; (c4 <= 5); c4 += 1) {
                                 {
-                                    const int64_t akg_i = (6 * c4), akg_j = (8 * c3), akg_k = 0;
-                                    const int64_t akg_kn = 2047 - akg_k + 1;
+                                    const int64_t akg_i = (6 * c4), akg_j = (8 * c3), akg_k = (64 * c1);
+                                    const int64_t akg_kn = ((64 * c1) + 63) - akg_k + 1;
                                     const int64_t akg_mv = akg_imin(6, 32 - akg_i), akg_nv = akg_imin(8, 1001 - akg_j);
                                     (void)akg_nv;
-                                    const float *akg_b = akg_bp + ((akg_j / 8) % 63) * 16384 + akg_k * 8;
-                                    const akg_gemm_ahead akg_ahead = (akg_j / 8) % 63 + 1 < 63 && akg_j + 8 < 1001 ? akg_gemm_next_panel(akg_b + 16384, akg_kn * 8, (akg_i % 12) / 6, 2) : akg_gemm_ahead{};
-                                    const float *akg_a = akg_ap + ((akg_i % 12) / 6) * 12288;
-                                    {
+                                    const float *akg_bi = in1 + (INT64_C(0)) + akg_j + akg_k * 1001;
+                                    const float *akg_b = akg_bp + akg_k * 8;
+                                    const float *akg_a = akg_ap + ((akg_i % 36) / 6) * 384;
+                                    float *akg_c = akg_acc + (akg_i - 0) * 504 + akg_j % 504;
+                                    const float *akg_cin = akg_k == 0 ? nullptr : akg_c;
+                                    if (akg_k + akg_kn < 2048) {
+                                        if (akg_nv == 8) {
+                                            if (akg_mv == 6) {
+                                                akg_gemm_tile<6, true, false, true>(akg_kn, akg_a, 0, akg_bi, 1001, akg_cin, 504, akg_c, 504);
+                                            } else {
+                                                akg_gemm_tile<2, true, false, true>(akg_kn, akg_a, 0, akg_bi, 1001, akg_cin, 504, akg_c, 504);
+                                            }
+                                        } else {
+                                            if (akg_mv == 6) {
+                                                akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 504, akg_c, 504);
+                                            } else {
+                                                akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 504, akg_c, 504);
+                                            }
+                                        }
+                                    } else {
                                         const void *akg_lines[6];
                                         int64_t akg_nl = 0;
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
@@ -71,10 +88,18 @@ extern "C" int akg_kernel_fn_gemm_fc_bias_f32__x86_64_v2(void *const *buffers) {
                                             }
                                         }
                                         alignas(64) float akg_tile[48];
-                                        if (akg_mv == 6) {
-                                            akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8, akg_ahead, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
+                                        if (akg_nv == 8) {
+                                            if (akg_mv == 6) {
+                                                akg_gemm_tile<6, true, false, true>(akg_kn, akg_a, 0, akg_bi, 1001, akg_cin, 504, akg_tile, 8, akg_gemm_ahead{}, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
+                                            } else {
+                                                akg_gemm_tile<2, true, false, true>(akg_kn, akg_a, 0, akg_bi, 1001, akg_cin, 504, akg_tile, 8, akg_gemm_ahead{}, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
+                                            }
                                         } else {
-                                            akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, nullptr, 0, akg_tile, 8, akg_ahead, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
+                                            if (akg_mv == 6) {
+                                                akg_gemm_tile<6, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 504, akg_tile, 8, akg_gemm_ahead{}, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
+                                            } else {
+                                                akg_gemm_tile<2, true, true>(akg_kn, akg_a, 0, akg_b, 0, akg_cin, 504, akg_tile, 8, akg_gemm_ahead{}, akg_gemm_lines{akg_lines, akg_lines + akg_nl});
+                                            }
                                         }
                                         for (int64_t akg_r = 0; akg_r < akg_mv; ++akg_r) {
                                             const int64_t i0 = akg_i + akg_r;
@@ -95,6 +120,7 @@ extern "C" int akg_kernel_fn_gemm_fc_bias_f32__x86_64_v2(void *const *buffers) {
             }
             free(akg_bp);
             free(akg_ap);
+            free(akg_acc);
         }
         if (akg_failed) return AKG_STATUS_OUT_OF_MEMORY;
     }

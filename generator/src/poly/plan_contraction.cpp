@@ -316,6 +316,11 @@ void tile_layout(const PolyModel &m, const ContractionPlan &p, const PolyStateme
 // The k from which a tile's k loop is long enough to hide its outputs' memory traffic.
 constexpr int64_t kLongK = 256;
 
+// The mc x kc block of A takes the other half of L2.
+int64_t block_rows(const Target &t, int64_t mr, int64_t kc) {
+    return std::max<int64_t>(mr, t.l2_bytes / 2 / (kc * 4) / mr * mr);
+}
+
 } // namespace
 
 GemmBlocking gemm_blocking(const Target &t, int64_t m, int64_t n, int64_t k) {
@@ -344,9 +349,7 @@ GemmBlocking gemm_blocking(const Target &t, int64_t m, int64_t n, int64_t k) {
     int64_t kc_l2 = std::max(kc_l1, t.l2_bytes / 2 / ((b.mr + b.nr) * 4));
     int64_t panels = (k + kc_l2 - 1) / kc_l2;
     b.kc = std::max<int64_t>(1, (k + panels - 1) / panels);
-    // The mc x kc block of A takes the other half of L2.
-    int64_t mc = t.l2_bytes / 2 / (b.kc * 4);
-    b.mc = std::max<int64_t>(b.mr, mc / b.mr * b.mr);
+    b.mc = block_rows(t, b.mr, b.kc);
     // The K x nc panel of B each thread packs takes half of its share of the last-level cache.
     int64_t nc = t.llc_bytes / std::max(1, t.cores) / 2 / (std::max<int64_t>(k, 1) * 4);
     b.nc = std::max<int64_t>(b.nr, nc / b.nr * b.nr);
@@ -475,9 +478,14 @@ void plan_contraction(PolyModel &m, const ScheduleOptions &options, const RowEpi
     // B likewise, when its micro-panels are read by few tiles of rows: packing would cost a copy
     // of B for the little reuse the packed layout speeds up. Its rows then stream through the
     // caches at B's own stride, which must not alias in L1 the way 1 KiB multiples do.
-    // A column sum is taken from the packed micro-panels.
-    if (p.b_plain && !p.b_plain->f16 && p.b_plain->x_stride == 1 && rows <= b.mc && (p.b_plain->k_stride * 4) % 1024 != 0 && !p.column_sum)
-        p.pack_b = false;
+    // A column sum is taken from the packed micro-panels. A B from memory is read in place by
+    // more rows than that where it is read in panels of k (below): every panel then reloads the
+    // tiles of C of the thread's rows and columns, which must stay in L2 for it to pay.
+    const bool b_in_place_layout = p.b_plain && !p.b_plain->f16 && p.b_plain->x_stride == 1 &&
+                                   (p.b_plain->k_stride * 4) % 1024 != 0 && !p.column_sum;
+    const bool k_panels_in_place = p.k * p.n * 4 > t.l2_bytes && !row_part &&
+                                   rows * width(p.split == GemmSplit::Columns ? threads : 1) * 4 <= t.l2_bytes / 2;
+    if (b_in_place_layout && (rows <= b.mc || k_panels_in_place)) p.pack_b = false;
     p.b_packable = b_packable_ahead(m, p);
     if (options.prepacked_b) {
         if (!p.b_packable) throw InternalError("plan-contraction: B cannot be packed ahead of time");
@@ -495,6 +503,7 @@ void plan_contraction(PolyModel &m, const ScheduleOptions &options, const RowEpi
         p.k_panels = (p.k + kc - 1) / kc;
         b.kc = (p.k + p.k_panels - 1) / p.k_panels;
         b.nc = width(p.split == GemmSplit::Columns ? threads : 1);
+        b.mc = std::max(b.mc, std::min(rows, block_rows(t, b.mr, b.kc)));
     }
     // All of a thread's rows in one block that fits L2, one panel of k, a panel of packed B that
     // would come from L3, and B's micro-panels runs of memory: B is packed per column of tiles
