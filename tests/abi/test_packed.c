@@ -3,8 +3,8 @@
  *
  * Every kernel with a packable input runs at its real shapes from its packed weights and must
  * give akg_run's values: the same products, maybe summed in another order (a plan that reads B
- * in place takes other panels of k), which the inputs make exact; every documented error is checked, with the handle left NULL and no output
- * written. Kernels without one refuse to pack.
+ * in place takes other panels of k), which the inputs make exact; every documented error is
+ * checked, with the handle left NULL and no output written. Kernels without one refuse to pack.
  */
 #include <akg/akgkernels.h>
 

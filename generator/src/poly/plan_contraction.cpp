@@ -483,15 +483,16 @@ void plan_contraction(PolyModel &m, const ScheduleOptions &options, const RowEpi
     // tiles of C of the thread's rows and columns, which must stay in L2 for it to pay.
     const bool b_in_place_layout = p.b_plain && !p.b_plain->f16 && p.b_plain->x_stride == 1 &&
                                    (p.b_plain->k_stride * 4) % 1024 != 0 && !p.column_sum;
-    const bool k_panels_in_place = p.k * p.n * 4 > t.l2_bytes && !row_part &&
-                                   rows * width(p.split == GemmSplit::Columns ? threads : 1) * 4 <= t.l2_bytes / 2;
+    const bool b_from_memory = p.k * p.n * 4 > t.l2_bytes;
+    const int64_t thread_columns = width(p.split == GemmSplit::Columns ? threads : 1);
+    const bool k_panels_in_place = b_from_memory && !row_part && rows * thread_columns * 4 <= t.l2_bytes / 2;
     if (b_in_place_layout && (rows <= b.mc || k_panels_in_place)) p.pack_b = false;
     p.b_packable = b_packable_ahead(m, p);
     if (options.prepacked_b) {
         if (!p.b_packable) throw InternalError("plan-contraction: B cannot be packed ahead of time");
         p.prepacked_b = p.pack_b = true;
     }
-    p.b_streamed = !p.pack_b && p.k * p.n * 4 > t.l2_bytes;
+    p.b_streamed = !p.pack_b && b_from_memory;
     // B streamed in place is read a micro-panel of columns at a time, a row of it per page when
     // its rows are a page long (the FC's 4004 bytes), which the hardware prefetchers do not
     // follow. Panels of k whose rows' pages fit the L1 TLB let every micro-panel of the thread's
@@ -502,7 +503,7 @@ void plan_contraction(PolyModel &m, const ScheduleOptions &options, const RowEpi
         const int64_t kc = std::min(b.kc, t.l1_dtlb_entries * rows_per_page);
         p.k_panels = (p.k + kc - 1) / kc;
         b.kc = (p.k + p.k_panels - 1) / p.k_panels;
-        b.nc = width(p.split == GemmSplit::Columns ? threads : 1);
+        b.nc = thread_columns;
         b.mc = std::max(b.mc, std::min(rows, block_rows(t, b.mr, b.kc)));
     }
     // All of a thread's rows in one block that fits L2, one panel of k, a panel of packed B that
